@@ -1,0 +1,145 @@
+"""The records that flow through scrapy-websim, and their JSON form.
+
+One :class:`PageRecord` per input URL flows one way: the spider/renderer fills the fetch fields,
+the pipeline fills the feature fields (and drops the HTML and screenshot), the closing step
+clusters the compact features and labels the pages, and the exporters write
+:meth:`PageRecord.output_row` plus one row per :class:`Cluster`.
+
+64-bit hashes are Python ints in memory and 16-digit lower-case hex strings in JSON, so that
+JavaScript readers (which lose precision above 2**53) read them correctly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+#: The url-record columns, in output order (SPEC section 8, then the additions).
+OUTPUT_FIELDS = (
+    "id",
+    "url",
+    "normalized_url",
+    "final_url",
+    "redirect_chain",
+    "status_code",
+    "content_length",
+    "content_type",
+    "error",
+    "title",
+    "cluster_id",
+    "is_canonical",
+    "similarity_to_canonical",
+    "content_sim",
+    "structure_sim",
+    "visual_sim",
+    "behavior_sim",
+    "cluster_kind",
+    "match_rule",
+    "page_type",
+)
+
+#: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
+DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
+
+_HEX64_FIELDS = ("simhash", "phash", "fingerprint")
+
+
+def hex64(value: Optional[int]) -> Optional[str]:
+    return None if value is None else format(value & 0xFFFFFFFFFFFFFFFF, "016x")
+
+
+def unhex64(value: Any) -> Optional[int]:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int):
+        return value
+    return int(value, 16)
+
+
+@dataclass
+class PageRecord:
+    """Everything known about one input URL. Only compact features; never HTML or images."""
+
+    # --- identity and fetch (renderer) ---
+    id: int
+    url: str
+    normalized_url: str = ""
+    final_url: str = ""
+    redirect_chain: List[str] = field(default_factory=list)
+    status_code: int = 0
+    content_length: int = 0
+    content_type: str = ""
+    error: str = ""
+    title: str = ""
+    html_len: int = 0  # bytes of the rendered HTML (UTF-8)
+    rendered: bool = False  # went through the browser (False: non-HTML, failure, predicted)
+    # --- text features ---
+    text_len: int = 0  # main-text length in characters
+    simhash: Optional[int] = None  # 64-bit SimHash of the main text
+    # --- DOM features ---
+    dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
+    tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
+    depth_hist: List[int] = field(default_factory=list)  # depth -> number of elements
+    tag_seq: str = ""  # element tags in document order, one char per tag (core.lcs)
+    page_type: str = "unknown"  # list / detail / unknown
+    # --- visual ---
+    phash: Optional[int] = None  # 64-bit pHash of the viewport screenshot
+    # --- behaviour (milliseconds) ---
+    timings: List[float] = field(default_factory=list)  # [ttfb, dom_content_loaded, load]
+    # --- rule signals (core.rules) ---
+    fingerprint: Optional[int] = None  # template fingerprint of visible text + tag skeleton
+    signals: Dict[str, Any] = field(default_factory=dict)
+    # --- prediction (spider middleware) ---
+    predicted_duplicate_of: str = ""  # URL the page was predicted to duplicate (not rendered)
+
+    def to_json(self) -> Dict[str, Any]:
+        data = asdict(self)
+        for name in _HEX64_FIELDS:
+            data[name] = hex64(data[name])
+        return data
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "PageRecord":
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        for name in _HEX64_FIELDS:
+            if name in kwargs:
+                kwargs[name] = unhex64(kwargs[name])
+        return cls(**kwargs)
+
+
+@dataclass
+class PairResult:
+    """The four similarities of a pair and the decision (SPEC sections 4-5)."""
+
+    content_sim: float = 0.0
+    structure_sim: float = 0.0
+    visual_sim: float = 0.0
+    behavior_sim: float = 0.0
+    is_duplicate: bool = False
+    rule: str = ""  # "" | "rule1" | "rule2"
+
+    @property
+    def similarity(self) -> float:
+        """One number for ``similarity_to_canonical``: the mean of the three deciding measures."""
+        return round((self.content_sim + self.structure_sim + self.visual_sim) / 3.0, 6)
+
+
+@dataclass
+class Assignment:
+    """The final label of one page: exactly one cluster (or none)."""
+
+    cluster_id: str = ""
+    is_canonical: bool = True
+    cluster_kind: str = ""  # "" | "content" | "E1" | "E3" | "L1" | "W1" | "M1" | "T1" | "R1" | "U1"
+    match_rule: str = ""  # "" | "canonical" | "rule1" | "rule2" | rule code | "predicted"
+    sims: PairResult = field(default_factory=PairResult)
+
+
+@dataclass
+class Cluster:
+    cluster_id: str
+    canonical_id: int
+    canonical_url: str
+    member_ids: List[int]
+    kind: str  # "content" or a rule code
