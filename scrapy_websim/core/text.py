@@ -1,0 +1,383 @@
+"""Main-text extraction, tokenisation and 64-bit SimHash (SPEC section 3, "Text").
+
+Everything here reads an already-parsed ``lxml.html`` document and never mutates it: the
+orchestrator parses a page once and hands the same tree to every feature function.
+
+Extraction (measured against trafilatura and readability-lxml in ``bench/extraction.py``):
+
+1. Walk the tree once, skipping what a reader never sees as content: scripts, styles, forms,
+   ``nav``/``header``/``footer``/``aside``/menus, hidden elements (``hidden``, ``aria-hidden``,
+   ``display:none``) and blocks whose class/id says boilerplate (cookie banners, ads, share bars,
+   related links, ...). Each element gets its visible text length and its link-text length.
+2. If ``article``/``main``/``[role=main]``/``[itemprop=articleBody]`` elements hold most of the
+   visible text, the text of the outermost ones is the main text (a match nested in another match
+   is not counted twice).
+3. Otherwise score blocks by text density (readability style: paragraphs give points to parent and
+   grandparent, scaled down by link density) and take the best block plus its good siblings.
+
+SimHash tokens are lower-cased words for space-separated scripts and overlapping character
+bigrams for CJK runs (a Chinese page does not collapse into one token). Token hashes are the first
+8 bytes of BLAKE2b, so the hash is stable across runs, processes and platforms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "TextParams",
+    "extract_main_text",
+    "tokens",
+    "simhash64",
+    "hamming",
+]
+
+
+@dataclass(frozen=True)
+class TextParams:
+    """Parameters of main-text extraction."""
+
+    #: Share of the page's visible text that ``article``/``main``/``[role=main]`` must hold to be
+    #: taken as the main text without density scoring.
+    semantic_min_share: float = 0.5
+    #: Minimum characters a semantic container must hold to be preferred.
+    semantic_min_chars: int = 140
+    #: Blocks whose link text exceeds this share of their text are dropped from the main text.
+    max_link_density: float = 0.5
+    #: "websim" (this module, ~1 ms/page) or "trafilatura" (better F1, ~10x slower); see
+    #: bench/extraction.py for the figures.
+    extractor: str = "websim"
+
+    def validate(self) -> None:
+        if not 0.0 <= self.semantic_min_share <= 1.0:
+            raise ValueError(f"semantic_min_share must be in [0, 1], got {self.semantic_min_share}")
+        if not 0 <= self.semantic_min_chars <= 1_000_000:
+            raise ValueError(
+                f"semantic_min_chars must be in [0, 1000000], got {self.semantic_min_chars}"
+            )
+        if not 0.0 < self.max_link_density <= 1.0:
+            raise ValueError(f"max_link_density must be in (0, 1], got {self.max_link_density}")
+        if self.extractor not in ("websim", "trafilatura"):
+            raise ValueError(f"extractor must be 'websim' or 'trafilatura', got {self.extractor!r}")
+
+
+DEFAULT_TEXT_PARAMS = TextParams()
+
+# Elements whose content is never main text.
+_SKIP_TAGS = frozenset(
+    """script style noscript template head title meta link iframe object embed svg math canvas
+    nav header footer aside menu menuitem button select option textarea input label
+    dialog figure-caption""".split()
+)
+_BLOCK_TAGS = frozenset(
+    """p div section article main td th li dd dt blockquote pre h1 h2 h3 h4 h5 h6 ul ol dl
+    table tr tbody thead figure figcaption address center body details summary hr br""".split()
+)
+_PARA_TAGS = frozenset("p pre td blockquote li dd h2 h3 h4 figcaption".split())
+_SEMANTIC_TAGS = frozenset(("article", "main"))
+
+_NEGATIVE = re.compile(
+    r"(?:^|[-_\s])(?:ad|ads|advert\w*|banner|breadcrumbs?|cookie\w*|consent|gdpr|comments?|"
+    r"disqus|footer|header|masthead|menu|nav|navbar|navigation|newsletter|popup|modal|promo\w*|"
+    r"related|recommended|share|sharing|social|sidebar|sponsor\w*|subscribe|subscription|"
+    r"skip|toolbar|tags|pagination|pager|outbrain|taboola|signup|login|byline-share|"
+    r"sr-only|visually-hidden|hidden|print-only|noprint|author-bio|read-more|more-stories|"
+    r"trending|popular)(?:$|[-_\s])",
+    re.I,
+)
+_POSITIVE = re.compile(
+    r"article|body|column|content|entry|main|page|post|text|blog|story|prose|markdown", re.I
+)
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_WS = re.compile(r"\s+")
+
+
+def _is_skipped(el) -> bool:
+    tag = el.tag
+    if not isinstance(tag, str):  # comments, processing instructions
+        return True
+    tag = tag.lower()
+    if tag in _SKIP_TAGS:
+        # some sites put the article body in a <header>: keep headers that hold paragraphs
+        return not (tag == "header" and len(el.findall(".//p")) >= 3)
+    get = el.get
+    if get("hidden") is not None or get("aria-hidden") == "true":
+        return True
+    role = get("role")
+    if role in ("navigation", "banner", "contentinfo", "complementary", "menu", "menubar",
+                "dialog", "alertdialog", "search"):
+        return True
+    style = get("style")
+    if style and _HIDDEN_STYLE.search(style):
+        return True
+    if tag in ("body", "html", "article", "main") or role == "main":
+        return False
+    cls = get("class")
+    ident = get("id")
+    names = f"{cls or ''} {ident or ''}".strip()
+    if names and _NEGATIVE.search(names) and not _POSITIVE.search(names):
+        return True
+    return False
+
+
+class _Info:
+    __slots__ = ("text", "links", "paras", "score")
+
+    def __init__(self) -> None:
+        self.text = 0
+        self.links = 0
+        self.paras = 0
+        self.score = 0.0
+
+
+def _own_len(s: Optional[str]) -> int:
+    if not s:
+        return 0
+    return len(s.strip())
+
+
+def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
+    """Visible text length and link-text length of ``el`` (skipped elements count 0)."""
+    info = _Info()
+    infos[el] = info
+    tag = el.tag.lower()
+    in_link = in_link or tag == "a"
+    text = _own_len(el.text)
+    links = text if in_link else 0
+    for child in el:
+        if not _is_skipped(child):
+            t, l = _measure(child, infos, in_link)
+            text += t
+            links += l
+        tail = _own_len(child.tail)
+        text += tail
+        if in_link:
+            links += tail
+    info.text = text
+    info.links = links
+    return text, links
+
+
+def _body(doc):
+    if doc.tag == "body":
+        return doc
+    body = doc.find(".//body")
+    return body if body is not None else doc
+
+
+def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
+    """Append the visible text of ``el`` to ``out``, one string per block."""
+    info = infos.get(el)
+    if info is not None and info.text and info.links > max_link_density * info.text and info.text > 0:
+        if el.tag.lower() not in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "body", "article", "main"):
+            return
+    if el.text:
+        out.append(el.text)
+    for child in el:
+        tag = child.tag
+        if isinstance(tag, str) and not _is_skipped(child):
+            block = tag.lower() in _BLOCK_TAGS
+            if block:
+                out.append("\n")
+            _collect(child, out, max_link_density, infos)
+            if block:
+                out.append("\n")
+        if child.tail:
+            out.append(child.tail)
+
+
+def _join(parts: Iterable[str]) -> str:
+    lines = []
+    for line in "".join(parts).split("\n"):
+        line = _WS.sub(" ", line).strip()
+        if line:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _semantic_roots(body, infos) -> List:
+    found = []
+    for el in body.iter():
+        if el in infos and (
+            el.tag in _SEMANTIC_TAGS or el.get("role") == "main" or el.get("itemprop") == "articleBody"
+        ):
+            found.append(el)
+    if not found:
+        return []
+    chosen = set(found)
+    roots = []
+    for el in found:  # drop matches nested inside another match
+        parent = el.getparent()
+        nested = False
+        while parent is not None:
+            if parent in chosen:
+                nested = True
+                break
+            parent = parent.getparent()
+        if not nested:
+            roots.append(el)
+    return roots
+
+
+def _density_best(body, infos):
+    for el, info in infos.items():
+        tag = el.tag.lower()
+        if tag not in _PARA_TAGS and not (tag == "div" and info.text and _few_blocks(el)):
+            continue
+        n = info.text
+        if n < 25:
+            continue
+        inner = el.text_content()
+        score = 1.0 + inner.count(",") + inner.count("，") + inner.count("。") + min(n / 100.0, 3.0)
+        parent = el.getparent()
+        if parent is not None and parent in infos:
+            infos[parent].score += score
+            grand = parent.getparent()
+            if grand is not None and grand in infos:
+                infos[grand].score += score / 2.0
+    best, best_score = None, 0.0
+    for el, info in infos.items():
+        if info.score <= 0:
+            continue
+        s = info.score
+        names = f"{el.get('class') or ''} {el.get('id') or ''}"
+        if _POSITIVE.search(names):
+            s += 25
+        if info.text:
+            s *= 1.0 - info.links / info.text
+        info.score = s
+        if s > best_score:
+            best, best_score = el, s
+    return best, best_score
+
+
+def _few_blocks(el) -> bool:
+    for child in el:
+        tag = child.tag
+        if isinstance(tag, str) and tag.lower() in ("p", "div", "table", "ul", "ol", "section", "article", "pre"):
+            return False
+    return True
+
+
+def _trafilatura(doc) -> str:
+    import copy
+
+    import trafilatura  # optional: only when asked for
+
+    # trafilatura prunes the tree it is given: hand it a copy
+    return trafilatura.extract(copy.deepcopy(doc), include_comments=False, include_tables=True) or ""
+
+
+def _collect_all(roots, max_link_density: float, infos: Dict) -> str:
+    parts: List[str] = []
+    for r in roots:
+        _collect(r, parts, max_link_density, infos)
+        parts.append("\n")
+    return _join(parts)
+
+
+def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
+    """The main text of a parsed page, blocks separated by newlines. Never mutates ``doc``."""
+    if params.extractor == "trafilatura":
+        return _trafilatura(doc)
+    body = _body(doc)
+    if not isinstance(body.tag, str):
+        return ""
+    infos: Dict = {}
+    total, _ = _measure(body, infos, False)
+    if total == 0:
+        return ""
+    roots = _semantic_roots(body, infos)
+    if roots:
+        # shares of non-link text: navigation is mostly links and must not outweigh the article
+        held = sum(infos[r].text - infos[r].links for r in roots)
+        body_info = infos[body]
+        if held >= params.semantic_min_chars and held >= params.semantic_min_share * (
+            body_info.text - body_info.links
+        ):
+            return _collect_all(roots, params.max_link_density, infos)
+    best, best_score = _density_best(body, infos)
+    if best is None:
+        if roots and any(infos[r].text for r in roots):
+            return _collect_all(roots, params.max_link_density, infos)
+        return _collect_all([body], 1.0, infos)
+    parts = []
+    parent = best.getparent()
+    if parent is None or parent not in infos:
+        _collect(best, parts, params.max_link_density, infos)
+        return _join(parts)
+    threshold = max(10.0, best_score * 0.2)
+    for sib in parent:
+        if sib is best:
+            _collect(sib, parts, params.max_link_density, infos)
+            parts.append("\n")
+            continue
+        info = infos.get(sib)
+        if info is None or not info.text:
+            continue
+        keep = info.score >= threshold
+        if not keep and sib.tag.lower() == "p" and info.text >= 80 and info.links < 0.25 * info.text:
+            keep = True
+        if keep:
+            _collect(sib, parts, params.max_link_density, infos)
+            parts.append("\n")
+    return _join(parts)
+
+
+# --- tokens and SimHash --------------------------------------------------------------------
+
+_CJK = (
+    "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+)
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+
+
+def tokens(text: str) -> List[str]:
+    """Lower-cased words; each CJK run becomes overlapping character bigrams (a lone char stays)."""
+    out: List[str] = []
+    for match in _TOKEN_RE.finditer(text.lower()):
+        tok = match.group()
+        if _CJK_RUN.match(tok):
+            if len(tok) == 1:
+                out.append(tok)
+            else:
+                out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+        else:
+            out.append(tok)
+    return out
+
+
+_MASK64 = (1 << 64) - 1
+_BITS = np.arange(64, dtype=np.uint64)
+
+
+def _token_hash(tok: str) -> int:
+    return int.from_bytes(hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def simhash64(text: str) -> int:
+    """64-bit SimHash of ``text`` (token weights = counts). Empty text hashes to 0."""
+    counts = Counter(tokens(text))
+    if not counts:
+        return 0
+    hashes = np.fromiter((_token_hash(t) for t in counts), dtype=np.uint64, count=len(counts))
+    weights = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    bits = ((hashes[:, None] >> _BITS[None, :]) & np.uint64(1)).astype(np.int64)  # (n, 64)
+    votes = weights @ (2 * bits - 1)
+    value = 0
+    for i in np.nonzero(votes > 0)[0]:
+        value |= 1 << int(i)
+    return value
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between two 64-bit hashes."""
+    return ((a ^ b) & _MASK64).bit_count()
