@@ -1,0 +1,95 @@
+"""DOM structure features of a rendered page (SPEC section 3, "DOM structure").
+
+:func:`dom_features` walks an already-parsed ``lxml.html`` tree once, without modifying it, and
+returns the three :class:`~scrapy_websim.core.types.PageRecord` fields:
+
+* ``dom_counts``: element count, non-blank text-node count, and the counts of ``div``, ``a``,
+  ``img``, ``input``, ``script``, in the order of :data:`~scrapy_websim.core.types.DOM_COUNT_NAMES`.
+* ``tag_paths``: ``"html>body>div>p" -> count``. Bounded twice so a huge page cannot blow memory:
+  a path keeps at most ``max_path_depth`` tags (deeper elements count under their truncated
+  path), and only the ``max_paths`` most frequent paths are kept (ties broken by the path, so the
+  result is deterministic).
+* ``depth_hist``: ``depth_hist[d]`` = number of elements at depth ``d`` (``html`` is depth 0);
+  elements deeper than ``max_depth`` count in the last bucket.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List
+
+from .types import DOM_COUNT_NAMES
+
+__all__ = ["DomParams", "dom_features"]
+
+
+@dataclass(frozen=True)
+class DomParams:
+    max_paths: int = 512  #: distinct tag paths kept per page (most frequent first)
+    max_path_depth: int = 32  #: tags per path; deeper elements share their truncated path
+    max_depth: int = 64  #: last bucket of the depth histogram
+
+    def validate(self) -> None:
+        for name, lo, hi in (("max_paths", 1, 100_000), ("max_path_depth", 1, 1_000), ("max_depth", 1, 10_000)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not lo <= value <= hi:
+                raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+
+
+DEFAULT_DOM_PARAMS = DomParams()
+_COUNTED = {name: i for i, name in enumerate(DOM_COUNT_NAMES) if name not in ("nodes", "text_nodes")}
+
+
+def _root(doc):
+    root = doc.getroottree().getroot() if hasattr(doc, "getroottree") else doc
+    return root if root is not None else doc
+
+
+def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
+                 params: DomParams = DEFAULT_DOM_PARAMS) -> Dict[str, object]:
+    """``{"dom_counts": [...], "tag_paths": {...}, "depth_hist": [...]}`` of a parsed page."""
+    counts = [0] * len(DOM_COUNT_NAMES)
+    paths: Dict[str, int] = {}
+    hist: List[int] = []
+    max_depth = params.max_depth
+    max_path_depth = params.max_path_depth
+    root = _root(doc)
+    # iterative walk: (element, depth, path of its parent)
+    stack = [(root, 0, "")]
+    text_nodes = 0
+    nodes = 0
+    while stack:
+        el, depth, parent_path = stack.pop()
+        tag = el.tag
+        if not isinstance(tag, str):  # comment / PI: only its tail is a text node of the parent
+            if el.tail and not el.tail.isspace():
+                text_nodes += 1
+            continue
+        tag = tag.lower()
+        if "}" in tag:
+            tag = tag.rsplit("}", 1)[1]
+        nodes += 1
+        idx = _COUNTED.get(tag)
+        if idx is not None:
+            counts[idx] += 1
+        if el.text and not el.text.isspace():
+            text_nodes += 1
+        if el.tail and not el.tail.isspace() and depth > 0:
+            text_nodes += 1
+        path = f"{parent_path}>{tag}" if parent_path else tag
+        if depth >= max_path_depth:
+            path = parent_path  # truncated: count under the deepest kept path
+        paths[path] = paths.get(path, 0) + 1
+        bucket = depth if depth < max_depth else max_depth
+        while len(hist) <= bucket:
+            hist.append(0)
+        hist[bucket] += 1
+        children = list(el)
+        for child in reversed(children):
+            stack.append((child, depth + 1, path))
+    counts[0] = nodes
+    counts[1] = text_nodes
+    if len(paths) > max_paths:
+        kept = sorted(paths.items(), key=lambda kv: (-kv[1], kv[0]))[:max_paths]
+        paths = dict(kept)
+    return {"dom_counts": counts, "tag_paths": paths, "depth_hist": hist}

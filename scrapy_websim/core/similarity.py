@@ -1,0 +1,198 @@
+"""The four pairwise similarities and the duplicate decision (SPEC sections 4-5).
+
+Every threshold is a field of :class:`DecisionParams`. :func:`compare` returns a
+:class:`~scrapy_websim.core.types.PairResult` carrying the four similarities and which rule fired
+(``"rule1"``, ``"rule2"`` or ``""``), which the output writes to ``match_rule`` and ``*_sim``.
+
+Missing features give 0 for that similarity (a page without a screenshot cannot be visually
+identical to anything); two identical vectors give 1 (also two all-zero vectors), so every
+similarity is symmetric, in [0, 1], and 1 for a page compared with itself when it has the feature.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Sequence
+
+from .types import PageRecord, PairResult
+
+__all__ = [
+    "DecisionParams",
+    "DEFAULT_DECISION_PARAMS",
+    "SEED_DECISION_PARAMS",
+    "text_sim",
+    "structure_sim",
+    "visual_sim",
+    "behavior_sim",
+    "cosine",
+    "weighted_jaccard",
+    "decide",
+    "compare",
+]
+
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class DecisionParams:
+    """Similarity scales and decision thresholds. Defaults chosen on the labelled corpus
+    (``bench/corpus``; see ``tests/test_corpus.py``)."""
+
+    #: text: 0 when shorter/longer main-text length is below this.
+    text_min_len_ratio: float = 0.3
+    #: text: SimHash Hamming distance at which text similarity reaches 0 (1 - d / this).
+    text_max_distance: int = 16
+    #: visual: pHash Hamming distance at which visual similarity reaches 0 (1 - d / this).
+    visual_max_distance: int = 20
+    #: structure: "paths" (SPEC: counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS),
+    #: or "both" (mean of the two).
+    structure_measure: str = "paths"
+    #: structure ("paths"): weight of the DOM-count cosine; the tag-path Jaccard gets 1 - this.
+    structure_count_weight: float = 0.5
+    #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
+    rule1_text: float = 0.97
+    rule1_structure: float = 0.85
+    rule1_visual: float = 0.85
+    #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
+    rule2_visual: float = 0.99
+
+    def validate(self) -> None:
+        if not 0.0 <= self.text_min_len_ratio <= 1.0:
+            raise ValueError(f"text_min_len_ratio must be in [0, 1], got {self.text_min_len_ratio}")
+        if not isinstance(self.text_max_distance, int) or not 1 <= self.text_max_distance <= 64:
+            raise ValueError(f"text_max_distance must be an integer in [1, 64], got {self.text_max_distance!r}")
+        if not isinstance(self.visual_max_distance, int) or not 1 <= self.visual_max_distance <= 64:
+            raise ValueError(
+                f"visual_max_distance must be an integer in [1, 64], got {self.visual_max_distance!r}"
+            )
+        if self.structure_measure not in ("paths", "lcs", "both"):
+            raise ValueError(
+                f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
+            )
+        if not 0.0 <= self.structure_count_weight <= 1.0:
+            raise ValueError(
+                f"structure_count_weight must be in [0, 1], got {self.structure_count_weight}"
+            )
+        for name in ("rule1_text", "rule1_structure", "rule1_visual"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if not 0.0 <= self.rule2_visual <= 1.01:
+            raise ValueError(f"rule2_visual must be in [0, 1.01] (above 1 disables rule 2), got {self.rule2_visual}")
+
+
+#: The seed's constants (SPEC section 5 as written).
+SEED_DECISION_PARAMS = DecisionParams()
+DEFAULT_DECISION_PARAMS = DecisionParams()
+
+
+def _hamming(a: int, b: int) -> int:
+    return ((a ^ b) & _MASK64).bit_count()
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine of two non-negative vectors in [0, 1]; equal vectors give 1, a zero vector 0."""
+    if list(a) == list(b):
+        return 1.0 if len(a) else 0.0
+    n = max(len(a), len(b))
+    a = list(a) + [0] * (n - len(a))
+    b = list(b) + [0] * (n - len(b))
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (na * nb)))
+
+
+def weighted_jaccard(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Σ min / Σ max over the union of keys; two empty maps give 1."""
+    if not a and not b:
+        return 1.0
+    num = 0.0
+    den = 0.0
+    for key in a.keys() | b.keys():
+        x = a.get(key, 0)
+        y = b.get(key, 0)
+        if x < y:
+            num += x
+            den += y
+        else:
+            num += y
+            den += x
+    return num / den if den > 0 else 1.0
+
+
+def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
+    if a.simhash is None or b.simhash is None:
+        return 0.0
+    short, long_ = sorted((a.text_len, b.text_len))
+    if long_ > 0 and short / long_ < params.text_min_len_ratio:
+        return 0.0
+    d = _hamming(a.simhash, b.simhash)
+    if d >= params.text_max_distance:
+        return 0.0
+    return 1.0 - d / params.text_max_distance
+
+
+def _paths_sim(a: PageRecord, b: PageRecord, params: DecisionParams) -> float:
+    w = params.structure_count_weight
+    return w * cosine(a.dom_counts, b.dom_counts) + (1.0 - w) * weighted_jaccard(a.tag_paths, b.tag_paths)
+
+
+def _lcs_sim(a: PageRecord, b: PageRecord) -> float:
+    from .lcs import lcs_similarity  # written alongside; imported lazily
+
+    return float(lcs_similarity(a.tag_seq, b.tag_seq))
+
+
+def structure_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
+    measure = params.structure_measure
+    if measure == "paths":
+        value = _paths_sim(a, b, params)
+    elif measure == "lcs":
+        value = _lcs_sim(a, b)
+    else:
+        value = 0.5 * (_paths_sim(a, b, params) + _lcs_sim(a, b))
+    return max(0.0, min(1.0, value))
+
+
+def visual_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
+    if a.phash is None or b.phash is None:
+        return 0.0
+    d = _hamming(a.phash, b.phash)
+    if d >= params.visual_max_distance:
+        return 0.0
+    return 1.0 - d / params.visual_max_distance
+
+
+def behavior_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
+    """Cosine of (TTFB, DCL, load). Reported only, never used in the decision."""
+    return cosine(a.timings, b.timings)
+
+
+def decide(content: float, structure: float, visual: float,
+           params: DecisionParams = DEFAULT_DECISION_PARAMS) -> str:
+    """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities."""
+    if content >= params.rule1_text and (structure >= params.rule1_structure or visual >= params.rule1_visual):
+        return "rule1"
+    if visual >= params.rule2_visual:
+        return "rule2"
+    return ""
+
+
+def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
+    """The four similarities of a pair and the decision."""
+    content = text_sim(a, b, params)
+    structure = structure_sim(a, b, params)
+    visual = visual_sim(a, b, params)
+    rule = decide(content, structure, visual, params)
+    return PairResult(
+        content_sim=round(content, 6),
+        structure_sim=round(structure, 6),
+        visual_sim=round(visual, 6),
+        behavior_sim=round(behavior_sim(a, b, params), 6),
+        is_duplicate=bool(rule),
+        rule=rule,
+    )
