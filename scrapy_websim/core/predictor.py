@@ -1,0 +1,490 @@
+"""Predict from a URL alone whether its page will duplicate content already seen (SPEC section 9).
+
+The approach is MaybeDont's (``seeds/maybedont.txt``), re-derived here:
+
+* Content identity: a MinHash (datasketch) of the page's word 4-shingles, shingles never spanning a
+  line break; CJK characters count as words. Shingles that occur on a large share of a sample of
+  the site's pages (header, footer, menus: the site chrome) are removed first, so two pages whose
+  own content differs are not called duplicates because the chrome dominates. Two pages are
+  duplicates when their estimated Jaccard similarity is >= ``jaccard_threshold``.
+* Hypotheses about which URL components do not change content. Every unordered pair of fetched
+  URLs with the same host+path is an observation (duplicate or not) for the hypotheses it bears on:
+
+  1. ``path``: URLs with this path are all the same, whatever the query;
+  2. ``param``: URLs differing only in this query parameter are the same (session ids);
+  3. ``path+param``: the same, restricted to one path;
+  4. ``path+query+param``: the same, restricted to one path and the rest of the query;
+  5. ``param=value``: adding this ``param=value`` to a URL lacking ``param`` does not change it;
+  6. ``path+param=value``: the same, restricted to one path.
+
+  Each hypothesis keeps a Bernoulli count; its probability is the one-sided lower Wilson bound at
+  ``confidence`` (so a handful of observations never makes a rule: with no counter-example it takes
+  ~90 duplicate pairs to pass 0.97). A hypothesis is never trusted beyond the upper bound of a more
+  specific (or value-level) hypothesis for the same parameter: ``start`` being ignorable in general
+  does not drop ``?start=20`` once ``start=20`` has been seen to change content.
+
+Order independence and bounded cost: for each group of comparable URLs (one path; one path + rest of
+the query + parameter) only a bottom-k sample by a hash of the URL takes part in the pairs, and a
+URL leaving the sample takes its pairs' counts with it. The counts are therefore exactly those of
+the pairs inside the final samples, a function of the set of (URL, text) pages whatever the order
+they arrived in, and an update costs O(sample_size x parameters) Jaccard estimates however long the
+crawl. Memory is O(URLs) at about 0.5 KB per URL (a 64-value MinHash and the index entries), and
+stops growing at ``max_urls`` (later pages still update the statistics but are not indexed).
+
+MinHashLSH is deliberately not used for the per-update duplicate search: its query returns every
+stored near-duplicate, which on sites with thousands of identical pages makes an update O(n).
+
+Pure module: no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+from datasketch import MinHash
+from w3lib.url import canonicalize_url
+
+__all__ = [
+    "PredictorParams",
+    "DupePredictor",
+    "DupStat",
+    "shingles",
+    "boilerplate_shingles",
+    "wilson_bounds",
+]
+
+
+@dataclass(frozen=True)
+class PredictorParams:
+    """Parameters of :class:`DupePredictor` (defaults are the shipped values)."""
+
+    #: two pages are duplicates when their estimated Jaccard similarity is at least this
+    jaccard_threshold: float = 0.9
+    #: MinHash permutations (64 gives a Jaccard standard error of ~0.04 near 0.9)
+    num_perm: int = 64
+    #: URLs per comparable group taking part in the statistics (bottom-k by URL hash)
+    sample_size: int = 24
+    #: one-sided confidence of the lower bound reported as the duplicate probability
+    confidence: float = 0.95
+    #: a shingle on at least this share of the sample texts is site boilerplate
+    boilerplate_share: float = 0.2
+    #: URLs with more query parameters than this only take part in the path hypothesis
+    max_params: int = 12
+    #: URLs indexed at most (memory bound); later pages still update the statistics
+    max_urls: int = 1_000_000
+
+    def validate(self) -> "PredictorParams":
+        if not 0.0 < self.jaccard_threshold <= 1.0:
+            raise ValueError(f"jaccard_threshold must be in (0, 1], got {self.jaccard_threshold!r}")
+        if not 16 <= self.num_perm <= 1024:
+            raise ValueError(f"num_perm must be in [16, 1024], got {self.num_perm!r}")
+        if not 2 <= self.sample_size <= 1000:
+            raise ValueError(f"sample_size must be in [2, 1000], got {self.sample_size!r}")
+        if not 0.5 <= self.confidence < 1.0:
+            raise ValueError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
+        if not 0.0 < self.boilerplate_share <= 1.0:
+            raise ValueError(
+                f"boilerplate_share must be in (0, 1], got {self.boilerplate_share!r}"
+            )
+        if not 1 <= self.max_params <= 100:
+            raise ValueError(f"max_params must be in [1, 100], got {self.max_params!r}")
+        if not self.max_urls >= 1:
+            raise ValueError(f"max_urls must be >= 1, got {self.max_urls!r}")
+        return self
+
+
+# --------------------------------------------------------------------------- text side
+
+_WORD_RE = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+(?:['’][^\W_]+)*"
+)
+
+
+def shingles(text: str, size: int = 4) -> set:
+    """Word ``size``-shingles of ``text``, lower-cased, never spanning a line break.
+
+    CJK characters are one word each. A line shorter than ``size`` words is one shingle.
+    """
+    out = set()
+    for line in text.splitlines():
+        words = _WORD_RE.findall(line.lower())
+        if not words:
+            continue
+        if len(words) <= size:
+            out.add(" ".join(words))
+            continue
+        for i in range(len(words) - size + 1):
+            out.add(" ".join(words[i : i + size]))
+    return out
+
+
+def boilerplate_shingles(texts: Sequence[str], share: float = 0.2) -> frozenset:
+    """Shingles found in at least ``share`` of ``texts`` (and in at least 3): the site chrome.
+
+    Fewer than 5 texts teach nothing (returns an empty set).
+    """
+    if len(texts) < 5:
+        return frozenset()
+    df: Counter = Counter()
+    for text in texts:
+        df.update(shingles(text))
+    min_count = max(3, math.ceil(share * len(texts)))
+    return frozenset(s for s, n in df.items() if n >= min_count)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def wilson_bounds(dup: int, total: int, z: float) -> Tuple[float, float]:
+    """(lower, upper) Wilson score bounds of a Bernoulli rate; (0, 1) with no observation."""
+    if total <= 0:
+        return 0.0, 1.0
+    p = dup / total
+    z2 = z * z
+    denom = 1.0 + z2 / total
+    centre = p + z2 / (2 * total)
+    half = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total))
+    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
+
+
+class DupStat:
+    """Counts of duplicate / non-duplicate pairs observed for one hypothesis."""
+
+    __slots__ = ("dup", "total")
+
+    def __init__(self) -> None:
+        self.dup = 0
+        self.total = 0
+
+    def add(self, is_dup: bool, sign: int = 1) -> None:
+        self.total += sign
+        if is_dup:
+            self.dup += sign
+
+    def __repr__(self) -> str:
+        return f"DupStat({self.dup}/{self.total})"
+
+
+# --------------------------------------------------------------------------- URL side
+
+QKey = Tuple[Tuple[str, str], ...]
+
+
+def _url_hash(url: str) -> int:
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def _parse(url: str) -> Tuple[str, str, Dict[str, str]]:
+    """(canonical url, host+path, {param: value}); a repeated parameter's values are joined."""
+    canon = canonicalize_url(url, keep_fragments=False)
+    parts = urlsplit(canon)
+    query: Dict[str, str] = {}
+    for k, v in parse_qsl(parts.query, keep_blank_values=True):
+        query[k] = query[k] + "\x1f" + v if k in query else v
+    return canon, parts.netloc + (parts.path or "/"), query
+
+
+def _qkey(query: Dict[str, str], without: Optional[str] = None) -> QKey:
+    return tuple(sorted((k, v) for k, v in query.items() if k != without))
+
+
+class _Sample:
+    """Bottom-k sample of URLs by URL hash; entries are (hash, url, value)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: List[Tuple[int, str, str]] = []
+
+    def add(self, h: int, url: str, value: str, k: int):
+        """Insert; return (inserted, evicted entry or None)."""
+        entries = self.entries
+        if len(entries) >= k and h >= entries[-1][0]:
+            return False, None
+        bisect.insort(entries, (h, url, value))
+        if len(entries) > k:
+            return True, entries.pop()
+        return True, None
+
+    def first(self) -> str:
+        return self.entries[0][1]
+
+
+class _Page:
+    __slots__ = ("path", "query", "h", "mh")
+
+    def __init__(self, path: str, query: Dict[str, str], h: int, mh: np.ndarray) -> None:
+        self.path = path
+        self.query = query
+        self.h = h
+        self.mh = mh
+
+
+# --------------------------------------------------------------------------- predictor
+
+
+class DupePredictor:
+    """Learn which URL components do not change content; predict duplicates from URLs alone.
+
+    ``texts_sample``: main texts of a sample of the site's pages (a few hundred is plenty), used to
+    learn the site chrome that is left out of content comparison. ``jaccard_threshold``: minimum
+    Jaccard similarity of two pages' shingle sets for them to count as duplicates.
+
+    >>> dp = DupePredictor(texts_sample=texts)
+    >>> dp.update_model(url, main_text)         # for every fetched page
+    >>> dp.get_dupe_prob(new_url)               # float in [0, 1]
+    >>> dp.get_dupe_url(new_url)                # the fetched URL it most likely duplicates
+    """
+
+    def __init__(
+        self,
+        texts_sample: Optional[Iterable[str]] = None,
+        jaccard_threshold: float = 0.9,
+        params: Optional[PredictorParams] = None,
+    ) -> None:
+        if params is None:
+            params = PredictorParams(jaccard_threshold=jaccard_threshold)
+        self.params = params.validate()
+        self._z = NormalDist().inv_cdf(params.confidence)
+        self._k = params.sample_size
+        self._min_dup = math.ceil(params.jaccard_threshold * params.num_perm - 1e-9)
+        template = MinHash(num_perm=params.num_perm, seed=1)
+        self._perms, self._scheme = template.permutations, template.scheme
+        self.boilerplate = boilerplate_shingles(list(texts_sample or ()), params.boilerplate_share)
+
+        self._pages: Dict[str, _Page] = {}
+        self._by_path: Dict[str, _Sample] = {}
+        # (path, rest-of-query key) -> {param: sample of URLs having param with that rest}
+        self._by_rest: Dict[Tuple[str, QKey], Dict[str, _Sample]] = {}
+        # (path, full query key) -> URL
+        self._exact: Dict[Tuple[str, QKey], str] = {}
+        # hypotheses
+        self.path_stats: Dict[str, DupStat] = {}
+        self.param_stats: Dict[str, DupStat] = {}
+        self.path_param_stats: Dict[Tuple[str, str], DupStat] = {}
+        self.path_query_param_stats: Dict[Tuple[str, str, QKey], DupStat] = {}
+        self.param_value_stats: Dict[Tuple[str, str], DupStat] = {}
+        self.path_param_value_stats: Dict[Tuple[str, str, str], DupStat] = {}
+
+    # ----------------------------------------------------------------- public API
+
+    def __len__(self) -> int:
+        """Number of indexed (fetched) URLs."""
+        return len(self._pages)
+
+    def min_hash(self, text: str) -> np.ndarray:
+        """MinHash values of ``text``'s shingles minus the site boilerplate."""
+        sh = shingles(text)
+        own = sh - self.boilerplate
+        if own:
+            sh = own  # a page made of chrome only is compared on the chrome
+        m = MinHash(num_perm=self.params.num_perm, permutations=self._perms, scheme=self._scheme)
+        if sh:
+            m.update_batch([s.encode("utf-8") for s in sh])
+        return np.asarray(m.hashvalues).copy()
+
+    def update_model(self, url: str, text: str) -> None:
+        """Learn from a fetched page: its URL and its main text. A URL seen before is ignored."""
+        canon, path, query = _parse(url)
+        if canon in self._pages:
+            return
+        page = _Page(path, query, _url_hash(canon), self.min_hash(text))
+        index = len(self._pages) < self.params.max_urls
+        pages = self._pages
+        pages[canon] = page
+        k = self._k
+
+        # hypothesis 1: pairs inside the path sample
+        sample = self._by_path.setdefault(path, _Sample())
+        inserted, evicted = sample.add(page.h, canon, "", k)
+        if inserted:
+            others = [e[1] for e in sample.entries if e[1] != canon]
+            stat = self.path_stats.setdefault(path, DupStat())
+            for is_dup in self._dups(page.mh, others):
+                stat.add(is_dup)
+            if evicted is not None:
+                gone = pages[evicted[1]]
+                for is_dup in self._dups(gone.mh, others):
+                    stat.add(is_dup, -1)
+
+        if len(query) <= self.params.max_params:
+            # URLs differing from this one in a parameter this one has
+            for param, value in query.items():
+                rest = _qkey(query, param)
+                group = self._by_rest.setdefault((path, rest), {}).setdefault(param, _Sample())
+                base = self._exact.get((path, rest))
+                inserted, evicted = group.add(page.h, canon, value, k)
+                if not inserted:
+                    continue
+                others = [e for e in group.entries if e[1] != canon]
+                for e, is_dup in zip(others, self._dups(page.mh, [e[1] for e in others])):
+                    self._count_param(path, param, rest, is_dup, 1)
+                if base is not None:
+                    is_dup = self._dup(page.mh, pages[base].mh)
+                    self._count_param(path, param, rest, is_dup, 1)
+                    self._count_value(path, param, value, is_dup, 1)
+                if evicted is not None:
+                    gone = pages[evicted[1]]
+                    for is_dup in self._dups(gone.mh, [e[1] for e in others]):
+                        self._count_param(path, param, rest, is_dup, -1)
+                    if base is not None:
+                        is_dup = self._dup(gone.mh, pages[base].mh)
+                        self._count_param(path, param, rest, is_dup, -1)
+                        self._count_value(path, param, evicted[2], is_dup, -1)
+            # URLs that are this one plus one parameter
+            qkey = _qkey(query)
+            for param, group in self._by_rest.get((path, qkey), {}).items():
+                entries = group.entries
+                for e, is_dup in zip(entries, self._dups(page.mh, [e[1] for e in entries])):
+                    self._count_param(path, param, qkey, is_dup, 1)
+                    self._count_value(path, param, e[2], is_dup, 1)
+            self._exact[(path, qkey)] = canon
+
+        if not index:
+            # memory bound reached: keep the statistics, forget the page where no sample holds it
+            self._forget_if_unreferenced(canon, page)
+
+    def get_dupe_prob(self, url: str) -> float:
+        """Probability that ``url``'s content was already seen (1.0 for a URL already fetched)."""
+        return self._predict(url)[0]
+
+    def get_dupe_url(self, url: str) -> Optional[str]:
+        """The fetched URL that ``url`` most likely duplicates (None if nothing bears on it)."""
+        return self._predict(url)[1]
+
+    def predict(self, url: str) -> Tuple[float, Optional[str]]:
+        """``(get_dupe_prob(url), get_dupe_url(url))`` in one pass."""
+        return self._predict(url)
+
+    def content_similarity(self, url_a: str, url_b: str) -> Optional[float]:
+        """Estimated Jaccard similarity of two fetched pages (None if either is unknown)."""
+        a = self._pages.get(_parse(url_a)[0])
+        b = self._pages.get(_parse(url_b)[0])
+        if a is None or b is None:
+            return None
+        return float(np.count_nonzero(a.mh == b.mh)) / self.params.num_perm
+
+    def hypotheses(self, min_total: int = 1) -> List[Tuple[str, object, DupStat, float]]:
+        """All hypotheses with at least ``min_total`` observations: (kind, key, stat, probability)."""
+        out = []
+        for kind, table in (
+            ("path", self.path_stats),
+            ("param", self.param_stats),
+            ("path+param", self.path_param_stats),
+            ("path+query+param", self.path_query_param_stats),
+            ("param=value", self.param_value_stats),
+            ("path+param=value", self.path_param_value_stats),
+        ):
+            for key, stat in table.items():
+                if stat.total >= min_total:
+                    out.append((kind, key, stat, self._bounds(stat)[0]))
+        return out
+
+    # ----------------------------------------------------------------- internals
+
+    def _dup(self, a: np.ndarray, b: np.ndarray) -> bool:
+        return int(np.count_nonzero(a == b)) >= self._min_dup
+
+    def _dups(self, mh: np.ndarray, urls: List[str]) -> List[bool]:
+        if not urls:
+            return []
+        pages = self._pages
+        matrix = np.stack([pages[u].mh for u in urls])
+        return list(np.count_nonzero(matrix == mh, axis=1) >= self._min_dup)
+
+    @staticmethod
+    def _bump(table: dict, key, is_dup: bool, sign: int) -> None:
+        stat = table.get(key)
+        if stat is None:
+            stat = table[key] = DupStat()
+        stat.add(is_dup, sign)
+
+    def _count_param(self, path: str, param: str, rest: QKey, is_dup: bool, sign: int) -> None:
+        self._bump(self.param_stats, param, is_dup, sign)
+        self._bump(self.path_param_stats, (path, param), is_dup, sign)
+        self._bump(self.path_query_param_stats, (path, param, rest), is_dup, sign)
+
+    def _count_value(self, path: str, param: str, value: str, is_dup: bool, sign: int) -> None:
+        self._bump(self.param_value_stats, (param, value), is_dup, sign)
+        self._bump(self.path_param_value_stats, (path, param, value), is_dup, sign)
+
+    def _bounds(self, stat: Optional[DupStat]) -> Tuple[float, float]:
+        if stat is None:
+            return 0.0, 1.0
+        return wilson_bounds(stat.dup, stat.total, self._z)
+
+    def _combine(self, trusted: List[Optional[DupStat]], checks: List[Optional[DupStat]]) -> float:
+        """Best lower bound among ``trusted``, capped by every upper bound (trusted and checks)."""
+        lo = max((self._bounds(s)[0] for s in trusted if s is not None), default=0.0)
+        hi = min((self._bounds(s)[1] for s in trusted + checks if s is not None), default=1.0)
+        return min(lo, hi)
+
+    def _param_chain(self, path: str, param: str, rest: QKey) -> List[Optional[DupStat]]:
+        return [
+            self.path_query_param_stats.get((path, param, rest)),
+            self.path_param_stats.get((path, param)),
+            self.param_stats.get(param),
+        ]
+
+    def _value_chain(self, path: str, param: str, value: str) -> List[Optional[DupStat]]:
+        return [
+            self.path_param_value_stats.get((path, param, value)),
+            self.param_value_stats.get((param, value)),
+        ]
+
+    def _predict(self, url: str) -> Tuple[float, Optional[str]]:
+        canon, path, query = _parse(url)
+        if canon in self._pages:
+            return 1.0, canon
+        best: Tuple[float, Optional[str]] = (0.0, None)
+
+        def offer(prob: float, dupe: str) -> None:
+            nonlocal best
+            if prob > best[0]:
+                best = (prob, dupe)
+
+        sample = self._by_path.get(path)
+        if sample is not None and sample.entries:
+            offer(self._bounds(self.path_stats.get(path))[0], sample.first())
+        if len(query) > self.params.max_params:
+            return best
+        for param, value in query.items():
+            rest = _qkey(query, param)
+            base = self._exact.get((path, rest))
+            group = self._by_rest.get((path, rest), {}).get(param)
+            if base is None and not (group and group.entries):
+                continue
+            chain = self._param_chain(path, param, rest)
+            values = self._value_chain(path, param, value)
+            if base is not None:
+                offer(self._combine(chain + values, []), base)
+            else:
+                offer(self._combine(chain, values), group.first())
+        qkey = _qkey(query)
+        for param, group in self._by_rest.get((path, qkey), {}).items():
+            chain = self._param_chain(path, param, qkey)
+            for _h, other, value in group.entries:
+                offer(self._combine(chain + self._value_chain(path, param, value), []), other)
+        return best
+
+    def _forget_if_unreferenced(self, canon: str, page: _Page) -> None:
+        path_sample = self._by_path.get(page.path)
+        if path_sample and any(e[1] == canon for e in path_sample.entries):
+            return
+        for param in page.query:
+            group = self._by_rest.get((page.path, _qkey(page.query, param)), {}).get(param)
+            if group and any(e[1] == canon for e in group.entries):
+                return
+        key = (page.path, _qkey(page.query))
+        if self._exact.get(key) == canon:
+            del self._exact[key]
+        del self._pages[canon]
