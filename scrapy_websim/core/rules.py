@@ -1,0 +1,503 @@
+"""Special-page rules E1, E3, L1, W1, M1, T1 (SPEC section 7) and the template fingerprint.
+
+Two steps, so the HTML is read once and never kept:
+
+1. :func:`page_signals` (per rendered page, in the pipeline) reads the parsed lxml document and
+   keeps a few hundred bytes of what a *person* sees: the visible text (scripts, styles,
+   ``template``/``noscript``, hidden elements and attributes are never read; visible button labels
+   are), keyword hits per rule split by where they occur (title, headings, body), password inputs
+   and the share of the page that forms take. :func:`template_fingerprint` hashes the normalised
+   visible text and the tag skeleton into 64 bits, with per-request tokens (numbers, ids, hex,
+   timestamps, echoed paths/URLs, attribute values such as CSRF tokens) taken out first.
+2. :func:`special_label` (at close, on the compact :class:`~scrapy_websim.core.types.PageRecord`)
+   decides the label.
+
+Decision, first match wins (a rule switched off in ``enabled_rules`` is skipped and the next one
+gets its chance):
+
+* failed fetches (``error`` set, or no status) get no label; non-HTML responses get E1/E3 from
+  their status only.
+* **E1** status 5xx. A 503 maintenance or WAF page is still E1 (5xx first).
+* **L1** login wall. On a 4xx page: a password input, or a login keyword anywhere in the visible
+  text of a page that has a form or input. On a 2xx page: a password input and the page is mostly
+  that form (``form_share``) or its main text is short; or a login keyword in the title/headings of
+  a short page that has a form or input. A content page with a login box in its sidebar, or a
+  documentation page about logging in, stays content.
+* **W1** WAF / challenge page and **M1** maintenance page: on a 4xx page a keyword anywhere in the
+  visible text; on a 2xx page the main text is short and the keywords are in the title/headings
+  (or at least two different keywords in the body). Specific beats generic: a 403 with WAF
+  wording is W1, a 200 with maintenance wording in its heading is M1.
+* **E3** error template: any other 4xx (404, 401, 403, 410, 429, ...), and soft 404s: a 2xx page
+  whose short main text has error wording in title/headings (or two different error phrases).
+* **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
+  2xx/401/403 (401/403 reach T1 only when E3 is switched off).
+
+"Short" means main text below ``short_text_chars`` (600): soft-404, challenge and maintenance
+pages say one thing; documentation that mentions "error", "login" or "maintenance" says a lot.
+Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
+hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings.
+
+Pure: no Scrapy import; never mutates the document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+__all__ = [
+    "RULE_CODES",
+    "RuleParams",
+    "page_signals",
+    "template_fingerprint",
+    "visible_text",
+    "special_label",
+]
+
+#: All rule codes in priority order (SPEC section 7). R1/U1 are applied by core.assign.
+RULE_CODES = ("E1", "E3", "L1", "W1", "M1", "T1", "R1", "U1")
+#: The rules whose keyword hits page_signals records.
+KEYWORD_RULES = ("E3", "L1", "W1", "M1")
+
+ERROR_KEYWORDS: Tuple[str, ...] = (
+    # English
+    "404", "error 404", "404 error", "not found", "page not found", "file not found",
+    "page does not exist", "page doesn't exist", "page you requested", "page you are looking for",
+    "page you were looking for", "page you're looking for", "could not be found",
+    "cannot be found", "can't be found", "couldn't find", "can't find", "cannot find",
+    "no longer available", "no longer exists", "has been removed", "has been deleted",
+    "nothing was found", "nothing found", "oops", "something went wrong", "an error occurred",
+    "an error has occurred", "error", "bad request", "forbidden", "unauthorized",
+    "not authorized", "permission denied", "internal server error", "server error",
+    "service unavailable", "bad gateway", "gateway timeout", "dead link", "broken link",
+    # Chinese
+    "页面不存在", "页面未找到", "找不到页面", "页面找不到", "您访问的页面不存在", "你访问的页面不存在",
+    "您要访问的页面不存在", "无法找到", "找不到该页面", "内容不存在", "文章不存在", "信息不存在",
+    "已被删除", "已删除", "出错了", "出错啦", "发生错误", "错误页面", "服务器错误", "系统错误",
+    "请求错误", "无权访问", "没有权限", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
+)
+LOGIN_KEYWORDS: Tuple[str, ...] = (
+    # English
+    "log in", "login", "log on", "logon", "sign in", "signin", "sign on", "password",
+    "username", "user name", "forgot password", "forgot your password", "remember me",
+    "keep me signed in", "please log in", "please sign in", "login required",
+    "authentication required", "members only", "single sign-on",
+    # Chinese
+    "登录", "登入", "登陆", "用户登录", "请先登录", "请登录", "密码", "用户名", "账号", "帐号",
+    "忘记密码", "记住我", "扫码登录", "验证码登录", "手机号登录", "统一身份认证",
+)
+WAF_KEYWORDS: Tuple[str, ...] = (
+    # English, generic
+    "access denied", "access to this page has been denied", "request blocked",
+    "request rejected", "the requested url was rejected", "you have been blocked",
+    "sorry, you have been blocked", "blocked by", "web application firewall", "firewall",
+    "security check", "security verification", "checking your browser",
+    "checking if the site connection is secure", "verify you are human",
+    "verifying you are human", "verify that you are human", "are you a robot", "not a robot",
+    "i'm not a robot", "captcha", "unusual traffic", "suspicious activity", "bot detection",
+    "bot protection", "ddos protection", "ddos protection by", "too many requests",
+    "rate limit exceeded", "please enable javascript and cookies", "enable cookies",
+    "just a moment", "attention required", "one more step", "press & hold", "press and hold",
+    # vendor phrases
+    "cloudflare", "ray id", "cloudflare ray id", "performance & security by cloudflare",
+    "sucuri website firewall", "sucuri", "incapsula", "incapsula incident id", "imperva",
+    "akamai", "reference #", "edgesuite", "perimeterx", "human verification", "datadome",
+    "aws waf", "support id", "incident id", "mod_security", "modsecurity", "wordfence",
+    "barracuda", "fortiguard", "403 forbidden by waf",
+    # Chinese
+    "访问被拒绝", "拒绝访问", "访问受限", "请求被拒绝", "请求被拦截", "已被拦截", "拦截", "防火墙",
+    "网站防火墙", "安全验证", "安全检测", "人机验证", "验证码", "滑动验证", "请完成验证",
+    "检测到异常", "异常访问", "访问过于频繁", "访问频率过高", "非法请求", "您的访问被阻断",
+    "安全狗", "云锁", "知道创宇", "创宇盾", "阿里云盾", "腾讯云waf", "百度云加速", "长亭", "雷池",
+)
+MAINTENANCE_KEYWORDS: Tuple[str, ...] = (
+    # English
+    "maintenance", "under maintenance", "scheduled maintenance", "down for maintenance",
+    "maintenance mode", "planned maintenance", "site maintenance", "temporarily unavailable",
+    "temporarily down", "be back soon", "we'll be back", "we will be back", "back shortly",
+    "upgrading", "currently upgrading", "system upgrade", "site upgrade", "being upgraded",
+    "under construction", "briefly unavailable",
+    # Chinese
+    "维护中", "正在维护", "系统维护", "网站维护", "维护公告", "停机维护", "升级中", "正在升级",
+    "系统升级", "网站升级", "升级维护", "暂停服务", "暂停访问", "建设中",
+)
+
+
+@dataclass(frozen=True)
+class RuleParams:
+    """Parameters of the special-page rules (WEBSIM_RULE_* settings)."""
+
+    #: Rules that may fire; the others are skipped (the next rule in priority gets its chance).
+    enabled_rules: Tuple[str, ...] = RULE_CODES
+    error_keywords: Tuple[str, ...] = ERROR_KEYWORDS
+    login_keywords: Tuple[str, ...] = LOGIN_KEYWORDS
+    waf_keywords: Tuple[str, ...] = WAF_KEYWORDS
+    maintenance_keywords: Tuple[str, ...] = MAINTENANCE_KEYWORDS
+    #: T1: rendered HTML below this many bytes is thin.
+    thin_html_bytes: int = 1024
+    #: T1: main text below this many characters is thin.
+    thin_text_chars: int = 200
+    #: Keyword rules on 2xx pages need main text below this many characters.
+    short_text_chars: int = 600
+    #: L1 on 2xx: share of the visible page (text + controls) inside forms that counts as
+    #: "the page is a form".
+    form_share: float = 0.5
+    #: E3 grouping: members of one error-template cluster differ in HTML length by at most this.
+    e3_length_tolerance: float = 0.2
+    #: Characters of visible text / headings kept in the signals (for reports and debugging).
+    signal_text_chars: int = 120
+
+    def validate(self) -> "RuleParams":
+        unknown = [r for r in self.enabled_rules if r not in RULE_CODES]
+        if isinstance(self.enabled_rules, str) or unknown:
+            raise ValueError(
+                f"enabled_rules must be a subset of {RULE_CODES}, got {self.enabled_rules!r}"
+            )
+        for name in ("error_keywords", "login_keywords", "waf_keywords", "maintenance_keywords"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(k, str) and k.strip() for k in value):
+                raise ValueError(f"{name} must be a sequence of non-empty strings, got {value!r}")
+        for name, low, high in (
+            ("thin_html_bytes", 0, 10_000_000),
+            ("thin_text_chars", 0, 10_000_000),
+            ("short_text_chars", 0, 10_000_000),
+            ("signal_text_chars", 0, 2000),
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        for name in ("form_share", "e3_length_tolerance"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        return self
+
+    def keywords(self, rule: str) -> Tuple[str, ...]:
+        return {
+            "E3": self.error_keywords,
+            "L1": self.login_keywords,
+            "W1": self.waf_keywords,
+            "M1": self.maintenance_keywords,
+        }[rule]
+
+    def with_keywords(
+        self,
+        replace_lists: Optional[Mapping[str, Iterable[str]]] = None,
+        extend_lists: Optional[Mapping[str, Iterable[str]]] = None,
+    ) -> "RuleParams":
+        """A copy with keyword lists replaced and/or extended, keyed by rule code (E3/L1/W1/M1).
+
+        This is what a spider's ``custom_settings`` maps onto (see the settings in the report).
+        """
+        field_of = {
+            "E3": "error_keywords",
+            "L1": "login_keywords",
+            "W1": "waf_keywords",
+            "M1": "maintenance_keywords",
+        }
+        changes: Dict[str, Tuple[str, ...]] = {}
+        for rule, words in (replace_lists or {}).items():
+            if rule not in field_of:
+                raise ValueError(f"keyword lists exist for {tuple(field_of)}, got {rule!r}")
+            changes[field_of[rule]] = tuple(words)
+        for rule, words in (extend_lists or {}).items():
+            if rule not in field_of:
+                raise ValueError(f"keyword lists exist for {tuple(field_of)}, got {rule!r}")
+            base = changes.get(field_of[rule], getattr(self, field_of[rule]))
+            changes[field_of[rule]] = tuple(dict.fromkeys(tuple(base) + tuple(words)))
+        return replace(self, **changes).validate()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading what a person sees
+
+_SKIP_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "math",
+     "iframe", "object", "embed", "canvas", "select", "datalist", "option"}
+)
+_HEADING_TAGS = frozenset({"h1", "h2", "h3"})
+_CONTROL_INPUT_TYPES = frozenset(
+    {"", "text", "email", "password", "tel", "number", "search", "url", "checkbox", "radio"}
+)
+_BUTTON_INPUT_TYPES = frozenset({"submit", "button", "reset"})
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_WS = re.compile(r"\s+")
+_CONTROL_WEIGHT = 20  # characters a visible form control counts for in form_share
+
+
+def _tag(el) -> str:
+    tag = el.tag
+    if not isinstance(tag, str):  # comments, processing instructions, entities
+        return ""
+    if "}" in tag:
+        tag = tag.rsplit("}", 1)[1]
+    return tag.lower()
+
+
+def _hidden(el, tag: str) -> bool:
+    if el.get("hidden") is not None or el.get("aria-hidden", "").lower() == "true" and tag != "body":
+        return True
+    style = el.get("style")
+    return bool(style and _HIDDEN_STYLE.search(style))
+
+
+class _Walk:
+    """One pass over the visible part of the document."""
+
+    __slots__ = ("parts", "headings", "form_weight", "total_weight", "password_inputs",
+                 "inputs", "forms")
+
+    def __init__(self) -> None:
+        self.parts: List[str] = []
+        self.headings: List[str] = []
+        self.form_weight = 0
+        self.total_weight = 0
+        self.password_inputs = 0
+        self.inputs = 0
+        self.forms = 0
+
+
+def _walk(doc) -> _Walk:
+    """Visible text pieces, heading text and form measures, without recursion or mutation."""
+    out = _Walk()
+    root = doc.getroot() if hasattr(doc, "getroot") else doc
+    body = root.find(".//body") if _tag(root) == "html" else None
+    start = body if body is not None else root
+    # Stack of (element, in_form, heading_index or -1, phase); phase 0 = enter, 1 = emit tail.
+    stack: List[Tuple[Any, bool, int, int]] = [(start, False, -1, 0)]
+    while stack:
+        el, in_form, heading, phase = stack.pop()
+        if phase == 1:
+            tail = el.tail
+            if tail and tail.strip():
+                _add_text(out, tail, in_form, heading)
+            continue
+        tag = _tag(el)
+        if el is not start:
+            stack.append((el, in_form, heading, 1))  # the tail is visible even if el is not
+        if not tag or tag in _SKIP_TAGS or _hidden(el, tag):
+            continue
+        if tag == "form":
+            in_form = True
+            out.forms += 1
+        elif tag == "input":
+            kind = (el.get("type") or "").lower()
+            if kind in _BUTTON_INPUT_TYPES:
+                label = el.get("value") or ""
+                if label.strip():
+                    _add_text(out, label, in_form, heading)
+            elif kind in _CONTROL_INPUT_TYPES:
+                out.inputs += 1
+                out.total_weight += _CONTROL_WEIGHT
+                if in_form:
+                    out.form_weight += _CONTROL_WEIGHT
+                if kind == "password":
+                    out.password_inputs += 1
+            continue
+        elif tag == "textarea":
+            out.inputs += 1
+            out.total_weight += _CONTROL_WEIGHT
+            if in_form:
+                out.form_weight += _CONTROL_WEIGHT
+            continue
+        if tag in _HEADING_TAGS and heading < 0:
+            out.headings.append("")
+            heading = len(out.headings) - 1
+        if el.text and el.text.strip():
+            _add_text(out, el.text, in_form, heading)
+        for child in reversed(el):
+            stack.append((child, in_form, heading, 0))
+    return out
+
+
+def _add_text(out: _Walk, text: str, in_form: bool, heading: int) -> None:
+    text = _WS.sub(" ", text).strip()
+    if not text:
+        return
+    out.parts.append(text)
+    weight = len(text)
+    out.total_weight += weight
+    if in_form:
+        out.form_weight += weight
+    if heading >= 0:
+        out.headings[heading] = (out.headings[heading] + " " + text).strip()
+
+
+def visible_text(doc) -> str:
+    """The text a person sees in ``doc`` (body only), whitespace collapsed."""
+    return " ".join(_walk(doc).parts)
+
+
+@lru_cache(maxsize=64)
+def _keyword_regex(keywords: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
+    """One alternation; ASCII-word keywords get word boundaries, others match as substrings."""
+    pieces = []
+    for word in sorted({_WS.sub(" ", k.strip().lower()) for k in keywords if k.strip()},
+                       key=lambda w: (-len(w), w)):
+        body = re.escape(word).replace(r"\ ", r"\s+")
+        if word.isascii():
+            start = r"(?<![\w])" if (word[0].isalnum() or word[0] == "_") else ""
+            end = r"(?![\w])" if (word[-1].isalnum() or word[-1] == "_") else ""
+            body = f"{start}{body}{end}"
+        pieces.append(body)
+    if not pieces:
+        return None
+    return re.compile("|".join(pieces), re.I)
+
+
+def _hits(regex, text: str) -> int:
+    """Number of *different* keywords found in text."""
+    if regex is None or not text:
+        return 0
+    return len({_WS.sub(" ", m.group(0).lower()) for m in regex.finditer(text)})
+
+
+def page_signals(doc, title: str, params: RuleParams = RuleParams()) -> Dict[str, Any]:
+    """Compact rule signals of one rendered page (see module docstring). Does not mutate ``doc``.
+
+    Keys: ``vis`` visible text length; ``head`` first characters of the visible text; ``h``
+    first characters of the h1-h3 text; ``kw`` {rule: [title hits, heading hits, body hits]} for
+    the rules with any hit (hits = number of different keywords); ``pw`` password inputs;
+    ``inputs`` visible form controls; ``forms`` form elements; ``fs`` share of the visible page
+    (text + 20 chars per control) inside forms, 0..1.
+    """
+    walk = _walk(doc)
+    text = " ".join(walk.parts)
+    headings = " | ".join(h for h in walk.headings if h)
+    title = _WS.sub(" ", title or "").strip()
+    kw: Dict[str, List[int]] = {}
+    for rule in KEYWORD_RULES:
+        regex = _keyword_regex(tuple(params.keywords(rule)))
+        counts = [_hits(regex, title), _hits(regex, headings), _hits(regex, text)]
+        if any(counts):
+            kw[rule] = counts
+    n = params.signal_text_chars
+    share = walk.form_weight / walk.total_weight if walk.total_weight else 0.0
+    return {
+        "vis": len(text),
+        "head": text[:n],
+        "h": headings[:n],
+        "kw": kw,
+        "pw": walk.password_inputs,
+        "inputs": walk.inputs,
+        "forms": walk.forms,
+        "fs": round(share, 3),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Template fingerprint
+
+_URL_TOKEN = re.compile(r"[!-~]*(?:[/\\@]|\.(?:html?|php|aspx?|jsp)\b)[!-~]*", re.I)
+_DIGIT_TOKEN = re.compile(r"[\w.:+-]*\d[\w.:+-]*", re.ASCII)
+_RANDOM_TOKEN = re.compile(
+    r"\b(?:[A-Za-z_-]{25,}|(?=[A-Za-z_-]*[a-z])(?=[A-Za-z_-]*[A-Z][a-z]*[A-Z])[A-Za-z_-]{10,})\b",
+    re.ASCII,
+)
+_SKELETON_SKIP = frozenset({"script", "style", "noscript", "template", "link", "meta"})
+
+
+def _normalise_text(text: str) -> str:
+    """Per-request tokens become placeholders: paths/URLs/emails, anything with a digit (ids,
+    hex, dates, times, counters), long or camel-random letter runs. CJK text is kept as is."""
+    text = _URL_TOKEN.sub("/", text)
+    text = _DIGIT_TOKEN.sub("0", text)
+    text = _RANDOM_TOKEN.sub("#", text)
+    return _WS.sub(" ", text).strip().lower()
+
+
+def template_fingerprint(doc) -> int:
+    """64-bit hash of normalised visible text and tag skeleton (body only, attributes ignored).
+
+    The same error/login/challenge template with a different request id, timestamp, CSRF token
+    or echoed path gives the same value; different templates give different values (BLAKE2b,
+    full 64 bits, stable across runs and platforms).
+    """
+    root = doc.getroot() if hasattr(doc, "getroot") else doc
+    body = root.find(".//body") if _tag(root) == "html" else None
+    start = body if body is not None else root
+    h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
+    skeleton: List[str] = []
+    stack = [(start, 0)]
+    while stack:
+        el, depth = stack.pop()
+        tag = _tag(el)
+        if not tag or tag in _SKELETON_SKIP:
+            continue
+        skeleton.append(f"{depth}{tag}")
+        for child in reversed(el):
+            stack.append((child, depth + 1))
+    h.update(" ".join(skeleton).encode())
+    h.update(b"\x00")
+    h.update(_normalise_text(visible_text(doc)).encode("utf-8", "surrogatepass"))
+    return int.from_bytes(h.digest(), "big")
+
+
+# ---------------------------------------------------------------------------------------------
+# Decision
+
+
+def _is_html(record) -> bool:
+    ctype = (record.content_type or "").lower()
+    return "html" in ctype or (not ctype and (record.rendered or record.html_len > 0))
+
+
+def _main_len(record) -> int:
+    return record.text_len or int((record.signals or {}).get("vis", 0))
+
+
+def _kw(signals: Mapping[str, Any], rule: str) -> Tuple[int, int, int]:
+    counts = (signals.get("kw") or {}).get(rule) or (0, 0, 0)
+    return int(counts[0]), int(counts[1]), int(counts[2])
+
+
+def _keyword_page(signals, rule: str, ok: bool, short: bool) -> bool:
+    """Keyword rule: anywhere on a non-2xx page; title/heading (or 2 phrases) on a short 2xx."""
+    title, heading, body = _kw(signals, rule)
+    if not ok:
+        return bool(title or heading or body)
+    return short and bool(title or heading or body >= 2)
+
+
+def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
+    title, heading, body = _kw(signals, "L1")
+    has_control = bool(signals.get("inputs") or signals.get("forms"))
+    if not ok:
+        return bool(signals.get("pw")) or bool((title or heading or body) and has_control)
+    if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short):
+        return True
+    return short and bool(title or heading) and has_control
+
+
+def special_label(record, params: RuleParams = RuleParams()) -> Optional[str]:
+    """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML)."""
+    enabled = params.enabled_rules
+    status = int(record.status_code or 0)
+    if record.error or status <= 0:
+        return None
+    if 500 <= status <= 599:
+        return "E1" if "E1" in enabled else None
+    error_status = 400 <= status <= 499
+    ok = 200 <= status <= 299
+    if not _is_html(record):
+        return "E3" if error_status and "E3" in enabled else None
+    if not (ok or error_status):  # 1xx/3xx as final status: nothing to say
+        return None
+    signals = record.signals or {}
+    main = _main_len(record)
+    short = main < params.short_text_chars
+    if "L1" in enabled and _login_page(signals, ok, short, params):
+        return "L1"
+    if "W1" in enabled and _keyword_page(signals, "W1", ok, short):
+        return "W1"
+    if "M1" in enabled and _keyword_page(signals, "M1", ok, short):
+        return "M1"
+    if "E3" in enabled and (error_status or _keyword_page(signals, "E3", ok, short)):
+        return "E3"
+    if "T1" in enabled and (ok or status in (401, 403)):
+        if record.html_len < params.thin_html_bytes or main < params.thin_text_chars:
+            return "T1"
+    return None
