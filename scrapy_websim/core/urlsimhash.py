@@ -1,0 +1,281 @@
+"""URL-structure SimHash: tell URLs of the same pattern without fetching them (SPEC section 9).
+
+After ``seeds/url-simhash-dedup.zh.txt``: a 64-bit SimHash whose features are the URL's
+components, weighted by how much they say about the page: host 4, path 3, query 2, fragment 0.5,
+scheme 0.5 (total 10), each component's weight split evenly over its segments (host labels, path
+segments, query parameters). Tokens are type-generalised, so ``/item/123?page=2`` and
+``/item/456?page=3`` have the same features and the same hash:
+
+* a run of digits is ``{n}`` (a segment that is only a number becomes ``{n}``);
+* a hex string of 8+ characters with a digit, a UUID, or a 16+ character mixed letters/digits
+  token is ``{id}``;
+* a run of CJK characters is ``{cjk}``; a percent-encoded run (non-ASCII slug) is ``{enc}``.
+
+Path segments keep their position; query parameters are keyed by name (their order does not
+matter). Similarity is ``100 - hamming / 64 * 100`` as in the seed.
+
+``websim urls --dedupe FILE [--keep N] [--threshold S] [-o OUT]`` reduces a URL list to its
+patterns: URLs are read in order, a URL whose hash is within the threshold's Hamming distance of a
+pattern already met joins it, and only the first ``N`` URLs of each pattern are written.
+
+Pure module: no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+
+__all__ = [
+    "UrlSimhashParams",
+    "url_features",
+    "url_simhash",
+    "url_similarity",
+    "hamming",
+    "dedupe_urls",
+    "main",
+]
+
+MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class UrlSimhashParams:
+    """Component weights and the dedupe defaults."""
+
+    host_weight: float = 4.0
+    path_weight: float = 3.0
+    query_weight: float = 2.0
+    fragment_weight: float = 0.5
+    scheme_weight: float = 0.5
+    #: two URLs are of one pattern when their similarity is at least this (95 = Hamming <= 3)
+    dedupe_threshold: float = 95.0
+    #: URLs kept per pattern by ``dedupe_urls``
+    keep: int = 15
+
+    def validate(self) -> "UrlSimhashParams":
+        for name in ("host_weight", "path_weight", "query_weight", "fragment_weight", "scheme_weight"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 100.0:
+                raise ValueError(f"{name} must be in [0, 100], got {value!r}")
+        if not 50.0 <= self.dedupe_threshold <= 100.0:
+            raise ValueError(f"dedupe_threshold must be in [50, 100], got {self.dedupe_threshold!r}")
+        if not self.keep >= 1:
+            raise ValueError(f"keep must be >= 1, got {self.keep!r}")
+        return self
+
+
+DEFAULT_PARAMS = UrlSimhashParams()
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_HEX_RE = re.compile(r"(?<![0-9a-z])(?=[0-9a-f]*\d)[0-9a-f]{8,}(?![0-9a-z])", re.I)
+_MIXED_RE = re.compile(r"(?<![0-9a-z])(?=[0-9a-z_-]*\d)(?=[0-9a-z_-]*[a-z])[0-9a-z_-]{16,}(?![0-9a-z])", re.I)
+_ENC_RE = re.compile(r"(?:%[0-9a-f]{2})+", re.I)
+_CJK_RE = re.compile(f"[{_CJK}]+")
+_NUM_RE = re.compile(r"\d+")
+
+
+def generalise(token: str) -> str:
+    """Replace ids, numbers, CJK runs and percent-encoded runs by their type."""
+    token = _UUID_RE.sub("{id}", token)
+    token = _HEX_RE.sub("{id}", token)
+    token = _MIXED_RE.sub("{id}", token)
+    token = _ENC_RE.sub("{enc}", token)
+    token = _CJK_RE.sub("{cjk}", token)
+    return _NUM_RE.sub("{n}", token).lower()
+
+
+def _split_url(url: str):
+    url = url.strip()
+    if "://" not in url[:12]:
+        url = "http://" + url.lstrip("/")
+    return urlsplit(url)
+
+
+def url_features(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> List[Tuple[str, float]]:
+    """The weighted, type-generalised features of ``url``: ``[(feature, weight), ...]``."""
+    parts = _split_url(url)
+    feats: List[Tuple[str, float]] = []
+
+    def spread(prefix: str, tokens: Sequence[str], weight: float, positional: bool) -> None:
+        if not tokens or weight <= 0:
+            return
+        each = weight / len(tokens)
+        for i, tok in enumerate(tokens):
+            feats.append((f"{prefix}{i}:{tok}" if positional else f"{prefix}:{tok}", each))
+
+    feats.append((f"s:{parts.scheme.lower()}", params.scheme_weight))
+    host = (parts.hostname or "").lower()
+    labels = [generalise(x) if x.isdigit() else x for x in host.split(".") if x]
+    if parts.port is not None:
+        labels.append(f":{parts.port}")
+    # host labels are positional from the right (the registrable domain is stable)
+    spread("h", [f"{len(labels) - i}={lab}" for i, lab in enumerate(labels)], params.host_weight, False)
+    segments = [generalise(unquote(s) if not _ENC_RE.search(s) else s) for s in parts.path.split("/") if s]
+    if parts.path.endswith("/") and segments:
+        segments[-1] += "/"
+    spread("p", segments, params.path_weight, True)
+    query = []
+    for pair in parts.query.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        query.append(f"{name.lower()}={generalise(value)}")
+    spread("q", sorted(query), params.query_weight, False)
+    if parts.fragment:
+        spread("f", [generalise(x) for x in parts.fragment.split("/") if x] or ["-"],
+               params.fragment_weight, False)
+    return feats
+
+
+def _hash64(feature: str) -> int:
+    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def url_simhash(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> int:
+    """64-bit SimHash of ``url``'s structure (an unsigned int)."""
+    feats = url_features(url, params)
+    hashes = np.array([_hash64(f) for f, _ in feats], dtype="<u8")
+    weights = np.array([w for _, w in feats], dtype=np.float64)
+    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    vector = weights @ (bits.astype(np.float64) * 2.0 - 1.0)  # bit i of the hash is column i
+    out = 0
+    for i in np.flatnonzero(vector > 0):
+        out |= 1 << int(i)
+    return out
+
+
+def hamming(a: int, b: int) -> int:
+    return ((a ^ b) & MASK64).bit_count()
+
+
+def url_similarity(a: str, b: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> float:
+    """Structural similarity of two URLs in [0, 100]: ``100 - hamming/64*100``."""
+    return 100.0 - hamming(url_simhash(a, params), url_simhash(b, params)) / 64.0 * 100.0
+
+
+class _PatternIndex:
+    """Patterns (representative hashes) searchable within Hamming distance ``d`` (pigeonhole)."""
+
+    def __init__(self, max_distance: int) -> None:
+        self.d = max_distance
+        nbands = max_distance + 1
+        width = 64 // nbands
+        self.bands = [(i * width, 64 if i == nbands - 1 else (i + 1) * width) for i in range(nbands)]
+        self.tables: List[Dict[int, List[int]]] = [{} for _ in self.bands]
+        self.reps: List[int] = []
+
+    def _keys(self, h: int):
+        for lo, hi in self.bands:
+            yield (h >> lo) & ((1 << (hi - lo)) - 1)
+
+    def find_or_add(self, h: int) -> int:
+        """Index of the first pattern within distance d of ``h`` (a new pattern if none)."""
+        best: Optional[int] = None
+        for table, key in zip(self.tables, self._keys(h)):
+            for idx in table.get(key, ()):
+                if (best is None or idx < best) and hamming(self.reps[idx], h) <= self.d:
+                    best = idx
+        if best is not None:
+            return best
+        idx = len(self.reps)
+        self.reps.append(h)
+        for table, key in zip(self.tables, self._keys(h)):
+            table.setdefault(key, []).append(idx)
+        return idx
+
+
+def _max_distance(threshold: float) -> int:
+    return int((100.0 - threshold) / 100.0 * 64 + 1e-9)
+
+
+def dedupe_urls(
+    urls: Iterable[str],
+    keep: int = 15,
+    threshold: float = DEFAULT_PARAMS.dedupe_threshold,
+    params: UrlSimhashParams = DEFAULT_PARAMS,
+) -> List[str]:
+    """The first ``keep`` URLs of each pattern, in input order (exact repeats count once)."""
+    if keep < 1:
+        raise ValueError(f"keep must be >= 1, got {keep!r}")
+    if not 50.0 <= threshold <= 100.0:
+        raise ValueError(f"threshold must be in [50, 100], got {threshold!r}")
+    index = _PatternIndex(_max_distance(threshold))
+    counts: Dict[int, int] = {}
+    seen = set()
+    out: List[str] = []
+    for url in urls:
+        if url in seen:
+            continue
+        seen.add(url)
+        idx = index.find_or_add(url_simhash(url, params))
+        n = counts.get(idx, 0)
+        if n < keep:
+            out.append(url)
+        counts[idx] = n + 1
+    return out
+
+
+def _read_urls(lines: Iterable[str]) -> List[str]:
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``websim urls --dedupe FILE [--keep N] [--threshold S] [-o OUT]``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="websim urls",
+        description="Reduce a URL list to its URL patterns without fetching anything "
+        "(URL-structure SimHash).",
+    )
+    parser.add_argument("--dedupe", metavar="FILE", required=True,
+                        help="URL list, one per line ('#' comments and blank lines skipped; - for stdin)")
+    parser.add_argument("--keep", type=int, default=DEFAULT_PARAMS.keep, metavar="N",
+                        help="URLs kept per pattern, first ones first (default %(default)s)")
+    parser.add_argument("--threshold", type=float, default=DEFAULT_PARAMS.dedupe_threshold,
+                        metavar="S", help="similarity in [50, 100] for one pattern (default %(default)s)")
+    parser.add_argument("-o", "--output", metavar="OUT", default="-",
+                        help="where to write the kept URLs (default stdout)")
+    args = parser.parse_args(argv)
+    if args.keep < 1:
+        parser.error(f"--keep must be >= 1, got {args.keep}")
+    if not 50.0 <= args.threshold <= 100.0:
+        parser.error(f"--threshold must be in [50, 100], got {args.threshold}")
+    try:
+        if args.dedupe == "-":
+            urls = _read_urls(sys.stdin)
+        else:
+            with open(args.dedupe, encoding="utf-8", errors="replace") as fh:
+                urls = _read_urls(fh)
+    except OSError as exc:
+        print(f"websim urls: cannot read {args.dedupe}: {exc.strerror}", file=sys.stderr)
+        return 2
+    kept = dedupe_urls(urls, keep=args.keep, threshold=args.threshold)
+    text = "".join(u + "\n" for u in kept)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            print(f"websim urls: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+            return 2
+    print(f"websim urls: {len(urls)} URLs, {len(kept)} kept", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
