@@ -1,0 +1,94 @@
+"""``ADDONS = {"scrapy_websim.Addon": 500}``: one line enables everything.
+
+It sets components with ``setdefault`` semantics: a value the user set (in settings.py, a
+spider's ``custom_settings`` or ``-s``) is never overwritten.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
+
+logger = logging.getLogger(__name__)
+
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+EXPORTERS = {
+    "json": "scrapy_websim.exporters.WebsimJsonExporter",
+    "jsonlines": "scrapy_websim.exporters.WebsimJsonLinesExporter",
+    "jsonl": "scrapy_websim.exporters.WebsimJsonLinesExporter",
+    "csv": "scrapy_websim.exporters.WebsimCsvExporter",
+}
+
+
+def _set_if_default(settings: Any, name: str, value: Any) -> None:
+    """Set ``name`` at add-on priority: Scrapy keeps any value set at project, spider or command-line
+    priority (all higher), so the user's value always wins."""
+    settings.set(name, value, priority="addon")
+
+
+class Addon:
+    """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
+
+    def update_settings(self, settings: Any) -> None:
+        handlers = settings.getdict("DOWNLOAD_HANDLERS")
+        for scheme in ("http", "https"):
+            if scheme in handlers and handlers[scheme] not in (None, PLAYWRIGHT_HANDLER):
+                logger.warning(
+                    "websim: DOWNLOAD_HANDLERS[%r] is set to %r by you; pages of that scheme will not be "
+                    "rendered unless it subclasses scrapy-playwright's handler", scheme, handlers[scheme])
+            else:
+                handlers[scheme] = PLAYWRIGHT_HANDLER
+        settings.set("DOWNLOAD_HANDLERS", handlers, priority=max(settings.getpriority("DOWNLOAD_HANDLERS") or 0, 15))
+
+        reactor = settings.get("TWISTED_REACTOR")
+        if reactor and reactor != ASYNCIO_REACTOR and settings.getpriority("TWISTED_REACTOR") > 15:
+            from scrapy_websim.config import ConfigError  # noqa: PLC0415
+
+            raise ConfigError(
+                f"TWISTED_REACTOR={reactor!r}: scrapy-websim renders with scrapy-playwright, which needs "
+                f"TWISTED_REACTOR={ASYNCIO_REACTOR!r}"
+            )
+        _set_if_default(settings, "TWISTED_REACTOR", ASYNCIO_REACTOR)
+
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500)
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
+
+        exporters = settings.getdict("FEED_EXPORTERS")
+        for fmt, path in EXPORTERS.items():
+            exporters.setdefault(fmt, path)
+        settings.set("FEED_EXPORTERS", exporters, priority=max(settings.getpriority("FEED_EXPORTERS") or 0, 15))
+
+        # 4xx/5xx pages are data here: they must reach the spider with their real status and body.
+        _set_if_default(settings, "HTTPERROR_ALLOW_ALL", True)
+        _set_if_default(settings, "REMOTE_CONTROL_ENABLED", False)
+        _set_if_default(settings, "PLAYWRIGHT_BROWSER_TYPE", "chromium")
+        _set_if_default(settings, "ROBOTSTXT_OBEY", False)
+        _set_if_default(settings, "RETRY_ENABLED", False)
+        _set_if_default(settings, "TELNETCONSOLE_ENABLED", False)
+
+        http_timeout = float(settings.get("WEBSIM_HTTP_TIMEOUT") or 10)
+        page_timeout = float(settings.get("WEBSIM_PAGE_TIMEOUT") or 20)
+        _set_if_default(settings, "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", page_timeout * 1000)
+        _set_if_default(settings, "DOWNLOAD_TIMEOUT", max(http_timeout, page_timeout))
+
+        launch = dict(settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS"))
+        if not launch.get("executable_path") and settings.get("PLAYWRIGHT_BROWSER_TYPE", "chromium") == "chromium":
+            launch["executable_path"], _tried = find_browser(settings.get("WEBSIM_BROWSER_EXECUTABLE") or "")
+        launch.setdefault("headless", True)
+        launch.setdefault("args", list(DEFAULT_ARGS))
+        settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", launch,
+                     priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
+        # Rendering is CPU-bound: more pages in flight than ~2 per core only adds contention.
+        concurrency = settings.getint("CONCURRENT_REQUESTS")
+        _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
+
+
+def max_pages_in_flight() -> int:
+    return max(4, 2 * (os.cpu_count() or 1))

@@ -1,0 +1,187 @@
+"""The ``websim`` console script.
+
+* ``websim -l urls.txt -o result.json [-t 20] [--http-timeout 10] [--page-timeout 20]
+  [--batch-size 1000] [--sim-threshold 0.85]`` renders and clusters a URL list (the reference
+  tool's CLI), running the ``websim`` spider in-process with the add-on.
+* ``websim cluster features.jsonl -o result.json [--text-threshold ...]`` re-clusters a features
+  file written by a crawl (``WEBSIM_FEATURES_FILE`` / ``--features-file``), without rendering.
+* ``websim urls --dedupe urls.txt [--keep 15] [-o out.txt]`` reduces a URL list to a few URLs
+  per URL pattern, without fetching anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional
+
+FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
+
+#: Options shared by the crawl and the offline re-cluster: (flag, setting, type, help).
+DECISION_OPTIONS = (
+    ("--sim-threshold", "WEBSIM_SIM_THRESHOLD", float, "recorded in meta (the decision uses the rules below); default 0.85"),
+    ("--text-threshold", "WEBSIM_TEXT_THRESHOLD", float, "rule 1: minimum text similarity"),
+    ("--structure-threshold", "WEBSIM_STRUCTURE_THRESHOLD", float, "rule 1: minimum structure similarity"),
+    ("--visual-threshold", "WEBSIM_VISUAL_THRESHOLD", float, "rule 1: minimum visual similarity"),
+    ("--visual-fallback-threshold", "WEBSIM_VISUAL_FALLBACK_THRESHOLD", float, "rule 2: visual similarity alone (>1 disables)"),
+    ("--structure-measure", "WEBSIM_STRUCTURE_MEASURE", str, "paths, lcs or both"),
+    ("--same-host-only", "WEBSIM_SAME_HOST_ONLY", None, "only cluster pages of the same host"),
+)
+
+
+def _output_format(parser: argparse.ArgumentParser, path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        parser.error(f"-o {path!r}: the output must end in .json, .jsonl or .csv")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        parser.error(f"-o {path!r}: directory {directory!r} does not exist")
+    return FORMATS[ext]
+
+
+def _add_decision_options(parser: argparse.ArgumentParser) -> None:
+    for flag, _setting, typ, text in DECISION_OPTIONS:
+        if typ is None:
+            parser.add_argument(flag, action="store_true", default=None, help=text)
+        else:
+            parser.add_argument(flag, type=typ, help=text)
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="any Scrapy or WEBSIM_* setting (repeatable)")
+
+
+def _settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
+    settings: Dict[str, Any] = {}
+    for flag, setting, _typ, _text in DECISION_OPTIONS:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None:
+            settings[setting] = value
+    for item in args.set:
+        if "=" not in item:
+            parser.error(f"-s {item!r}: expected NAME=VALUE")
+        name, value = item.split("=", 1)
+        try:
+            settings[name.strip()] = json.loads(value)
+        except ValueError:
+            settings[name.strip()] = value
+    return settings
+
+
+def crawl_main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="websim",
+        description="Render a list of URLs in headless Chromium, cluster duplicate pages and label special pages.",
+        epilog="Other commands: 'websim cluster FEATURES.jsonl -o OUT' re-clusters without rendering; "
+        "'websim urls --dedupe FILE' reduces a URL list to its URL patterns.",
+    )
+    parser.add_argument("-l", "--list", required=True, metavar="URLS",
+                        help="a .txt file (one URL per line, # comments) or comma-separated URLs")
+    parser.add_argument("-o", "--output", required=True, help="result file: .json, .jsonl or .csv")
+    parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
+    parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
+    parser.add_argument("--page-timeout", type=float, default=20.0, help="seconds for a whole page (default 20)")
+    parser.add_argument("--batch-size", type=int, default=1000, help="records buffered before a write to disk (default 1000)")
+    parser.add_argument("--follow", action="store_true", help="also render same-host links found on the pages")
+    parser.add_argument("--max-pages", type=int, default=0, help="with --follow: at most this many discovered pages")
+    parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
+    parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")
+    parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
+    _add_decision_options(parser)
+    args = parser.parse_args(argv)
+    fmt = _output_format(parser, args.output)
+    if not 1 <= args.threads <= 1000:
+        parser.error(f"-t {args.threads}: concurrency must be in [1, 1000]")
+    settings = _settings_from_args(parser, args)
+
+    from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
+    from scrapy.settings import Settings  # noqa: PLC0415
+
+    from scrapy_websim.addon import max_pages_in_flight  # noqa: PLC0415
+    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+    from scrapy_websim.core.urllist import UrlListError, read_entries  # noqa: PLC0415
+    from scrapy_websim.render.browser import BrowserNotFound  # noqa: PLC0415
+    from scrapy_websim.spiders.urllist import UrlListSpider  # noqa: PLC0415
+
+    try:
+        read_entries(args.list)  # fail fast, before a browser starts
+    except UrlListError as exc:
+        parser.error(str(exc))
+    cap = max_pages_in_flight()
+    if args.threads > cap:
+        print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
+              f"(rendering is CPU-bound on this {os.cpu_count()}-core machine)", file=sys.stderr)
+    base = {
+        "ADDONS": {"scrapy_websim.Addon": 500},
+        "FEEDS": {args.output: {"format": fmt, "overwrite": True}},
+        "LOG_LEVEL": args.loglevel,
+        "CONCURRENT_REQUESTS": args.threads,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": args.threads,
+        "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
+        "WEBSIM_PAGE_TIMEOUT": args.page_timeout,
+        "WEBSIM_BATCH_SIZE": args.batch_size,
+        "WEBSIM_FEATURES_FILE": args.features_file or "",
+        "WEBSIM_SCREENSHOTS_DIR": args.screenshots_dir or "",
+    }
+    base.update(settings)
+    try:
+        process = CrawlerProcess(Settings(base), install_root_handler=True)
+        crawler = process.create_crawler(UrlListSpider)
+        process.crawl(crawler, urls=args.list, follow=args.follow, max_pages=args.max_pages)
+        process.start()
+    except (ConfigError, BrowserNotFound, UrlListError) as exc:
+        print(f"websim: error: {exc}", file=sys.stderr)
+        return 2
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    if not os.path.exists(args.output) or "websim/total_urls" not in stats:
+        print(f"websim: error: the crawl did not finish ({stats.get('finish_reason', 'no stats')}); "
+              f"see the log above", file=sys.stderr)
+        return 1
+    print(f"websim: {stats['websim/total_urls']} URLs, {stats.get('websim/total_clusters', 0)} clusters "
+          f"-> {args.output}", file=sys.stderr)
+    return 0
+
+
+def cluster_main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(prog="websim cluster",
+                                     description="Re-cluster a features file (from --features-file) without rendering.")
+    parser.add_argument("features", help="features JSON Lines file written by a crawl")
+    parser.add_argument("-o", "--output", required=True, help="result file: .json, .jsonl or .csv")
+    _add_decision_options(parser)
+    args = parser.parse_args(argv)
+    fmt = _output_format(parser, args.output)
+    if not os.path.isfile(args.features):
+        parser.error(f"features file not found: {args.features!r}")
+    settings = _settings_from_args(parser, args)
+
+    from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
+    from scrapy_websim.exporters import WRITERS  # noqa: PLC0415
+    from scrapy_websim.finalize import Finalizer, recluster_file  # noqa: PLC0415
+
+    try:
+        config = WebsimConfig.from_settings(settings)
+        params = Finalizer.params_from_settings(settings, config)
+        result = recluster_file(args.features, params)
+    except (ConfigError, ValueError) as exc:
+        print(f"websim cluster: error: {exc}", file=sys.stderr)
+        return 2
+    with open(args.output, "w", encoding="utf-8", newline="") as fh:
+        WRITERS[fmt](fh.write, result)
+    print(f"websim cluster: {result.meta['total_urls']} URLs, {result.meta['total_clusters']} clusters -> "
+          f"{args.output}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "cluster":
+        return cluster_main(argv[1:])
+    if argv and argv[0] == "urls":
+        from scrapy_websim.core.urlsimhash import main as urls_main  # noqa: PLC0415
+
+        return urls_main(argv[1:])
+    return crawl_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""One page's features, from its rendered HTML and screenshot, parsing the HTML once.
+
+Calls each feature module on the same parsed document (none of them mutates it) and fills the
+feature fields of a :class:`~scrapy_websim.core.types.PageRecord` in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import lxml.etree
+import lxml.html
+
+from scrapy_websim.core import dom, lcs, pagetype, rules, text, urls, visual
+from scrapy_websim.core.types import PageRecord
+
+
+@dataclass(frozen=True)
+class FeatureParams:
+    text: text.TextParams = field(default_factory=text.TextParams)
+    dom: dom.DomParams = field(default_factory=dom.DomParams)
+    lcs: lcs.LcsParams = field(default_factory=lcs.LcsParams)
+    pagetype: pagetype.PageTypeParams = field(default_factory=pagetype.PageTypeParams)
+    rules: rules.RuleParams = field(default_factory=rules.RuleParams)
+    urls: urls.UrlParams = field(default_factory=urls.UrlParams)
+
+
+def parse_html(html: str) -> Optional[lxml.html.HtmlElement]:
+    """Parse rendered HTML; ``None`` for an empty or unparseable document."""
+    if not html or not html.strip():
+        return None
+    try:
+        return lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        try:  # an XML declaration with a str input, or a stray encoding: parse the bytes
+            return lxml.html.document_fromstring(html.encode("utf-8"))
+        except (lxml.etree.ParserError, ValueError):
+            return None
+
+
+def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
+    """``normalized_url`` of the URL that was fetched (the input with its scheme added)."""
+    source = record.redirect_chain[0] if record.redirect_chain else record.url
+    try:
+        record.normalized_url = urls.normalize_url(source, params.urls) if source else ""
+    except ValueError:
+        record.normalized_url = ""
+
+
+def compute_features(record: PageRecord, html: str, screenshot: bytes, params: FeatureParams) -> str:
+    """Fill ``record``'s features in place; return the main text (for the URL predictor)."""
+    if screenshot:
+        record.phash = visual.phash_png(screenshot)
+    doc = parse_html(html)
+    if doc is None:
+        return ""
+    main_text = text.extract_main_text(doc, params.text)
+    record.text_len = len(main_text)
+    record.simhash = text.simhash64(main_text)
+    features = dom.dom_features(doc, params.dom.max_paths, params.dom)
+    record.dom_counts = features["dom_counts"]
+    record.tag_paths = features["tag_paths"]
+    record.depth_hist = features["depth_hist"]
+    record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
+    record.page_type = pagetype.page_type(doc, record.text_len, params.pagetype)
+    record.signals = rules.page_signals(doc, record.title, params.rules)
+    record.fingerprint = rules.template_fingerprint(doc)
+    return main_text

@@ -1,0 +1,133 @@
+"""The closing extension: keeps every page's compact record, clusters at the end, feeds exporters.
+
+* ``register_inputs`` (called by the ``websim`` spider) stores a placeholder record for every input
+  URL, so a URL whose request is lost (dropped by a middleware, crawl interrupted) still gets a
+  record with ``error`` set: no input URL is ever missing from the output.
+* ``add_record`` (called by the pipeline) replaces the placeholder with the real record.
+* ``finalize`` runs once, when the first feed closes or the spider closes, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+import weakref
+from typing import Any, Iterable, Optional
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.types import PageRecord
+
+logger = logging.getLogger(__name__)
+
+NOT_FETCHED = "not fetched: the crawl ended before this URL got a response"
+
+_extensions: "weakref.WeakKeyDictionary[Any, WebsimExtension]" = weakref.WeakKeyDictionary()
+
+
+def get_extension(crawler: Any) -> "WebsimExtension":
+    ext = _extensions.get(crawler)
+    if ext is None:
+        raise NotConfigured(
+            "scrapy-websim is not enabled: add ADDONS = {'scrapy_websim.Addon': 500} to your settings "
+            "(or keep EXTENSIONS['scrapy_websim.extensions.WebsimExtension'])"
+        )
+    return ext
+
+
+class WebsimExtension:
+    def __init__(self, crawler: Any) -> None:
+        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+        from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
+
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = WebsimConfig.from_settings(crawler.settings)
+        self.params = Finalizer.params_from_settings(crawler.settings, self.config)
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="websim-")
+        self.store = FeatureStore(os.path.join(self._tmpdir.name, "features.sqlite"), batch_size=self.config.batch_size)
+        self.total_inputs = 0
+        self.done = 0
+        self._next_extra_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
+        self._started = time.monotonic()
+        self._last_progress = self._started
+        self._result = None
+        _extensions[crawler] = self
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WebsimExtension":
+        return cls(crawler)
+
+    # --- during the crawl ---
+
+    def register_inputs(self, entries: Iterable[Any]) -> None:
+        for entry in entries:
+            self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED))
+            self.total_inputs += 1
+        self.store.flush()
+        self.stats.set_value("websim/inputs", self.total_inputs)
+
+    def add_record(self, record: PageRecord) -> None:
+        if record.id <= 0:
+            record.id = self._next_extra_id
+            self._next_extra_id += 1
+        self.store.add(record)
+        self.done += 1
+        self.stats.inc_value("websim/records")
+        if record.error:
+            self.stats.inc_value("websim/failed")
+        elif record.predicted_duplicate_of:
+            self.stats.inc_value("websim/predicted")
+        elif record.rendered:
+            self.stats.inc_value("websim/rendered")
+        elif record.html_len:
+            self.stats.inc_value("websim/static")
+        elif record.status_code:
+            self.stats.inc_value("websim/non_html")
+        self._maybe_log_progress()
+
+    def _maybe_log_progress(self) -> None:
+        interval = self.config.progress_interval
+        now = time.monotonic()
+        if not interval or now - self._last_progress < interval:
+            return
+        self._last_progress = now
+        elapsed = now - self._started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        total = max(self.total_inputs, self.done)
+        if rate > 0 and total > self.done:
+            left = (total - self.done) / rate
+            eta = f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m{int(left % 60):02d}s"
+        else:
+            eta = "-"
+        logger.info("websim: %d/%d pages done, %.2f pages/s, ETA %s", self.done, total, rate, eta)
+
+    # --- at the end ---
+
+    def finalize(self) -> Any:
+        if self._result is None:
+            from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+
+            started = time.monotonic()
+            self.store.flush()
+            self._result = Finalizer(self.params).run(self.store, self.total_inputs)
+            meta = self._result.meta
+            for key in ("total_urls", "eligible_html_urls", "total_clusters"):
+                self.stats.set_value(f"websim/{key}", meta[key])
+            self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
+            if self.config.features_file:
+                self.store.save_jsonl(self.config.features_file)
+                logger.info("websim: features of %d pages written to %s", len(self.store), self.config.features_file)
+            logger.info(
+                "websim: %d URLs, %d eligible for content clustering, %d clusters",
+                meta["total_urls"], meta["eligible_html_urls"], meta["total_clusters"],
+            )
+        return self._result
+
+    def spider_closed(self, spider: Any, reason: str) -> None:
+        self.finalize()

@@ -1,0 +1,60 @@
+"""Item pipeline: the four feature groups and the rule signals of every page, then the store.
+
+The HTML and the screenshot are dropped here, right after the features are taken.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+from scrapy_websim import signals as websim_signals
+from scrapy_websim.core.features import compute_features, fill_normalized_url
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.extensions import get_extension
+from scrapy_websim.items import PageItem
+
+logger = logging.getLogger(__name__)
+
+
+class WebsimPipeline:
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.ext = get_extension(crawler)
+        self.params = self.ext.params.features
+        self.screenshots_dir = self.ext.config.screenshots_dir
+        if self.screenshots_dir:
+            os.makedirs(self.screenshots_dir, exist_ok=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WebsimPipeline":
+        return cls(crawler)
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        if isinstance(item, PageItem):
+            record = item.record
+            started = time.perf_counter()
+            main_text = ""
+            try:
+                main_text = compute_features(record, item.html, item.screenshot, self.params)
+            except Exception as exc:  # noqa: BLE001 - one odd page must not stop the crawl
+                logger.exception("websim: features of %s failed", record.url)
+                record.error = record.error or f"feature extraction failed: {type(exc).__name__}: {exc}"[:300]
+            self.crawler.stats.inc_value("websim/features_ms", round((time.perf_counter() - started) * 1000))
+            if self.screenshots_dir and item.screenshot:
+                path = os.path.join(self.screenshots_dir, f"{record.id}.png")
+                with open(path, "wb") as fh:
+                    fh.write(item.screenshot)
+            fill_normalized_url(record, self.params)
+            self.ext.add_record(record)
+            if item.html and not record.error:
+                self.crawler.signals.send_catch_log(
+                    websim_signals.page_featured, record=record, main_text=main_text, spider=spider)
+            item.html, item.screenshot = "", b""
+            return item
+        if isinstance(item, PageRecord):
+            fill_normalized_url(item, self.params)
+            self.ext.add_record(item)
+        return item

@@ -1,0 +1,115 @@
+"""scrapy-playwright glue: browser discovery, the stable-page wait, capture and request meta."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List
+
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.render.capture import CaptureOptions, capture, make_init_callback, short_error
+
+__all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options", "short_error"]
+
+_init_callbacks: Dict[CaptureOptions, Any] = {}
+
+
+def capture_options(config: WebsimConfig) -> CaptureOptions:
+    return CaptureOptions(
+        viewport=tuple(config.viewport),
+        stable_timeout=min(config.stable_timeout, max(0.0, config.page_timeout - config.http_timeout)),
+        network_idle_ms=config.network_idle_ms,
+        dom_stable_checks=config.dom_stable_checks,
+        dom_check_interval_ms=config.dom_check_interval_ms,
+    )
+
+
+def render_meta(config: WebsimConfig) -> Dict[str, Any]:
+    """Request meta that makes scrapy-playwright render the page and run our capture.
+
+    A new PageMethod per request: its ``result`` is where the capture lands.
+    """
+    from scrapy_playwright.page import PageMethod  # noqa: PLC0415
+
+    options = capture_options(config)
+    init = _init_callbacks.get(options)
+    if init is None:
+        init = _init_callbacks[options] = make_init_callback(options)
+    return {
+        "playwright": True,
+        "playwright_page_init_callback": init,
+        "playwright_page_methods": [PageMethod(capture, options)],
+        "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": config.http_timeout * 1000},
+        "handle_httpstatus_all": True,
+        "websim_render": True,
+        "websim_started": time.time(),
+    }
+
+
+def _capture_result(response: Any) -> Dict[str, Any]:
+    for pm in response.meta.get("playwright_page_methods") or ():
+        if getattr(pm, "method", None) is capture:
+            return pm.result or {}
+    return {}
+
+
+def _header(response: Any, name: str) -> str:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else ""
+
+
+def record_from_response(response: Any, record_id: int, url: str) -> tuple:
+    """``(record, html, screenshot)`` for a response that reached the spider."""
+    cap = _capture_result(response)
+    content_type = _header(response, "Content-Type") or cap.get("content_type", "")
+    redirects: List[str] = list(response.meta.get("redirect_urls") or [])
+    chain = redirects + [response.url] if redirects else [response.request.url]
+    if response.url != chain[-1]:  # a JavaScript redirect: no redirect keys, final URL differs
+        chain.append(response.url)
+    try:
+        length = int(_header(response, "Content-Length"))
+    except ValueError:
+        length = len(response.body)
+    ct_main = content_type.split(";")[0].strip().lower()
+    is_html = ct_main in ("text/html", "application/xhtml+xml") or (not ct_main and b"<html" in response.body[:2048].lower())
+    html = ""
+    if is_html:
+        try:
+            html = response.text
+        except AttributeError:  # not a TextResponse
+            html = response.body.decode("utf-8", "replace")
+    title = cap.get("title") or ""
+    timings = cap.get("timings") or []
+    record = PageRecord(
+        id=record_id,
+        url=url,
+        final_url=response.url,
+        redirect_chain=chain,
+        status_code=int(response.status),
+        content_length=length,
+        content_type=content_type,
+        error=cap.get("capture_error", ""),
+        title=title.strip(),
+        html_len=len(html.encode("utf-8")) if html else 0,
+        rendered=bool(cap.get("rendered")) and is_html,
+        timings=[round(float(t), 1) for t in timings if t is not None] if timings else [],
+    )
+    return record, html, cap.get("screenshot") or b""
+
+
+def record_from_failure(failure: Any, record_id: int, url: str) -> PageRecord:
+    request = getattr(failure, "request", None)
+    meta = getattr(request, "meta", {}) or {}
+    chain: List[str] = list(meta.get("redirect_urls") or [])
+    fetched = getattr(request, "url", url)
+    return PageRecord(
+        id=record_id,
+        url=url,
+        final_url="",
+        redirect_chain=chain or [fetched],
+        error=short_error(failure.value),
+    )
+
+
+def is_unsafe_port_error(failure: Any) -> bool:
+    return "ERR_UNSAFE_PORT" in str(getattr(failure, "value", ""))

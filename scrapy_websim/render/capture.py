@@ -1,0 +1,204 @@
+"""Stable-page wait and capture, run inside scrapy-playwright's page lifecycle.
+
+Two hooks plug into scrapy-playwright without replacing its download handler:
+
+* :func:`init_page` is the ``playwright_page_init_callback``: it runs before ``page.goto`` and
+  attaches a :class:`NetworkTracker` (Playwright's request events) and the viewport.
+* :func:`capture` is a callable ``PageMethod``: it runs after navigation, waits until the page is
+  stable (no request in flight for ``network_idle_ms`` *and* ``dom_stable_checks`` consecutive
+  unchanged DOM digests, capped at ``stable_timeout``), then takes the title, the navigation timings
+  and a viewport screenshot. Its result dict lands in ``PageMethod.result``.
+
+scrapy-playwright then reads ``page.content()`` (the rendered HTML, after our wait) and closes the
+page itself, also on errors, so no page can leak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+logger = logging.getLogger(__name__)
+
+# Cheap DOM digest: size of the serialised tree, element count and text length. A page still
+# being built by scripts changes at least one of them between two checks.
+_DOM_DIGEST_JS = """() => {
+  const d = document.documentElement;
+  if (!d) return '';
+  return d.outerHTML.length + ':' + document.getElementsByTagName('*').length + ':' +
+         (document.body ? document.body.innerText.length : 0);
+}"""
+
+_TIMINGS_JS = """() => {
+  const e = performance.getEntriesByType('navigation')[0];
+  if (!e) return null;
+  return [e.responseStart, e.domContentLoadedEventEnd, e.loadEventEnd];
+}"""
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    viewport: tuple = (1280, 800)
+    stable_timeout: float = 10.0
+    network_idle_ms: int = 500
+    dom_stable_checks: int = 3
+    dom_check_interval_ms: int = 100
+    screenshot: bool = True
+
+
+class NetworkTracker:
+    """Counts requests in flight from Playwright's events, and when the last one started or ended.
+
+    Times come from one monotonic clock (the event loop's), so idle time is measured correctly
+    (the reference system compared page-relative with epoch times and never waited).
+    """
+
+    def __init__(self, page: Any) -> None:
+        self.in_flight: set = set()
+        self.last_activity = time.monotonic()
+        self.main_response_headers: Optional[Dict[str, str]] = None
+        self.main_status: Optional[int] = None
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_done)
+        page.on("requestfailed", self._on_done)
+        page.on("response", self._on_response)
+        self._page_ref = weakref.ref(page)
+
+    def _on_request(self, request: Any) -> None:
+        self.in_flight.add(id(request))
+        self.last_activity = time.monotonic()
+
+    def _on_done(self, request: Any) -> None:
+        self.in_flight.discard(id(request))
+        self.last_activity = time.monotonic()
+
+    def _on_response(self, response: Any) -> None:
+        try:
+            page = self._page_ref()
+            if page is not None and response.frame == page.main_frame and response.request.is_navigation_request():
+                self.main_response_headers = response.headers
+                self.main_status = response.status
+        except Exception:  # noqa: BLE001 - a detached frame must not break the crawl
+            pass
+
+    def idle_for(self) -> float:
+        """Seconds with no request in flight (0 while any request is in flight)."""
+        if self.in_flight:
+            return 0.0
+        return time.monotonic() - self.last_activity
+
+
+_trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDictionary()
+
+
+def make_init_callback(options: CaptureOptions):
+    async def init_page(page: Any, request: Any) -> None:
+        _trackers[page] = NetworkTracker(page)
+        width, height = options.viewport
+        await page.set_viewport_size({"width": width, "height": height})
+
+    return init_page
+
+
+def _is_html(content_type: str) -> bool:
+    ct = content_type.split(";")[0].strip().lower()
+    return ct in ("", "text/html", "application/xhtml+xml")
+
+
+async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: CaptureOptions) -> Dict[str, Any]:
+    """Wait for network idle and DOM stability; returns how long it took and whether it timed out."""
+    start = time.monotonic()
+    deadline = start + options.stable_timeout
+    interval = options.dom_check_interval_ms / 1000.0
+    idle_needed = options.network_idle_ms / 1000.0
+    last_digest = None
+    unchanged = 0
+    while True:
+        try:
+            digest = await page.evaluate(_DOM_DIGEST_JS)
+        except Exception:  # noqa: BLE001 - navigation in progress (JS redirect): start again
+            digest, unchanged = None, 0
+        if digest is not None and digest == last_digest:
+            unchanged += 1
+        else:
+            unchanged = 0 if digest is None else 1
+        last_digest = digest
+        net_idle = tracker is None or tracker.idle_for() >= idle_needed
+        if net_idle and unchanged >= options.dom_stable_checks:
+            return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": False}
+        if time.monotonic() >= deadline:
+            return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": True}
+        await asyncio.sleep(interval)
+
+
+async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
+    """Wait for a stable page, then capture what the features need. Never raises for page errors."""
+    tracker = _trackers.get(page)
+    result: Dict[str, Any] = {"rendered": False}
+    content_type = ""
+    if tracker is not None and tracker.main_response_headers:
+        content_type = tracker.main_response_headers.get("content-type", "")
+    if page.url == "about:blank" or not _is_html(content_type):
+        result["content_type"] = content_type
+        return result  # a download (PDF...) or a non-HTML document: recorded, not rendered
+    result.update(await wait_stable(page, tracker, options))
+    try:
+        result["title"] = await page.title()
+        result["timings"] = await page.evaluate(_TIMINGS_JS)
+        if options.screenshot:
+            result["screenshot"] = await page.screenshot(type="png", full_page=False)
+        result["rendered"] = True
+    except Exception as exc:  # noqa: BLE001
+        result["capture_error"] = short_error(exc)
+    # Stop whatever is still loading (a hanging image, a long poll): scrapy-playwright waits for
+    # the load event after page methods, and the page is captured already.
+    try:
+        await page.evaluate("() => window.stop()")
+    except Exception:  # noqa: BLE001
+        pass
+    return result
+
+
+_ERROR_CODES = {
+    "ERR_CONNECTION_REFUSED": "connection refused",
+    "ERR_NAME_NOT_RESOLVED": "DNS lookup failed",
+    "ERR_NAME_RESOLUTION_FAILED": "DNS lookup failed",
+    "ERR_CONNECTION_RESET": "connection reset",
+    "ERR_CONNECTION_CLOSED": "connection closed before a response",
+    "ERR_EMPTY_RESPONSE": "empty response (connection closed before a response)",
+    "ERR_CONNECTION_TIMED_OUT": "connection timed out",
+    "ERR_TIMED_OUT": "timed out",
+    "ERR_TOO_MANY_REDIRECTS": "too many redirects (redirect loop)",
+    "ERR_ADDRESS_UNREACHABLE": "address unreachable",
+    "ERR_INTERNET_DISCONNECTED": "network unreachable",
+    "ERR_UNSAFE_PORT": "port blocked by the browser (unsafe port)",
+    "ERR_INVALID_URL": "invalid URL",
+    "ERR_INVALID_RESPONSE": "invalid HTTP response",
+    "ERR_INVALID_HTTP_RESPONSE": "invalid HTTP response",
+    "ERR_CERT_": "TLS certificate error",
+    "ERR_SSL_": "TLS error",
+    "ERR_BAD_SSL_CLIENT_AUTH_CERT": "TLS client certificate required",
+    "ERR_BLOCKED_BY_CLIENT": "blocked by the browser",
+    "ERR_ABORTED": "navigation aborted",
+}
+
+
+def short_error(exc: BaseException) -> str:
+    """A short, readable message for a failed page (the full text goes to the log)."""
+    text = str(getattr(exc, "message", None) or exc)
+    for code, label in _ERROR_CODES.items():
+        pos = text.find("net::" + code)
+        if pos >= 0:
+            full = text[pos + 5 :].split()[0].rstrip(".,;:")
+            return f"{label} ({full})"
+    name = type(exc).__name__
+    first = text.strip().splitlines()[0] if text.strip() else name
+    if name == "TimeoutError" or "Timeout" in first and "exceeded" in first:
+        return "timed out: " + first.split("Call log")[0].strip()[:200]
+    if "Target page, context or browser has been closed" in text or "crashed" in text.lower():
+        return "browser crashed or closed the page: " + first[:200]
+    return f"{name}: {first[:200]}"

@@ -1,0 +1,110 @@
+"""The ``websim`` spider: render every URL of a list (optionally following same-host links)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, AsyncIterator, Iterator, Optional
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import Request, Response, TextResponse
+
+from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.urllist import Entry, UrlListError, read_entries
+from scrapy_websim.items import PageItem
+from scrapy_websim.render import is_unsafe_port_error, record_from_failure, record_from_response, render_meta
+
+logger = logging.getLogger(__name__)
+
+
+class UrlListSpider(scrapy.Spider):
+    """``scrapy crawl websim -a urls=urls.txt -o result.json``
+
+    Arguments: ``urls`` (a ``.txt`` file, one URL per line, blank lines and ``#`` comments skipped;
+    or comma-separated URLs), ``follow`` (``1`` to also render same-host links found on the
+    pages), ``max_pages`` (with ``follow``: stop discovering after this many pages, 0 = no limit).
+    """
+
+    name = "websim"
+
+    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = 0, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if urls is None:
+            raise UrlListError(
+                "the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt "
+                "(a .txt file, one URL per line) or -a urls=https://a.example,https://b.example"
+            )
+        self.entries = read_entries(urls)
+        try:
+            self.follow = get_bool({"follow": follow}, "follow", False)
+            self.max_pages = get_number({"max_pages": max_pages}, "max_pages", 0, 0, 100_000_000, integer=True)
+        except ConfigError as exc:
+            raise ConfigError(f"spider argument {exc}") from None
+        self._hosts = {urlsplit(e.url).netloc.lower() for e in self.entries if e.url}
+        self._input_urls = {e.url for e in self.entries if e.url}
+        self._discovered = 0
+
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        super().update_settings(settings)
+        # The spider works without a project: make sure the add-on is on (never removes the user's).
+        settings.setdefault_in_component_priority_dict("ADDONS", "scrapy_websim.Addon", 500)
+
+    @property
+    def config(self) -> WebsimConfig:
+        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
+
+        return get_extension(self.crawler).config
+
+    async def start(self) -> AsyncIterator[Any]:
+        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
+
+        ext = get_extension(self.crawler)
+        ext.register_inputs(self.entries)
+        logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
+                    sum(1 for e in self.entries if e.error))
+        for entry in self.entries:
+            if entry.error:
+                yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
+            else:
+                yield self.render_request(entry.url, entry.id, entry.raw)
+
+    def render_request(self, url: str, record_id: int, raw: str, dont_filter: bool = True) -> Request:
+        meta = render_meta(self.config)
+        meta.update({"websim_id": record_id, "websim_url": raw})
+        return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=dont_filter)
+
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        meta = response.meta
+        record, html, screenshot = record_from_response(response, meta.get("websim_id", 0), meta.get("websim_url", response.request.url))
+        yield PageItem(record=record, html=html, screenshot=screenshot)
+        if self.follow and isinstance(response, TextResponse) and 200 <= response.status < 300:
+            yield from self.follow_links(response)
+
+    def follow_links(self, response: TextResponse) -> Iterator[Request]:
+        for href in response.css("a::attr(href)").getall():
+            if self.max_pages and self._discovered >= self.max_pages:
+                return
+            url = response.urljoin(href.strip()).split("#", 1)[0]
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or parts.netloc.lower() not in self._hosts:
+                continue
+            if url in self._input_urls:
+                continue  # rendered already as an input URL
+            self._discovered += 1
+            yield self.render_request(url, 0, url, dont_filter=False)
+
+    def on_error(self, failure: Any) -> Iterator[Any]:
+        request = failure.request
+        meta = request.meta
+        if is_unsafe_port_error(failure) and meta.get("playwright"):
+            # Chromium refuses some ports outright; Scrapy's own HTTP client still fetches them.
+            logger.info("websim: %s is on a port Chromium refuses; fetching it without rendering", request.url)
+            static_meta = {k: v for k, v in meta.items() if k in ("websim_id", "websim_url", "handle_httpstatus_all")}
+            static_meta.update({"websim_static": True, "dont_redirect": False})
+            yield request.replace(meta=static_meta, dont_filter=True)
+            return
+        record = record_from_failure(failure, meta.get("websim_id", 0), meta.get("websim_url", request.url))
+        logger.info("websim: %s failed: %s", request.url, record.error)
+        yield record
