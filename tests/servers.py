@@ -1,0 +1,266 @@
+"""Real web servers on 127.0.0.1 for tests: nginx, Apache httpd and a Django project.
+
+Each is a context manager that picks a free port, writes its own configuration, logs, pid and
+temp files into a fresh temporary directory, starts the server in the foreground as a child
+process, waits until the port accepts connections, yields the base URL (``http://127.0.0.1:PORT``)
+and stops the server (SIGTERM, then SIGKILL) on exit. The system's configuration, logs and ports
+are never touched. ``skip_unless(...)`` gives a pytest skip marker when a binary is missing.
+
+    with nginx_server(locations='location /x/ { return 404; }', files={"a.html": "..."}) as base:
+        fetch(base + "/a.html")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Mapping, Optional
+
+__all__ = [
+    "Fetched",
+    "apache_server",
+    "django_server",
+    "fetch",
+    "free_port",
+    "have",
+    "nginx_server",
+]
+
+
+def have(binary: str) -> bool:
+    return shutil.which(binary) is not None or os.path.exists(binary)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc: subprocess.Popen, log: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {_tail(log)}")
+        with contextlib.suppress(OSError):
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not listen on 127.0.0.1:{port} in {timeout}s: {_tail(log)}")
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()[-2000:]
+    except OSError:
+        return ""
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _write_files(root: str, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = os.path.join(root, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+@contextlib.contextmanager
+def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterator[str]:
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+    try:
+        _wait_port(port, proc, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
+
+
+@contextlib.contextmanager
+def nginx_server(
+    locations: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "nginx"
+) -> Iterator[str]:
+    """nginx serving ``files`` (relative path -> text) from its document root, plus the given
+    ``location`` blocks (nginx syntax, inside the one ``server``)."""
+    with tempfile.TemporaryDirectory(prefix="websim-nginx-") as tmp:
+        os.chmod(tmp, 0o755)
+        root = os.path.join(tmp, "www")
+        os.makedirs(root)
+        _write_files(root, files or {})
+        port = free_port()
+        user = "user root;" if os.geteuid() == 0 else ""
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(textwrap.dedent(f"""\
+                {user}
+                worker_processes 1;
+                daemon off;
+                pid {tmp}/nginx.pid;
+                error_log {tmp}/error.log warn;
+                events {{ worker_connections 64; }}
+                http {{
+                    access_log off;
+                    default_type application/octet-stream;
+                    types {{ text/html html htm; text/plain txt; }}
+                    client_body_temp_path {tmp}/body;
+                    proxy_temp_path {tmp}/proxy;
+                    fastcgi_temp_path {tmp}/fastcgi;
+                    uwsgi_temp_path {tmp}/uwsgi;
+                    scgi_temp_path {tmp}/scgi;
+                    server {{
+                        listen 127.0.0.1:{port};
+                        server_name localhost;
+                        root {root};
+                """) + textwrap.indent(locations, "        ") + "\n    }\n}\n")
+        log = os.path.join(tmp, "stdout.log")
+        with _server([binary, "-p", tmp, "-e", f"{tmp}/error.log", "-c", conf], port, log, tmp) as base:
+            yield base
+
+
+_APACHE_MODULES = ("mpm_event", "authz_core", "authz_host", "dir", "mime", "unixd", "alias",
+                   "rewrite", "headers")
+
+
+@contextlib.contextmanager
+def apache_server(
+    config: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "apache2",
+    modules_dir: str = "/usr/lib/apache2/modules",
+) -> Iterator[str]:
+    """Apache httpd (foreground) serving ``files`` from its document root plus extra ``config``."""
+    with tempfile.TemporaryDirectory(prefix="websim-apache-") as tmp:
+        os.chmod(tmp, 0o755)
+        root = os.path.join(tmp, "www")
+        os.makedirs(root)
+        _write_files(root, files or {})
+        for dirpath, _dirs, names in os.walk(tmp):
+            os.chmod(dirpath, 0o755)
+            for n in names:
+                os.chmod(os.path.join(dirpath, n), 0o644)
+        port = free_port()
+        loads = "\n".join(
+            f"LoadModule {m}_module {modules_dir}/mod_{m}.so" for m in _APACHE_MODULES
+            if os.path.exists(f"{modules_dir}/mod_{m}.so")
+        )
+        user = "User nobody\nGroup nogroup\n" if os.geteuid() == 0 else ""
+        conf = os.path.join(tmp, "httpd.conf")
+        with open(conf, "w") as f:
+            f.write(f"""{loads}
+ServerRoot {tmp}
+{user}ServerName 127.0.0.1
+Listen 127.0.0.1:{port}
+PidFile {tmp}/httpd.pid
+DefaultRuntimeDir {tmp}
+ErrorLog {tmp}/error.log
+LogLevel warn
+TypesConfig /dev/null
+AddType text/html .html
+DocumentRoot {root}
+<Directory {root}>
+    Require all granted
+    Options -Indexes
+</Directory>
+{config}
+""")
+        log = os.path.join(tmp, "stdout.log")
+        with _server([binary, "-f", conf, "-D", "FOREGROUND"], port, log, tmp) as base:
+            yield base
+
+
+@contextlib.contextmanager
+def django_server(debug: bool = False) -> Iterator[str]:
+    """A minimal Django project (admin, auth, sessions; sqlite in the temp dir) run with
+    ``manage.py runserver --noreload``. The admin login page is at ``/admin/login/``."""
+    with tempfile.TemporaryDirectory(prefix="websim-django-") as tmp:
+        _write_files(tmp, {
+            "manage.py": textwrap.dedent("""\
+                import os, sys
+                os.environ.setdefault("DJANGO_SETTINGS_MODULE", "site_settings")
+                from django.core.management import execute_from_command_line
+                execute_from_command_line(sys.argv)
+                """),
+            "site_settings.py": textwrap.dedent(f"""\
+                SECRET_KEY = "websim-test-only"
+                DEBUG = {debug!r}
+                ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+                ROOT_URLCONF = "site_urls"
+                INSTALLED_APPS = ["django.contrib.admin", "django.contrib.auth",
+                                  "django.contrib.contenttypes", "django.contrib.sessions",
+                                  "django.contrib.messages", "django.contrib.staticfiles"]
+                MIDDLEWARE = ["django.contrib.sessions.middleware.SessionMiddleware",
+                              "django.middleware.common.CommonMiddleware",
+                              "django.middleware.csrf.CsrfViewMiddleware",
+                              "django.contrib.auth.middleware.AuthenticationMiddleware",
+                              "django.contrib.messages.middleware.MessageMiddleware"]
+                TEMPLATES = [{{"BACKEND": "django.template.backends.django.DjangoTemplates",
+                              "APP_DIRS": True, "OPTIONS": {{"context_processors": [
+                                  "django.template.context_processors.request",
+                                  "django.contrib.auth.context_processors.auth",
+                                  "django.contrib.messages.context_processors.messages"]}}}}]
+                DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3",
+                                          "NAME": {os.path.join(tmp, "db.sqlite3")!r}}}}}
+                STATIC_URL = "/static/"
+                USE_TZ = True
+                """),
+            "site_urls.py": textwrap.dedent("""\
+                from django.contrib import admin
+                from django.urls import path
+                urlpatterns = [path("admin/", admin.site.urls)]
+                """),
+        })
+        port = free_port()
+        env = dict(os.environ, PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
+        log = os.path.join(tmp, "stdout.log")
+        argv = [sys.executable, os.path.join(tmp, "manage.py"), "runserver", "--noreload",
+                "--skip-checks", f"127.0.0.1:{port}"]
+        with _server(argv, port, log, tmp, env=env) as base:
+            yield base
+
+
+@dataclass
+class Fetched:
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    body: bytes
+    redirects: List[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def fetch(url: str, timeout: float = 10.0) -> Fetched:
+    """GET ``url`` (127.0.0.1 only), following redirects; HTTP errors are returned, not raised."""
+    host = urllib.request.urlparse(url).hostname
+    if host not in ("127.0.0.1", "localhost"):
+        raise ValueError(f"tests only fetch from 127.0.0.1, not {url}")
+    req = urllib.request.Request(url, headers={"User-Agent": "websim-tests"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return Fetched(url, resp.geturl(), resp.status,
+                           resp.headers.get("Content-Type", ""), resp.read())
+    except urllib.error.HTTPError as err:
+        with err:
+            return Fetched(url, err.geturl(), err.code,
+                           err.headers.get("Content-Type", ""), err.read())
