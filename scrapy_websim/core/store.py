@@ -1,0 +1,208 @@
+"""On-disk feature store: PageRecord JSON in SQLite, with the clustering keys in columns.
+
+The pipeline adds one record per page during the crawl; at most ``batch_size`` records are held
+in memory before they are written in one transaction, so memory does not grow with the crawl.
+The key columns (:data:`scrapy_websim.core.cluster.KEY_FIELDS`) let the closing step build the
+compact clustering input without parsing a million JSON documents; :meth:`FeatureStore.get`
+loads a full record for the pairwise decision.
+
+Features files (JSON Lines, one ``PageRecord.to_json()`` per line) are written by
+:func:`save_jsonl` and read by :func:`load_jsonl` / :func:`iter_jsonl`, so ``websim cluster
+features.jsonl`` can re-cluster offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from typing import IO, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
+
+from .cluster import KEY_FIELDS, KeyRow, key_row
+from .types import PageRecord
+
+DEFAULT_BATCH_SIZE = 1000
+_SIGN = 1 << 63
+_WRAP = 1 << 64
+
+
+def _to_sql64(value: Optional[int]) -> Optional[int]:
+    """SQLite integers are signed 64-bit: store the unsigned hash in two's complement."""
+    if value is None:
+        return None
+    value &= _WRAP - 1
+    return value - _WRAP if value >= _SIGN else value
+
+
+def _from_sql64(value: Optional[int]) -> Optional[int]:
+    return None if value is None else value & (_WRAP - 1)
+
+
+def _dumps(record: PageRecord) -> str:
+    return json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+class FeatureStore:
+    """PageRecords by id in an SQLite file (a temporary file, removed on close, by default)."""
+
+    def __init__(self, path: Optional[Union[str, os.PathLike]] = None, batch_size: int = DEFAULT_BATCH_SIZE):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size={batch_size!r}: valid range is >= 1")
+        self.batch_size = batch_size
+        self._temp = path is None
+        if path is None:
+            fd, name = tempfile.mkstemp(prefix="websim-features-", suffix=".sqlite3")
+            os.close(fd)
+            path = name
+        self.path = os.fspath(path)
+        self._db: Optional[sqlite3.Connection] = sqlite3.connect(self.path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        columns = ", ".join(f"{name} {kind}" for name, kind in zip(KEY_FIELDS[1:], _KEY_TYPES))
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, {columns}, json TEXT NOT NULL)")
+        self._db.commit()
+        self._pending: Dict[int, Tuple[Any, ...]] = {}
+
+    # -- writing
+    def add(self, record: PageRecord) -> None:
+        """Add or replace (same id) one record; commits every ``batch_size`` records."""
+        row = key_row(record)
+        self._pending[record.id] = (
+            row[0], row[1], row[2], row[3], row[4], row[5], _to_sql64(row[6]), _to_sql64(row[7]), row[8],
+            _dumps(record),
+        )
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+
+    def add_many(self, records: Iterable[PageRecord]) -> None:
+        for record in records:
+            self.add(record)
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        db = self._conn()
+        marks = ", ".join("?" * (len(KEY_FIELDS) + 1))
+        with db:
+            db.executemany(f"INSERT OR REPLACE INTO records VALUES ({marks})", self._pending.values())
+        self._pending.clear()
+
+    # -- reading
+    def get(self, page_id: int) -> PageRecord:
+        pending = self._pending.get(page_id)
+        if pending is not None:
+            return PageRecord.from_json(json.loads(pending[-1]))
+        row = self._conn().execute("SELECT json FROM records WHERE id = ?", (page_id,)).fetchone()
+        if row is None:
+            raise KeyError(page_id)
+        return PageRecord.from_json(json.loads(row[0]))
+
+    def __contains__(self, page_id: object) -> bool:
+        if page_id in self._pending:
+            return True
+        return self._conn().execute("SELECT 1 FROM records WHERE id = ?", (page_id,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        self.flush()
+        return int(self._conn().execute("SELECT COUNT(*) FROM records").fetchone()[0])
+
+    def iter_records(self) -> Iterator[PageRecord]:
+        """All records in id order, streamed (not loaded at once)."""
+        self.flush()
+        for (text,) in self._conn().execute("SELECT json FROM records ORDER BY id"):
+            yield PageRecord.from_json(json.loads(text))
+
+    def iter_key_rows(self) -> Iterator[KeyRow]:
+        """The clustering key columns of every record, in id order (see ``cluster.build_keys``)."""
+        self.flush()
+        names = ", ".join(KEY_FIELDS)
+        for row in self._conn().execute(f"SELECT {names} FROM records ORDER BY id"):
+            yield (row[0], row[1], row[2], row[3], row[4], row[5], _from_sql64(row[6]), _from_sql64(row[7]), row[8])
+
+    def url_of(self, page_id: int) -> str:
+        return self.get(page_id).url
+
+    # -- features files
+    def save_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
+        return save_jsonl(self.iter_records(), path_or_file)
+
+    def load_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
+        count = 0
+        for record in iter_jsonl(path_or_file):
+            self.add(record)
+            count += 1
+        self.flush()
+        return count
+
+    # -- lifetime
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise ValueError("FeatureStore is closed")
+        return self._db
+
+    def close(self) -> None:
+        if self._db is None:
+            return
+        self.flush()
+        self._db.close()
+        self._db = None
+        if self._temp:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.remove(self.path + suffix)
+                except FileNotFoundError:
+                    pass
+
+    def __enter__(self) -> "FeatureStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_KEY_TYPES = ("INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT")
+
+
+def _open(path_or_file: Union[str, os.PathLike, IO[str]], mode: str) -> Tuple[IO[str], bool]:
+    if hasattr(path_or_file, "read") or hasattr(path_or_file, "write"):
+        return path_or_file, False  # type: ignore[return-value]
+    return open(path_or_file, mode, encoding="utf-8"), True  # type: ignore[arg-type]
+
+
+def save_jsonl(records: Iterable[PageRecord], path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
+    """Write one ``PageRecord.to_json()`` per line; returns the number written."""
+    handle, owned = _open(path_or_file, "w")
+    count = 0
+    try:
+        for record in records:
+            handle.write(_dumps(record))
+            handle.write("\n")
+            count += 1
+    finally:
+        if owned:
+            handle.close()
+    return count
+
+
+def iter_jsonl(path_or_file: Union[str, os.PathLike, IO[str]]) -> Iterator[PageRecord]:
+    """Read a features file lazily; blank lines are skipped, a bad line names its number."""
+    handle, owned = _open(path_or_file, "r")
+    try:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield PageRecord.from_json(json.loads(line))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"features file line {number}: {exc}") from exc
+    finally:
+        if owned:
+            handle.close()
+
+
+def load_jsonl(path_or_file: Union[str, os.PathLike, IO[str]], store: Optional[FeatureStore] = None) -> FeatureStore:
+    """A store (a new temporary one by default) filled from a features file."""
+    store = store if store is not None else FeatureStore()
+    store.load_jsonl(path_or_file)
+    return store
