@@ -57,6 +57,7 @@ __all__ = [
     "PredictorParams",
     "DupePredictor",
     "DupStat",
+    "canonical_url",
     "shingles",
     "boilerplate_shingles",
     "wilson_bounds",
@@ -183,9 +184,14 @@ def _url_hash(url: str) -> int:
     return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
 
 
+def canonical_url(url: str) -> str:
+    """The form under which the predictor knows a URL (sorted query, no fragment)."""
+    return canonicalize_url(url, keep_fragments=False)
+
+
 def _parse(url: str) -> Tuple[str, str, Dict[str, str]]:
     """(canonical url, host+path, {param: value}); a repeated parameter's values are joined."""
-    canon = canonicalize_url(url, keep_fragments=False)
+    canon = canonical_url(url)
     parts = urlsplit(canon)
     query: Dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True):

@@ -1,0 +1,175 @@
+"""WebsimPredictMiddleware with a test crawler and hand-made pages (no network)."""
+
+import asyncio
+import random
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from scrapy_websim import signals as websim_signals
+from scrapy_websim.config import ConfigError
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.spidermiddlewares import PredictSettings, WebsimPredictMiddleware
+
+WORDS = [f"w{i}" for i in range(2000)]
+
+
+def text_of(topic: int) -> str:
+    rng = random.Random(topic)
+    return "\n".join(" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(10))
+
+
+def make_mw(**settings):
+    base = {"WEBSIM_PREDICT_ENABLED": True, "WEBSIM_PREDICT_WARMUP": 20, "WEBSIM_PREDICT_EXPLORATION": 0.0}
+    base.update(settings)
+    crawler = get_crawler(Spider, base)
+    crawler.stats.open_spider()
+    return crawler, WebsimPredictMiddleware.from_crawler(crawler)
+
+
+def feed(crawler, url, text, status=200):
+    record = PageRecord(id=0, url=url, status_code=status, rendered=True)
+    crawler.signals.send_catch_log(websim_signals.page_featured, record=record, main_text=text, spider=None)
+
+
+def learn_forum(crawler, topics=range(120)):
+    for t in topics:
+        feed(crawler, f"http://forum.test/t?id={t}", text_of(t))
+        feed(crawler, f"http://forum.test/t?id={t}&sid=s{t}x", text_of(t))
+        feed(crawler, f"http://forum.test/t?id={t}&sid=other{t}", text_of(t))
+
+
+def run_output(mw, requests):
+    response = HtmlResponse("http://forum.test/", body=b"<html></html>")
+    return list(mw.process_spider_output(response, iter(requests)))
+
+
+def test_drops_learned_duplicates_and_keeps_unique():
+    crawler, mw = make_mw()
+    learn_forum(crawler)
+    feed(crawler, "http://forum.test/t?id=900", text_of(900))
+    dup = Request("http://forum.test/t?id=900&sid=zzz", meta={"websim_id": 7})
+    new = Request("http://forum.test/t?id=901&sid=zzz")
+    unique = Request("http://forum.test/t?id=902")
+    out = run_output(mw, [dup, new, unique, {"an": "item"}])
+    record = out[0]
+    assert isinstance(record, PageRecord)
+    assert (record.id, record.url, record.rendered, record.error) == (7, dup.url, False, "")
+    assert record.predicted_duplicate_of == "http://forum.test/t?id=900"
+    assert out[1:] == [new, unique, {"an": "item"}]
+    stats = crawler.stats.get_stats()
+    assert stats["websim/predict/dropped"] == 1
+    assert stats["websim/predict/checked"] == 3
+
+
+def test_exact_repeat_is_left_to_the_dupefilter():
+    crawler, mw = make_mw()
+    learn_forum(crawler)
+    req = Request("http://forum.test/t?id=5")
+    assert run_output(mw, [req]) == [req]
+
+
+def test_nothing_dropped_during_warmup():
+    crawler, mw = make_mw(WEBSIM_PREDICT_WARMUP=10_000)
+    learn_forum(crawler)
+    feed(crawler, "http://forum.test/t?id=900", text_of(900))
+    req = Request("http://forum.test/t?id=900&sid=zzz")
+    assert run_output(mw, [req]) == [req]
+    assert crawler.stats.get_value("websim/predict/warmup") == 1
+    assert mw.predictor is None
+
+
+def test_error_and_non_2xx_pages_are_not_learned():
+    crawler, mw = make_mw()
+    feed(crawler, "http://forum.test/a", "x y z", status=404)
+    assert crawler.stats.get_value("websim/predict/learned") is None
+
+
+def test_disabled_passes_everything_unless_opted_in():
+    crawler, mw = make_mw(WEBSIM_PREDICT_ENABLED=False)
+    learn_forum(crawler)  # not learning: disabled and nobody opted in
+    assert mw.predictor is None
+    req = Request("http://forum.test/t?id=1&sid=q")
+    assert run_output(mw, [req]) == [req]
+    opted = Request("http://forum.test/t?id=1&sid=q", meta={"websim_predict": True})
+    assert run_output(mw, [opted]) == [opted]  # starts learning now, still in warm-up
+    assert mw.learning
+
+
+def test_meta_opt_out():
+    crawler, mw = make_mw()
+    learn_forum(crawler)
+    feed(crawler, "http://forum.test/t?id=900", text_of(900))
+    req = Request("http://forum.test/t?id=900&sid=zzz", meta={"websim_predict": False})
+    assert run_output(mw, [req]) == [req]
+    assert crawler.stats.get_value("websim/predict/opted_out") == 1
+
+
+def explored_set(seed):
+    crawler, mw = make_mw(WEBSIM_PREDICT_EXPLORATION=0.3, WEBSIM_PREDICT_SEED=seed)
+    learn_forum(crawler)
+    reqs = [Request(f"http://forum.test/t?id={t}&sid=new{t}") for t in range(100)]
+    out = run_output(mw, reqs)
+    return {o.url for o in out if isinstance(o, Request)}, crawler
+
+
+def test_exploration_is_deterministic_per_seed():
+    a, crawler = explored_set(1)
+    b, _ = explored_set(1)
+    c, _ = explored_set(2)
+    assert a == b
+    assert a != c
+    assert 15 <= len(a) <= 45  # ~30% of 100
+    assert crawler.stats.get_value("websim/predict/explored") == len(a)
+    assert crawler.stats.get_value("websim/predict/dropped") == 100 - len(a)
+
+
+def test_explored_pages_confirm_or_refute_the_model():
+    explored, crawler = explored_set(1)
+    same, different = sorted(explored)[:2]
+    feed(crawler, same, text_of(int(same.split("id=")[1].split("&")[0])))
+    feed(crawler, different, text_of(4000))
+    stats = crawler.stats.get_stats()
+    assert stats["websim/predict/explored_confirmed"] == 1
+    assert stats["websim/predict/explored_refuted"] == 1
+
+
+def test_start_requests_go_through_process_start():
+    crawler, mw = make_mw(WEBSIM_PREDICT_WARMUP=0)
+    learn_forum(crawler)
+    feed(crawler, "http://forum.test/t?id=900", text_of(900))
+
+    async def start():
+        yield Request("http://forum.test/t?id=900&sid=q", meta={"websim_id": 3})
+        yield Request("http://forum.test/t?id=999")
+
+    async def collect():
+        return [o async for o in mw.process_start(start())]
+
+    out = asyncio.run(collect())
+    assert isinstance(out[0], PageRecord) and out[0].id == 3
+    assert isinstance(out[1], Request)
+    assert [type(o) for o in mw.process_start_requests(iter([Request("http://forum.test/t?id=900&sid=r")]))] == [PageRecord]
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("WEBSIM_PREDICT_THRESHOLD", 1.5),
+        ("WEBSIM_PREDICT_EXPLORATION", -0.1),
+        ("WEBSIM_PREDICT_WARMUP", "many"),
+        ("WEBSIM_PREDICT_ENABLED", "perhaps"),
+        ("WEBSIM_PREDICT_JACCARD", 0),
+    ],
+)
+def test_settings_are_validated(name, value):
+    crawler = get_crawler(Spider, {name: value})
+    with pytest.raises(ConfigError, match=name):
+        PredictSettings.from_settings(crawler.settings)
+
+
+def test_defaults():
+    s = PredictSettings.from_settings(get_crawler(Spider, {}).settings)
+    assert (s.enabled, s.threshold, s.exploration, s.warmup) == (False, 0.98, 0.05, 300)
