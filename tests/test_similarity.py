@@ -1,0 +1,169 @@
+import importlib.util
+from dataclasses import replace
+
+import pytest
+from hypothesis import assume, given, strategies as st
+
+from scrapy_websim.core.similarity import (
+    DEFAULT_DECISION_PARAMS,
+    SEED_DECISION_PARAMS,
+    DecisionParams,
+    behavior_sim,
+    compare,
+    cosine,
+    decide,
+    structure_sim,
+    text_sim,
+    visual_sim,
+    weighted_jaccard,
+)
+from scrapy_websim.core.types import PageRecord
+
+h64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
+counts = st.lists(st.integers(min_value=0, max_value=5000), min_size=7, max_size=7)
+paths = st.dictionaries(st.sampled_from(["html", "html>body", "html>body>div", "html>body>div>p", "html>body>a"]),
+                        st.integers(min_value=1, max_value=100))
+timings = st.lists(st.floats(min_value=0, max_value=1e5), min_size=3, max_size=3)
+
+
+@st.composite
+def pages(draw):
+    return PageRecord(
+        id=0, url="u", text_len=draw(st.integers(min_value=0, max_value=100000)), simhash=draw(h64),
+        dom_counts=draw(counts), tag_paths=draw(paths), phash=draw(h64), timings=draw(timings),
+    )
+
+
+SIMS = (text_sim, structure_sim, visual_sim, behavior_sim)
+
+
+@given(pages(), pages())
+def test_similarities_symmetric_and_bounded(a, b):
+    for fn in SIMS:
+        x, y = fn(a, b), fn(b, a)
+        assert x == pytest.approx(y)
+        assert 0.0 <= x <= 1.0
+    r1, r2 = compare(a, b), compare(b, a)
+    assert (r1.is_duplicate, r1.rule) == (r2.is_duplicate, r2.rule)
+
+
+@given(pages())
+def test_identical_pages_score_one(a):
+    for fn in SIMS:
+        assert fn(a, a) == pytest.approx(1.0)
+    r = compare(a, a)
+    assert r.is_duplicate and r.rule == "rule1"
+
+
+def _page(text_len=1000, simhash=0, counts=(100, 50, 20, 10, 2, 0, 3), paths=None, phash=0):
+    return PageRecord(id=1, url="u", text_len=text_len, simhash=simhash, dom_counts=list(counts),
+                      tag_paths=dict(paths or {"html>body>p": 10}), phash=phash, timings=[1, 2, 3])
+
+
+def _bits(n):
+    return (1 << n) - 1
+
+
+def test_text_sim_spec_formula():
+    a = _page()
+    assert text_sim(a, _page(simhash=_bits(1))) == pytest.approx(1 - 1 / 16)
+    assert text_sim(a, _page(simhash=_bits(15))) == pytest.approx(1 / 16)
+    assert text_sim(a, _page(simhash=_bits(16))) == 0.0
+    # length ratio below 0.3 -> 0 even with identical hashes; exactly 0.3 is allowed
+    assert text_sim(_page(text_len=1000), _page(text_len=299)) == 0.0
+    assert text_sim(_page(text_len=1000), _page(text_len=300)) == 1.0
+    assert text_sim(a, replace(a, simhash=None)) == 0.0
+
+
+def test_visual_sim_spec_formula():
+    a = _page()
+    assert visual_sim(a, _page(phash=_bits(5))) == pytest.approx(0.75)
+    assert visual_sim(a, _page(phash=_bits(19))) == pytest.approx(0.05)
+    assert visual_sim(a, _page(phash=_bits(20))) == 0.0
+    assert visual_sim(a, replace(a, phash=None)) == 0.0
+
+
+def test_structure_sim_spec_formula():
+    a = _page(counts=(1, 0, 0, 0, 0, 0, 0), paths={"x": 1, "y": 3})
+    b = _page(counts=(0, 1, 0, 0, 0, 0, 0), paths={"x": 2, "z": 1})
+    # cosine 0; weighted Jaccard = min(1,2) / (2 + 3 + 1)
+    assert structure_sim(a, b) == pytest.approx(0.5 * 0 + 0.5 * (1 / 6))
+    assert cosine([3, 4], [6, 8]) == pytest.approx(1.0)
+    assert weighted_jaccard({}, {}) == 1.0
+    assert weighted_jaccard({"a": 1}, {}) == 0.0
+
+
+def test_structure_lcs_measure():
+    pytest.importorskip("scrapy_websim.core.lcs")
+    a = replace(_page(), tag_seq="abcdef")
+    b = replace(_page(), tag_seq="abcxef")
+    lcs_value = structure_sim(a, b, DecisionParams(structure_measure="lcs"))
+    assert lcs_value == pytest.approx(2 * 5 / 12)
+    both = structure_sim(a, b, DecisionParams(structure_measure="both"))
+    assert both == pytest.approx(0.5 * (1.0 + lcs_value))
+
+
+def test_behavior_sim_is_cosine_of_timings():
+    a = replace(_page(), timings=[100, 200, 300])
+    assert behavior_sim(a, replace(a, timings=[200, 400, 600])) == pytest.approx(1.0)
+    assert behavior_sim(a, replace(a, timings=[])) == 0.0
+
+
+# --- the decision at each threshold boundary (SPEC section 5) --------------------------------
+
+P = SEED_DECISION_PARAMS
+
+
+@pytest.mark.parametrize(
+    "c,s,v,rule",
+    [
+        (0.97, 0.85, 0.0, "rule1"),
+        (0.97, 0.0, 0.85, "rule1"),
+        (0.9699, 0.85, 0.85, ""),
+        (0.97, 0.8499, 0.8499, ""),
+        (1.0, 1.0, 1.0, "rule1"),
+        (0.0, 0.0, 0.99, "rule2"),
+        (0.0, 1.0, 0.9899, ""),
+        (0.5, 0.99, 0.0, ""),
+    ],
+)
+def test_decision_boundaries_seed(c, s, v, rule):
+    assert decide(c, s, v, P) == rule
+
+
+thr = st.floats(min_value=0.0, max_value=1.0)
+
+
+@given(thr, thr, thr, thr, thr, thr, thr)
+def test_decision_matches_spec(t1, s1, v1, v2, c, s, v):
+    params = DecisionParams(rule1_text=t1, rule1_structure=s1, rule1_visual=v1, rule2_visual=v2)
+    rule = decide(c, s, v, params)
+    r1 = c >= t1 and (s >= s1 or v >= v1)
+    r2 = v >= v2
+    assert rule == ("rule1" if r1 else "rule2" if r2 else "")
+    # exactly at every threshold the rule fires
+    assert decide(t1, s1, 0.0, replace(params, rule1_visual=1.0, rule2_visual=1.01)) == "rule1"
+    assert decide(0.0, 0.0, v2, replace(params, rule1_text=1.0, rule1_visual=1.0)) in ("rule2", "rule1")
+
+
+def test_compare_explains_the_pair():
+    a = _page(simhash=0, phash=0)
+    b = _page(simhash=_bits(1), phash=_bits(30))
+    r = compare(a, b, SEED_DECISION_PARAMS)
+    assert r.content_sim == pytest.approx(0.9375) and r.visual_sim == 0.0 and r.structure_sim == 1.0
+    assert not r.is_duplicate and r.rule == ""
+    r = compare(a, b, replace(SEED_DECISION_PARAMS, rule1_text=0.9))
+    assert r.is_duplicate and r.rule == "rule1"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"text_min_len_ratio": 1.5}, {"text_max_distance": 0}, {"visual_max_distance": 65},
+     {"structure_measure": "tree"}, {"structure_count_weight": -0.1}, {"rule1_text": 2.0},
+     {"rule1_structure": -1.0}, {"rule1_visual": 1.5}, {"rule2_visual": 2.0}],
+)
+def test_params_validate(kwargs):
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=name):
+        DecisionParams(**kwargs).validate()
+    DEFAULT_DECISION_PARAMS.validate()

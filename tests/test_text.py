@@ -1,0 +1,177 @@
+import gzip
+import json
+import os
+import re
+from collections import Counter
+
+import lxml.html
+import pytest
+from hypothesis import given, strategies as st
+
+from scrapy_websim.core.text import TextParams, extract_main_text, hamming, simhash64, tokens
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "articles")
+
+
+def _load(name):
+    with gzip.open(os.path.join(DATA, name), "rb") as fh:
+        return fh.read().decode("utf-8")
+
+
+def _f1(true, pred):
+    def sh(t):
+        w = re.findall(r"\w+", t)
+        return Counter(tuple(w[i : i + 4]) for i in range(len(w) - 3))
+
+    a, b = sh(true), sh(pred)
+    tp = sum((a & b).values())
+    p = tp / max(1, sum(b.values()))
+    r = tp / max(1, sum(a.values()))
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def test_simhash_pinned_values():
+    # pinned: a change here changes every stored simhash
+    assert simhash64("") == 0
+    assert simhash64("the quick brown fox jumps over the lazy dog") == 0x373A56907083D01A
+    assert simhash64("每个程序都需要注释") == 0x3C080890499F7808
+
+
+def _reference_simhash(text):
+    # the textbook algorithm, bit by bit, with BLAKE2b-64 token hashes (little-endian)
+    import hashlib
+
+    counts = Counter(tokens(text))
+    v = [0] * 64
+    for tok, n in counts.items():
+        h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+        for i in range(64):
+            v[i] += n if h >> i & 1 else -n
+    return sum(1 << i for i in range(64) if v[i] > 0)
+
+
+@given(st.text(max_size=300))
+def test_simhash_matches_reference(text):
+    assert simhash64(text) == _reference_simhash(text)
+
+
+def test_simhash_case_and_spacing_insensitive_and_near():
+    a = simhash64("The quick brown fox jumps over the lazy dog " * 20)
+    b = simhash64("the   QUICK brown fox\njumps over the lazy dog " * 20)
+    assert a == b
+    base = " ".join(f"word{i}" for i in range(300))
+    assert hamming(simhash64(base), simhash64(base + " extra")) <= 6
+    assert hamming(simhash64(base), simhash64(" ".join(f"other{i}" for i in range(300)))) > 16
+
+
+def test_cjk_runs_become_bigrams():
+    assert tokens("中文页面 hello") == ["中文", "文页", "页面", "hello"]
+    assert tokens("日本語テキスト") == ["日本", "本語", "語テ", "テキ", "キス", "スト"]
+    assert tokens("한국어") == ["한국", "국어"]
+    assert tokens("字") == ["字"]
+    # a Chinese page does not collapse into one token: one changed char moves few bits
+    text = "我们今天讨论网页相似度检测的方法以及如何在大规模爬虫中去重" * 5
+    other = "完全不同的文章内容讲述天气预报和城市交通的变化情况及其影响" * 5
+    assert hamming(simhash64(text), simhash64(text.replace("今天", "明天", 1))) < hamming(
+        simhash64(text), simhash64(other)
+    )
+
+
+def test_hamming():
+    assert hamming(0, 0) == 0
+    assert hamming(0, (1 << 64) - 1) == 64
+    assert hamming(0b1011, 0b0001) == 2
+
+
+@given(st.text(max_size=200))
+def test_simhash_is_64_bit_and_deterministic(text):
+    h = simhash64(text)
+    assert 0 <= h < 1 << 64
+    assert h == simhash64(text)
+
+
+BOILER = """
+<html><head><title>T</title><style>.x{color:red}</style><script>var tracking = 'SCRIPT';</script></head>
+<body>
+<header><div class="logo">SiteName</div><nav><a href="/">Home</a><a href="/news">News</a></nav></header>
+<div id="cookie-banner">We use cookies to improve COOKIES your experience. Accept all?</div>
+<div class="sidebar"><h3>Popular</h3><a href="/a">SIDEBAR story one</a></div>
+<main>
+  <article>
+    <h1>Headline of the article</h1>
+    <p>First paragraph of the ARTICLE body, long enough to look like real content, with commas, and more.</p>
+    <p>Second paragraph continues the story with more words, details, and facts about the topic.</p>
+    <div class="ad-slot">ADVERT buy now</div>
+    <p style="display:none">HIDDEN text that nobody sees</p>
+  </article>
+</main>
+<aside>ASIDE related links</aside>
+<footer>FOOTER copyright 2024</footer>
+<noscript>NOSCRIPT</noscript>
+</body></html>
+"""
+
+
+def test_boilerplate_out_article_in():
+    doc = lxml.html.fromstring(BOILER)
+    before = lxml.html.tostring(doc)
+    text = extract_main_text(doc)
+    assert "ARTICLE body" in text and "Second paragraph" in text and "Headline" in text
+    for junk in ("SCRIPT", "COOKIES", "SIDEBAR", "ADVERT", "HIDDEN", "ASIDE", "FOOTER", "NOSCRIPT", "News", "color:red"):
+        assert junk not in text, junk
+    assert lxml.html.tostring(doc) == before  # never mutates the shared tree
+
+
+def test_nested_semantic_matches_counted_once():
+    html = "<html><body><main><article><p>" + "Only once in this text. " * 20 + "</p></article></main></body></html>"
+    text = extract_main_text(lxml.html.fromstring(html))
+    assert text.count("Only once") == 20
+
+
+def test_density_fallback_without_semantic_tags():
+    para = "<p>" + "Meaningful sentence with content, words and commas, for density. " * 4 + "</p>"
+    html = (
+        "<html><body><div class='menu'>" + "".join(f"<a href='/{i}'>LINK{i}</a>" for i in range(30)) + "</div>"
+        "<div id='story'>" + para * 5 + "</div><div>Copyright BOTTOM</div></body></html>"
+    )
+    text = extract_main_text(lxml.html.fromstring(html))
+    assert text.count("Meaningful sentence") == 20
+    assert "LINK1" not in text and "BOTTOM" not in text
+
+
+@pytest.mark.parametrize("key", sorted(json.load(open(os.path.join(DATA, "ground-truth.json"))).keys()))
+def test_real_benchmark_pages(key):
+    truth = json.load(open(os.path.join(DATA, "ground-truth.json"), encoding="utf-8"))[key]["articleBody"]
+    doc = lxml.html.fromstring(_load(key + ".html.gz"))
+    text = extract_main_text(doc)
+    assert _f1(truth, text) >= 0.9
+    assert "function(" not in text and "{" not in text  # no scripts or styles
+
+
+def test_real_chinese_page():
+    doc = lxml.html.fromstring(_load("zh-rust-by-example-variable_bindings.html.gz"))
+    text = extract_main_text(doc)
+    assert text.startswith("Rust 通过静态类型提供类型安全")
+    assert "编译器会对未使用的变量绑定发出警告" in text
+    # sidebar table of contents and menu bar are out
+    assert "Hello World" not in text and "Rust By Example" not in text
+    toks = tokens(text)
+    assert len(toks) > 100 and "类型" in toks
+
+
+def test_trafilatura_option_does_not_mutate():
+    doc = lxml.html.fromstring(BOILER)
+    before = lxml.html.tostring(doc)
+    text = extract_main_text(doc, TextParams(extractor="trafilatura"))
+    assert "Second paragraph" in text
+    assert lxml.html.tostring(doc) == before
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"semantic_min_share": 1.5}, {"semantic_min_chars": -1}, {"max_link_density": 0}, {"extractor": "x"}]
+)
+def test_params_validate(kwargs):
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=name):
+        TextParams(**kwargs).validate()
+    TextParams().validate()
