@@ -112,13 +112,13 @@ def explored_set(seed):
     learn_forum(crawler)
     reqs = [Request(f"http://forum.test/t?id={t}&sid=new{t}") for t in range(100)]
     out = run_output(mw, reqs)
-    return {o.url for o in out if isinstance(o, Request)}, crawler
+    return {o.url for o in out if isinstance(o, Request)}, crawler, mw
 
 
 def test_exploration_is_deterministic_per_seed():
-    a, crawler = explored_set(1)
-    b, _ = explored_set(1)
-    c, _ = explored_set(2)
+    a, crawler, _mw = explored_set(1)
+    b, _, _ = explored_set(1)
+    c, _, _ = explored_set(2)
     assert a == b
     assert a != c
     assert 15 <= len(a) <= 45  # ~30% of 100
@@ -127,7 +127,7 @@ def test_exploration_is_deterministic_per_seed():
 
 
 def test_explored_pages_confirm_or_refute_the_model():
-    explored, crawler = explored_set(1)
+    explored, crawler, mw = explored_set(1)  # keep mw: signal receivers are weak references
     same, different = sorted(explored)[:2]
     feed(crawler, same, text_of(int(same.split("id=")[1].split("&")[0])))
     feed(crawler, different, text_of(4000))
