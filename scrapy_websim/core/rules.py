@@ -35,7 +35,8 @@ gets its chance):
 "Short" means main text below ``short_text_chars`` (600): soft-404, challenge and maintenance
 pages say one thing; documentation that mentions "error", "login" or "maintenance" says a lot.
 Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
-hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings.
+hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings; a keyword
+inside a longer keyword that hit is not counted twice.
 
 Pure: no Scrapy import; never mutates the document.
 """
@@ -332,27 +333,39 @@ def visible_text(doc) -> str:
 
 
 @lru_cache(maxsize=64)
-def _keyword_regex(keywords: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
-    """One alternation; ASCII-word keywords get word boundaries, others match as substrings."""
-    pieces = []
-    for word in sorted({_WS.sub(" ", k.strip().lower()) for k in keywords if k.strip()},
-                       key=lambda w: (-len(w), w)):
-        body = re.escape(word).replace(r"\ ", r"\s+")
-        if word.isascii():
-            start = r"(?<![\w])" if (word[0].isalnum() or word[0] == "_") else ""
-            end = r"(?![\w])" if (word[-1].isalnum() or word[-1] == "_") else ""
-            body = f"{start}{body}{end}"
-        pieces.append(body)
-    if not pieces:
-        return None
-    return re.compile("|".join(pieces), re.I)
+def _prepared(keywords: Tuple[str, ...]) -> Tuple[Tuple[str, bool, bool], ...]:
+    """(keyword, needs word boundary before, after); lower-cased, whitespace collapsed."""
+    out = []
+    for word in sorted({_WS.sub(" ", k.strip().lower()) for k in keywords if k.strip()}):
+        ascii_word = word.isascii()
+        out.append((word, ascii_word and _is_word(word[0]), ascii_word and _is_word(word[-1])))
+    return tuple(out)
 
 
-def _hits(regex, text: str) -> int:
-    """Number of *different* keywords found in text."""
-    if regex is None or not text:
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _hits(keywords: Tuple[str, ...], text: str) -> int:
+    """Number of different keywords found in ``text`` (already lower-cased and collapsed).
+
+    ASCII keywords need word boundaries, CJK keywords match as substrings. A keyword inside a
+    longer keyword that also hit is not counted again ("not found" in "page not found").
+    """
+    if not text:
         return 0
-    return len({_WS.sub(" ", m.group(0).lower()) for m in regex.finditer(text)})
+    found = []
+    for word, before, after in _prepared(keywords):
+        start = text.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if (not before or start == 0 or not _is_word(text[start - 1])) and (
+                not after or end == len(text) or not _is_word(text[end])
+            ):
+                found.append(word)
+                break
+            start = text.find(word, start + 1)
+    return sum(1 for w in found if not any(w != o and w in o for o in found))
 
 
 def page_signals(doc, title: str, params: RuleParams = RuleParams()) -> Dict[str, Any]:
@@ -368,10 +381,11 @@ def page_signals(doc, title: str, params: RuleParams = RuleParams()) -> Dict[str
     text = " ".join(walk.parts)
     headings = " | ".join(h for h in walk.headings if h)
     title = _WS.sub(" ", title or "").strip()
+    low = (title.lower(), headings.lower(), text.lower())
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
-        regex = _keyword_regex(tuple(params.keywords(rule)))
-        counts = [_hits(regex, title), _hits(regex, headings), _hits(regex, text)]
+        words = tuple(params.keywords(rule))
+        counts = [_hits(words, part) for part in low]
         if any(counts):
             kw[rule] = counts
     n = params.signal_text_chars
@@ -405,7 +419,7 @@ def _normalise_text(text: str) -> str:
     hex, dates, times, counters), long or camel-random letter runs. CJK text is kept as is."""
     text = _URL_TOKEN.sub("/", text)
     text = _DIGIT_TOKEN.sub("0", text)
-    text = _RANDOM_TOKEN.sub("#", text)
+    text = _RANDOM_TOKEN.sub("0", text)
     return _WS.sub(" ", text).strip().lower()
 
 

@@ -1,0 +1,295 @@
+"""One cluster per page: rule clusters and content clusters combined (SPEC sections 6-8).
+
+How rule clusters and content clusters combine (README text)
+-------------------------------------------------------------
+Every input URL ends in exactly one cluster, or in none (empty ``cluster_id``, ``is_canonical``
+true). The steps run in this order, and a page placed by an earlier step is never moved:
+
+1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
+   generic", see ``core/rules.py``) do not take part in content clustering. They are grouped per
+   origin (``scheme://host[:port]`` of the final URL): E1 by origin alone (``err5xx-{origin}``);
+   the others by origin and template fingerprint (``{prefix}-{origin}-{fingerprint}``, the
+   fingerprint as 16 hex digits); E3 groups are further split so that HTML lengths within one
+   group differ by at most 20% (the second and later length bands of one template get ``-2``,
+   ``-3``, ... appended). A single matching page gets its own rule cluster: a lone login wall is
+   still a login wall.
+2. **Content clusters** come from content clustering of the eligible pages, unchanged. (If a page
+   is both in a content cluster and matches a rule, the content cluster wins.)
+3. **R1**: pages still alone whose final URL equals the final URL of another page. If that other
+   page already is in a cluster (content or rule), the alone pages join it; otherwise the alone
+   pages form a ``redir-{hash}`` cluster.
+4. **U1**: pages still alone whose normalised URL (``core/urls.py``) equals that of another page,
+   the same way (join the other page's cluster, or form ``urlcanon-{origin}-{path}``).
+5. **Predicted duplicates** (not rendered; the URL predictor guessed they duplicate URL *u*) join
+   the cluster of the page whose URL (else final URL) is *u*, with ``match_rule = "predicted"``;
+   if that page was alone it becomes the canonical of a new content cluster
+   (``content-{hash of its URL}``). A predicted page whose *u* is not in the crawl is treated like
+   any other page (steps 3-4).
+
+Canonical of a cluster made here: status 200 first, then the longest main text, then the
+smallest id. A page that joins an existing cluster never replaces its canonical. Non-canonical
+members carry ``match_rule`` = the rule code (E1...U1) or ``predicted``; the canonical carries
+``canonical``; ``cluster_kind`` is the kind of the cluster (``content`` or the rule code), so a
+page that joined a content cluster by R1 has ``cluster_kind = "content"``, ``match_rule = "R1"``.
+Similarities of pages placed by rules are 0 (no pair was compared).
+
+Hashes are 64-bit BLAKE2b (16 hex digits), so ids do not collide for different templates, and the
+result does not depend on input order: records are processed by id, groups by key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+from .rules import RuleParams, special_label
+from .types import Assignment, Cluster, PageRecord
+from .urls import UrlParams, normalize_url, url_origin
+
+__all__ = ["AssignParams", "combine", "content_cluster_id", "rule_cluster_prefix"]
+
+#: Cluster id prefix per rule (SPEC section 7 table).
+RULE_PREFIX = {
+    "E1": "err5xx",
+    "E3": "errtpl",
+    "L1": "loginwall",
+    "W1": "waf",
+    "M1": "maint",
+    "T1": "thin",
+    "R1": "redir",
+    "U1": "urlcanon",
+}
+
+
+@dataclass(frozen=True)
+class AssignParams:
+    rules: RuleParams = field(default_factory=RuleParams)
+    urls: UrlParams = field(default_factory=UrlParams)
+
+    def validate(self) -> "AssignParams":
+        self.rules.validate()
+        self.urls.validate()
+        return self
+
+
+def rule_cluster_prefix(code: str) -> str:
+    return RULE_PREFIX[code]
+
+
+def _h64(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def content_cluster_id(canonical_url: str) -> str:
+    """Id of a content cluster created here (around a page that predicted pages duplicate)."""
+    return f"content-{_h64(canonical_url)}"
+
+
+def _canon_key(r: PageRecord) -> Tuple[int, int, int]:
+    return (0 if r.status_code == 200 else 1, -int(r.text_len or 0), r.id)
+
+
+def _origin(r: PageRecord) -> str:
+    return url_origin(r.final_url or r.url)
+
+
+def _template_key(r: PageRecord) -> int:
+    if r.fingerprint is not None:
+        return r.fingerprint & 0xFFFFFFFFFFFFFFFF
+    # Not rendered (non-HTML): the status and content type are the template.
+    return int(_h64(f"{r.status_code}|{(r.content_type or '').split(';')[0].strip().lower()}"), 16)
+
+
+def _length_bands(members: List[PageRecord], tolerance: float) -> List[List[PageRecord]]:
+    """Split into bands whose lengths are within ``tolerance`` of the band's shortest member."""
+    ordered = sorted(members, key=lambda r: (r.html_len or r.content_length or 0, r.id))
+    bands: List[List[PageRecord]] = []
+    low = 0
+    for r in ordered:
+        length = r.html_len or r.content_length or 0
+        if bands and low >= length * (1.0 - tolerance):
+            bands[-1].append(r)
+        else:
+            bands.append([r])
+            low = length
+    return bands
+
+
+class _State:
+    def __init__(self, records: Dict[int, PageRecord]) -> None:
+        self.records = records
+        self.assign: Dict[int, Assignment] = {}
+        self.members: Dict[str, List[int]] = {}
+        self.canonical: Dict[str, int] = {}
+        self.kind: Dict[str, str] = {}
+
+    def new_cluster(self, cid: str, kind: str, ids: Iterable[int], rule: str) -> None:
+        ids = sorted(set(ids), key=lambda i: _canon_key(self.records[i]))
+        canon = ids[0]
+        self.members[cid] = sorted(ids)
+        self.canonical[cid] = canon
+        self.kind[cid] = kind
+        for i in ids:
+            self.assign[i] = Assignment(
+                cluster_id=cid,
+                is_canonical=i == canon,
+                cluster_kind=kind,
+                match_rule="canonical" if i == canon else rule,
+            )
+
+    def join(self, cid: str, page_id: int, rule: str) -> None:
+        self.members[cid] = sorted(self.members[cid] + [page_id])
+        self.assign[page_id] = Assignment(
+            cluster_id=cid, is_canonical=False, cluster_kind=self.kind[cid], match_rule=rule
+        )
+
+
+def _group_alone(
+    state: _State,
+    candidates: List[PageRecord],
+    key: Callable[[PageRecord], str],
+    rule: str,
+    make_id: Callable[[PageRecord, str], str],
+) -> None:
+    """R1/U1: alone pages sharing ``key`` join a clustered page's cluster or form a new one."""
+    groups: Dict[str, List[PageRecord]] = {}
+    for r in candidates:
+        k = key(r)
+        if k:
+            groups.setdefault(k, []).append(r)
+    for k in sorted(groups):
+        group = groups[k]
+        alone = [r for r in group if r.id not in state.assign]
+        if not alone:
+            continue
+        placed = sorted((r for r in group if r.id in state.assign), key=_canon_key)
+        if placed:
+            cid = state.assign[placed[0].id].cluster_id
+            for r in alone:
+                state.join(cid, r.id, rule)
+        elif len(alone) >= 2:
+            best = min(alone, key=_canon_key)
+            state.new_cluster(make_id(best, k), rule, (r.id for r in alone), rule)
+
+
+def _resolve_predicted(
+    recs: List[PageRecord], by_url: Dict[str, int], by_final: Dict[str, int],
+    records: Dict[int, PageRecord],
+) -> Dict[int, int]:
+    """Predicted page id -> id of the rendered page it duplicates (following chains)."""
+    out: Dict[int, int] = {}
+    for r in recs:
+        if not r.predicted_duplicate_of:
+            continue
+        seen = {r.id}
+        cur = r
+        while cur.predicted_duplicate_of:
+            target = by_url.get(cur.predicted_duplicate_of, by_final.get(cur.predicted_duplicate_of))
+            if target is None or target in seen:
+                cur = None
+                break
+            seen.add(target)
+            cur = records[target]
+        if cur is not None and cur.id != r.id:
+            out[r.id] = cur.id
+    return out
+
+
+def combine(
+    records: Iterable[PageRecord],
+    content: Dict[int, Assignment],
+    content_clusters: List[Cluster],
+    params: AssignParams = AssignParams(),
+) -> Tuple[Dict[int, Assignment], List[Cluster]]:
+    """Give every page exactly one cluster or none (see the module docstring for the order).
+
+    ``content`` maps page id -> Assignment for pages in content clusters (pages with an empty
+    ``cluster_id`` count as alone); ``content_clusters`` are those clusters. Returns an
+    Assignment for every record and every cluster (content and rule), sorted by canonical id.
+    """
+    recs = sorted(records, key=lambda r: r.id)
+    by_id = {r.id: r for r in recs}
+    state = _State(by_id)
+    by_url: Dict[str, int] = {}
+    by_final: Dict[str, int] = {}
+    for r in recs:
+        by_url.setdefault(r.url, r.id)
+        if r.final_url:
+            by_final.setdefault(r.final_url, r.id)
+    predicted = _resolve_predicted(recs, by_url, by_final, by_id)
+
+    # 2 (before 1 so that content wins): content clusters as given.
+    for c in content_clusters:
+        ids = [i for i in c.member_ids if i in by_id]
+        if not ids:
+            continue
+        state.members[c.cluster_id] = sorted(ids)
+        state.canonical[c.cluster_id] = c.canonical_id
+        state.kind[c.cluster_id] = c.kind or "content"
+    for i, a in content.items():
+        if i in by_id and a.cluster_id and a.cluster_id in state.members:
+            state.assign[i] = a
+
+    # 1: special pages, grouped per SPEC section 7.
+    groups: Dict[Tuple[str, str, int], List[PageRecord]] = {}
+    for r in recs:
+        if r.id in state.assign or r.id in predicted:
+            continue
+        code = special_label(r, params.rules)
+        if code is None:
+            continue
+        template = 0 if code == "E1" else _template_key(r)
+        groups.setdefault((code, _origin(r), template), []).append(r)
+    for (code, origin, template), members in sorted(groups.items()):
+        prefix = RULE_PREFIX[code]
+        if code == "E1":
+            state.new_cluster(f"{prefix}-{origin}", code, (r.id for r in members), code)
+            continue
+        base = f"{prefix}-{origin}-{template:016x}"
+        bands = (
+            _length_bands(members, params.rules.e3_length_tolerance) if code == "E3" else [members]
+        )
+        for n, band in enumerate(bands, start=1):
+            cid = base if n == 1 else f"{base}-{n}"
+            state.new_cluster(cid, code, (r.id for r in band), code)
+
+    # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
+    rule_on = params.rules.enabled_rules
+    candidates = [r for r in recs if r.id not in predicted]
+    if "R1" in rule_on:
+        _group_alone(
+            state, candidates, lambda r: r.final_url or "", "R1",
+            lambda best, k: f"redir-{_h64(k)}",
+        )
+    if "U1" in rule_on:
+        def norm(r: PageRecord) -> str:
+            return r.normalized_url or normalize_url(r.url, params.urls)
+
+        def u1_id(best: PageRecord, k: str) -> str:
+            origin = url_origin(k)
+            return f"urlcanon-{origin}-{k[len(origin):] or '/'}"
+
+        _group_alone(state, candidates, norm, "U1", u1_id)
+
+    # 5: predicted duplicates join the cluster of the page they were predicted to duplicate.
+    for pid in sorted(predicted):
+        target = predicted[pid]
+        if target not in state.assign:
+            url = by_id[target].url
+            state.new_cluster(content_cluster_id(url), "content", [target], "content")
+        state.join(state.assign[target].cluster_id, pid, "predicted")
+
+    out = {r.id: state.assign.get(r.id, Assignment()) for r in recs}
+    clusters = [
+        Cluster(
+            cluster_id=cid,
+            canonical_id=state.canonical[cid],
+            canonical_url=by_id[state.canonical[cid]].url if state.canonical[cid] in by_id else "",
+            member_ids=list(state.members[cid]),
+            kind=state.kind[cid],
+        )
+        for cid in state.members
+    ]
+    clusters.sort(key=lambda c: (c.canonical_id, c.cluster_id))
+    return out, clusters

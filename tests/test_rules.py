@@ -1,0 +1,388 @@
+"""Special-page rules on real pages served by real software on 127.0.0.1 and on built pages.
+
+The real servers (nginx, Apache httpd, Django) are started by the tests (tests/servers.py); the
+documentation pages come from the python3-doc package (``/usr/share/doc/python3.11/html``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import string
+from typing import Dict, Optional
+
+import lxml.html
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from scrapy_websim.core.rules import (
+    RULE_CODES,
+    RuleParams,
+    page_signals,
+    special_label,
+    template_fingerprint,
+    visible_text,
+)
+from scrapy_websim.core.text import extract_main_text
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.urls import normalize_url
+
+from tests.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
+
+PYDOC = "/usr/share/doc/python3.11/html"
+DATA = os.path.join(os.path.dirname(__file__), "data", "rules")
+
+
+def parse(html: str):
+    return lxml.html.document_fromstring(html or "<html></html>")
+
+
+def make_record(
+    html: str, status: int = 200, url: str = "http://127.0.0.1/x", final_url: str = "",
+    content_type: str = "text/html", params: RuleParams = RuleParams(), page_id: int = 0,
+) -> PageRecord:
+    """A PageRecord as the pipeline fills it (signals, fingerprint, main text from core.text)."""
+    doc = parse(html)
+    title = (doc.findtext(".//title") or "").strip()
+    rec = PageRecord(
+        id=page_id, url=url, final_url=final_url or url, status_code=status,
+        content_type=content_type, title=title, html_len=len(html.encode("utf-8")),
+        rendered="html" in content_type,
+    )
+    rec.normalized_url = normalize_url(url)
+    if "html" in content_type:
+        rec.text_len = len(extract_main_text(doc))
+        rec.signals = page_signals(doc, title, params)
+        rec.fingerprint = template_fingerprint(doc)
+    return rec
+
+
+def from_fetch(f: Fetched, params: RuleParams = RuleParams(), page_id: int = 0) -> PageRecord:
+    return make_record(f.text, f.status, f.url, f.final_url, f.content_type.split(";")[0] or
+                       "text/html", params, page_id)
+
+
+def page(title: str, body: str, nav: bool = True) -> str:
+    chrome = (
+        "<header><nav><a href='/'>Home</a> <a href='/docs/'>Docs</a> <a href='/blog/'>Blog</a>"
+        " <form action='/search'><input name=q placeholder=Search></form></nav></header>"
+        if nav else ""
+    )
+    footer = "<footer>(c) Example Ltd. <a href='/privacy'>Privacy</a></footer>" if nav else ""
+    return (f"<!doctype html><html><head><title>{title}</title>"
+            f"<script>var t='error login maintenance captcha';</script>"
+            f"<style>.error{{color:red}}</style></head><body>{chrome}<main>{body}</main>{footer}"
+            f"</body></html>")
+
+
+LOREM = (
+    "Duplicate detection compares what pages say and how they look. This paragraph is ordinary "
+    "article text about crawling, rendering and clustering of web pages, written so that the "
+    "main text is long enough to be a real content page and not a thin page of any kind. "
+)
+ARTICLE = "".join(f"<p>{LOREM} Section {i}.</p>" for i in range(8))
+
+
+# --------------------------------------------------------------------------------------------
+# Built pages: what a person sees, and nothing else
+
+
+def test_keywords_in_scripts_styles_and_attributes_are_not_seen():
+    html = page("Widgets", "<div class='error login-box' data-x='access denied' title='maintenance'>"
+                "<p>Widgets in stock.</p></div><template><h1>Page not found</h1></template>"
+                "<noscript>Please enable JavaScript and cookies</noscript>"
+                "<div hidden><h1>404 Not Found</h1></div>"
+                "<div style='display: none'>Checking your browser</div>")
+    sig = page_signals(parse(html), "Widgets")
+    assert sig["kw"] == {}
+    assert "Widgets in stock." in sig["head"]
+
+
+def test_visible_button_labels_and_tails_are_seen():
+    doc = parse("<html><body><p>Before <script>x()</script>after</p>"
+                "<input type=submit value='Sign in'></body></html>")
+    assert visible_text(doc) == "Before after Sign in"
+
+
+def test_page_signals_does_not_mutate_the_document():
+    html = page("Login", "<form><input name=u><input type=password name=p></form>")
+    doc = parse(html)
+    before = lxml.html.tostring(doc)
+    page_signals(doc, "Login")
+    template_fingerprint(doc)
+    assert lxml.html.tostring(doc) == before
+
+
+def test_signals_are_compact():
+    html = page("Errors and exceptions", ARTICLE * 20)
+    sig = page_signals(parse(html), "Errors and exceptions")
+    assert len(repr(sig)) < 600
+
+
+def test_word_boundaries_and_chinese_keywords():
+    doc = parse("<html><body><h1>Terrorism and logging</h1></body></html>")
+    assert page_signals(doc, "Blogging")["kw"] == {}
+    doc = parse("<html><head><title>用户登录</title></head><body><h1>系统维护中</h1>"
+                "<p>抱歉,您访问的页面不存在</p></body></html>")
+    kw = page_signals(doc, "用户登录")["kw"]
+    assert kw["L1"][0] >= 1 and kw["M1"][1] >= 1 and kw["E3"][2] >= 1
+
+
+def _token(n: int = 32) -> str:
+    return "".join(random.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+
+def waf_page(incident: str, csrf: str, when: str) -> str:
+    return page("Access denied", f"<h1>Access denied</h1><p>Your request was blocked by the web "
+                f"application firewall.</p><p>Incident ID: {incident}</p><p>Time: {when}</p>"
+                f"<form><input type=hidden name=csrf value='{csrf}'>"
+                f"<input type=submit value='Retry'></form>", nav=False)
+
+
+def test_fingerprint_ignores_per_request_tokens():
+    a = template_fingerprint(parse(waf_page(_token(), _token(), "2024-05-01 10:00:01")))
+    b = template_fingerprint(parse(waf_page(_token(), _token(), "2025-12-31 23:59:59")))
+    assert a == b
+    c = template_fingerprint(parse(waf_page("x1", "y", "now").replace("blocked", "stopped")))
+    assert c != a
+    assert 0 <= a < 2**64 and a.bit_length() > 32  # full width, not a 16-bit prefix
+
+
+def test_fingerprint_ignores_echoed_paths():
+    a = page("Not found", "<h1>Not found</h1><p>The page /shop/item-1.html was not found.</p>")
+    b = page("Not found", "<h1>Not found</h1><p>The page /blog/2024/05/x was not found.</p>")
+    assert template_fingerprint(parse(a)) == template_fingerprint(parse(b))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=string.ascii_lowercase + " 错误页面", min_size=1, max_size=20),
+                min_size=1, max_size=4, unique=True))
+def test_fingerprint_differs_for_different_templates(texts):
+    fps = {template_fingerprint(parse(f"<html><body><h1>X</h1><p>{t}</p></body></html>"))
+           for t in texts}
+    normal = {" ".join(t.lower().split()) for t in texts}
+    assert len(fps) == len(normal)
+
+
+# --------------------------------------------------------------------------------------------
+# Labels on built pages
+
+
+LOGIN_FORM = ("<h1>Sign in</h1><form method=post><label>Email <input name=email></label>"
+              "<label>Password <input type=password name=pw></label>"
+              "<input type=hidden name=csrf value='{csrf}'><button>Sign in</button>"
+              "<a href=/forgot>Forgot password?</a></form>")
+
+
+@pytest.mark.parametrize("status, html, expected", [
+    (500, page("Oops", ARTICLE), "E1"),
+    (503, page("Down for maintenance", "<h1>Down for maintenance</h1><p>Back soon.</p>"), "E1"),
+    (404, page("Not found", "<h1>Not found</h1>"), "E3"),
+    (410, page("Gone", ARTICLE), "E3"),
+    (200, page("Page not found - Example", "<h1>Sorry, this page does not exist</h1>"
+               "<p>Try the search box.</p>"), "E3"),
+    (200, page("页面不存在", "<h1>抱歉,您访问的页面不存在</h1><p>返回首页</p>"), "E3"),
+    (401, page("Members", LOGIN_FORM.format(csrf=_token())), "L1"),
+    (403, page("Members", LOGIN_FORM.format(csrf=_token())), "L1"),
+    (200, page("Sign in", LOGIN_FORM.format(csrf=_token())), "L1"),
+    (200, page("用户登录", "<form><input name=u placeholder=用户名><input type=password>"
+               "<button>登录</button></form>"), "L1"),
+    (403, waf_page(_token(), _token(), "now"), "W1"),
+    (429, page("Too many requests", "<h1>Too many requests</h1><p>Slow down.</p>"), "W1"),
+    (200, page("Just a moment...", "<h1>Checking your browser before accessing example.com"
+               "</h1><p>Performance &amp; security by Cloudflare</p>", nav=False), "W1"),
+    (403, page("Forbidden", "<h1>Forbidden</h1><p>You don't have permission.</p>"), "E3"),
+    (200, page("Scheduled maintenance", "<h1>We'll be back soon</h1><p>We are upgrading.</p>"),
+     "M1"),
+    (200, page("网站维护", "<h1>系统维护中</h1><p>请稍后访问</p>"), "M1"),
+    (200, "<html><head><title>t</title></head><body><p>Tiny.</p></body></html>", "T1"),
+    (200, page("Short", "<p>Just a short note about widgets.</p>"), "T1"),
+    (200, page("Article", ARTICLE), None),
+    # Content that mentions the words stays content.
+    (200, page("Handling 404 errors", "<h1>Handling 404 errors</h1>" + ARTICLE), None),
+    (200, page("Login and sessions", "<h1>Log in</h1>" + ARTICLE +
+               "<form><input name=u><input type=password></form>"), None),
+    (200, page("Maintenance schedule of the bridge", "<h1>Maintenance</h1>" + ARTICLE), None),
+    (200, page("Captcha solving explained", "<h1>What is a CAPTCHA?</h1>" + ARTICLE), None),
+    (200, page("Blog", ARTICLE + "<aside><form><h3>Login</h3><input name=u>"
+               "<input type=password></form></aside>"), None),
+])
+def test_labels_of_built_pages(status, html, expected):
+    assert special_label(make_record(html, status)) == expected
+
+
+def test_non_html_and_failures():
+    pdf = PageRecord(id=1, url="http://h/a.pdf", status_code=200, content_type="application/pdf")
+    assert special_label(pdf) is None
+    missing = PageRecord(id=2, url="http://h/a.json", status_code=404,
+                         content_type="application/json")
+    assert special_label(missing) == "E3"
+    failed = PageRecord(id=3, url="http://h/", error="DNS lookup failed")
+    assert special_label(failed) is None
+
+
+def test_disabled_rules_fall_through_to_the_next_rule():
+    login = make_record(page("Members", LOGIN_FORM.format(csrf="x")), 403)
+    assert special_label(login) == "L1"
+    no_l1 = RuleParams(enabled_rules=tuple(r for r in RULE_CODES if r != "L1"))
+    assert special_label(login, no_l1) == "E3"
+    no_l1_e3 = RuleParams(enabled_rules=tuple(r for r in RULE_CODES if r not in ("L1", "E3")))
+    assert special_label(login, no_l1_e3) == "T1"  # 403 and short: thin
+    e5 = make_record(page("x", ARTICLE), 502)
+    assert special_label(e5, RuleParams(enabled_rules=("E3",))) is None
+
+
+def test_per_spider_keyword_override():
+    """A spider adds a keyword to E3 and switches W1 off (what custom_settings map onto)."""
+    soft = page("Example shop", "<h1>The unicorn ate this page</h1><p>Back to the shop.</p>"
+                "<p>" + "Browse our catalogue of widgets and gadgets. " * 12 + "</p>"
+                "<aside>" + "<a href='/category'>Category</a> " * 20 + "</aside>")
+    waf = waf_page("abc", "def", "now")
+    base = RuleParams()
+    assert special_label(make_record(soft, 200, params=base)) is None
+    assert special_label(make_record(waf, 403, params=base)) == "W1"
+    spider = base.with_keywords(extend_lists={"E3": ["unicorn ate this page"]})
+    spider = RuleParams(**{**spider.__dict__, "enabled_rules": ("E1", "E3", "L1", "M1", "T1")})
+    assert "404" in spider.error_keywords  # extended, not replaced
+    assert special_label(make_record(soft, 200, params=spider), spider) == "E3"
+    assert special_label(make_record(waf, 403, params=spider), spider) == "E3"
+    replaced = base.with_keywords(replace_lists={"W1": ["blocked by"]})
+    assert replaced.waf_keywords == ("blocked by",)
+    assert special_label(make_record(waf, 403, params=replaced), replaced) == "W1"
+
+
+def test_validate_names_the_parameter():
+    with pytest.raises(ValueError, match="enabled_rules"):
+        RuleParams(enabled_rules=("E9",)).validate()
+    with pytest.raises(ValueError, match="form_share"):
+        RuleParams(form_share=1.5).validate()
+    with pytest.raises(ValueError, match="error_keywords"):
+        RuleParams(error_keywords="404").validate()
+    with pytest.raises(ValueError, match="keyword lists"):
+        RuleParams().with_keywords(extend_lists={"T1": ["x"]})
+    RuleParams().validate()
+
+
+# --------------------------------------------------------------------------------------------
+# Real software on 127.0.0.1
+
+needs_nginx = pytest.mark.skipif(not have("nginx"), reason="nginx not installed")
+needs_apache = pytest.mark.skipif(not have("apache2"), reason="apache2 not installed")
+needs_pydoc = pytest.mark.skipif(not os.path.isdir(PYDOC), reason="python3-doc not installed")
+
+SOFT404 = page("Page not found | Example", "<h1>Oops! We couldn't find that page.</h1>"
+               "<p>It may have moved. Try the search box or go back home.</p>")
+MAINT = page("Scheduled maintenance", "<h1>We'll be back soon!</h1><p>Sorry for the "
+             "inconvenience, we are performing scheduled maintenance.</p>", nav=False)
+NGINX_LOCATIONS = r"""
+location = /dead { proxy_pass http://127.0.0.1:%(dead)d; }
+location = /dead2 { proxy_pass http://127.0.0.1:%(dead)d/other; }
+location /shop/ { try_files $uri /soft404.html; }
+location /waf/ { default_type text/html; return 403 '<!doctype html><html><head><title>Access denied</title></head><body><h1>Access denied</h1><p>This request was blocked by the security rules of the website firewall.</p><p>Incident ID: $request_id</p><p>Time: $time_iso8601</p></body></html>'; }
+location /private/ { default_type text/html; return 401 '<!doctype html><html><head><title>Members area</title></head><body><h1>Please sign in</h1><form method=post><input type=hidden name=csrf value="$request_id"><label>Username <input name=u></label><label>Password <input type=password name=p></label><button>Sign in</button></form></body></html>'; }
+location = /maint503 { error_page 503 /maint.html; return 503; }
+location = /old { return 301 /older; }
+location = /older { return 302 /final.html; }
+location = /old2 { return 301 /final.html; }
+location = /view { default_type text/html; return 200 '<!doctype html><html><head><title>Item $arg_id</title></head><body><h1>Item $arg_id</h1><p>%(lorem)s</p></body></html>'; }
+location /py/ { alias %(pydoc)s/; }
+"""
+NGINX_FILES = {
+    "soft404.html": SOFT404,
+    "maint.html": MAINT,
+    "thin1.html": "<html><head><title>a</title></head><body><p>Coming later.</p></body></html>",
+    "thin2.html": "<html><head><title>b</title></head><body><p>Nothing yet.</p></body></html>",
+    "final.html": page("Final", ARTICLE),
+    "docs/index.html": page("Docs", ARTICLE + "<p>The docs index.</p>"),
+}
+PYDOC_PAGES = [
+    "tutorial/errors.html", "library/urllib.error.html", "library/email.errors.html",
+    "library/getpass.html", "library/pwd.html", "library/spwd.html", "library/crypt.html",
+    "library/ftplib.html", "library/ensurepip.html", "library/secrets.html", "library/http.html",
+    "library/devmode.html", "howto/logging.html", "library/exceptions.html",
+]
+
+#: path -> expected label (None: content page)
+NGINX_EXPECTED: Dict[str, Optional[str]] = {
+    "/missing-1": "E3", "/missing/2.html": "E3", "/dead": "E1", "/dead2": "E1",
+    "/shop/a": "E3", "/shop/b?x=1": "E3", "/waf/1": "W1", "/waf/2": "W1",
+    "/private/a": "L1", "/private/b": "L1", "/maint.html": "M1", "/maint503": "E1",
+    "/thin1.html": "T1", "/thin2.html": "T1", "/final.html": None, "/old": None, "/old2": None,
+    "/view?id=1": None, "/view?id=2": None, "/docs/": None, "/docs/index.html": None,
+    "/docs/?utm_source=news": None,
+    **{"/py/" + p: None for p in PYDOC_PAGES},
+}
+
+
+@pytest.fixture(scope="module")
+def nginx_site():
+    if not have("nginx") or not os.path.isdir(PYDOC):
+        pytest.skip("nginx or python3-doc not installed")
+    locs = NGINX_LOCATIONS % {"dead": free_port(), "lorem": LOREM * 5, "pydoc": PYDOC}
+    with nginx_server(locs, NGINX_FILES) as base:
+        pages = {path: fetch(base + path) for path in NGINX_EXPECTED}
+        yield base, pages
+
+
+def _labels(pages, params=RuleParams()):
+    return {path: special_label(from_fetch(f, params), params) for path, f in pages.items()}
+
+
+@needs_nginx
+@needs_pydoc
+def test_nginx_site_labels(nginx_site):
+    _base, pages = nginx_site
+    assert pages["/missing-1"].status == 404 and pages["/dead"].status == 502
+    assert pages["/shop/a"].status == 200 and pages["/maint503"].status == 503
+    assert pages["/old"].final_url.endswith("/final.html")
+    got = _labels(pages)
+    wrong = {p: (got[p], e) for p, e in NGINX_EXPECTED.items() if got[p] != e}
+    print(f"\nlabel accuracy on the nginx site: {len(got) - len(wrong)}/{len(got)}")
+    assert not wrong
+
+
+@needs_nginx
+def test_nginx_error_pages_read_as_a_person_reads_them(nginx_site):
+    _base, pages = nginx_site
+    sig = page_signals(parse(pages["/missing-1"].text), "404 Not Found")
+    assert sig["kw"]["E3"][0] >= 1 and sig["kw"]["E3"][1] >= 1  # title and heading
+    assert sig["h"] == "404 Not Found"
+    waf1, waf2 = (from_fetch(pages[p]) for p in ("/waf/1", "/waf/2"))
+    assert pages["/waf/1"].text != pages["/waf/2"].text  # random incident id per request
+    assert waf1.fingerprint == waf2.fingerprint
+    nf1, nf2 = (from_fetch(pages[p]) for p in ("/missing-1", "/missing/2.html"))
+    assert nf1.fingerprint == nf2.fingerprint != waf1.fingerprint
+    login = from_fetch(pages["/private/a"])
+    assert login.signals["pw"] == 1 and login.signals["fs"] > 0.5
+
+
+@needs_apache
+def test_apache_error_pages():
+    config = ("<Location /deny>\n    Require all denied\n</Location>\n"
+              "RewriteEngine on\nRewriteRule ^/boom$ - [R=500]\nRewriteRule ^/busy$ - [R=503]\n")
+    with apache_server(config, {"index.html": page("Home", ARTICLE)}) as base:
+        pages = {p: fetch(base + p) for p in ("/", "/missing", "/other/missing.html", "/deny",
+                                              "/boom", "/busy")}
+    assert [pages[p].status for p in pages] == [200, 404, 404, 403, 500, 503]
+    assert "Apache" not in pages["/missing"].text or "Not Found" in pages["/missing"].text
+    recs = {p: from_fetch(f) for p, f in pages.items()}
+    labels = {p: special_label(r) for p, r in recs.items()}
+    assert labels == {"/": None, "/missing": "E3", "/other/missing.html": "E3", "/deny": "E3",
+                      "/boom": "E1", "/busy": "E1"}
+    # Apache's 403 says "Forbidden", which is not WAF wording: E3, in its own template.
+    assert recs["/missing"].fingerprint == recs["/other/missing.html"].fingerprint
+    assert recs["/deny"].fingerprint != recs["/missing"].fingerprint
+
+
+def test_django_admin_login_and_404():
+    with django_server() as base:
+        login = fetch(base + "/admin/")
+        login2 = fetch(base + "/admin/login/?next=/admin/auth/user/")
+        missing = fetch(base + "/no/such/page")
+    assert login.status == 200 and "/admin/login/" in login.final_url
+    assert "csrfmiddlewaretoken" in login.text
+    rec, rec2 = from_fetch(login), from_fetch(login2)
+    assert rec.signals["pw"] == 1
+    assert special_label(rec) == "L1"
+    assert rec.fingerprint == rec2.fingerprint  # different CSRF token and next=, same template
+    assert missing.status == 404 and special_label(from_fetch(missing)) == "E3"
