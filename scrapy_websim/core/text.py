@@ -180,9 +180,8 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
     if el.text:
         out.append(el.text)
     for child in el:
-        tag = child.tag
-        if isinstance(tag, str) and not _is_skipped(child):
-            block = tag.lower() in _BLOCK_TAGS
+        if child in infos:  # measured = not skipped (decided once, in _measure)
+            block = child.tag.lower() in _BLOCK_TAGS
             if block:
                 out.append("\n")
             _collect(child, out, max_link_density, infos)
