@@ -1,0 +1,231 @@
+"""Rule clusters and content clusters combined into one cluster per page."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from scrapy_websim.core.assign import AssignParams, combine, content_cluster_id
+from scrapy_websim.core.rules import RULE_CODES, RuleParams
+from scrapy_websim.core.types import Assignment, Cluster, PageRecord
+from scrapy_websim.core.urls import normalize_url
+
+from tests.test_rules import (  # noqa: F401  (nginx_site is a fixture)
+    ARTICLE, LOGIN_FORM, NGINX_EXPECTED, from_fetch, make_record, nginx_site, page, waf_page,
+)
+
+A = "http://a.test"
+B = "http://b.test:8080"
+
+
+def rec(i, url, status=200, html=None, final=None, **kw):
+    r = make_record(html if html is not None else page(f"P{i}", ARTICLE), status, url,
+                    final or url, page_id=i)
+    for k, v in kw.items():
+        setattr(r, k, v)
+    return r
+
+
+def check_partition(records, out, clusters):
+    """Every page in exactly one cluster or none; assignments agree with clusters[]."""
+    assert set(out) == {r.id for r in records}
+    seen = {}
+    for c in clusters:
+        assert c.canonical_id in c.member_ids and c.member_ids == sorted(c.member_ids)
+        for m in c.member_ids:
+            assert m not in seen, f"page {m} in {seen.get(m)} and {c.cluster_id}"
+            seen[m] = c.cluster_id
+            assert out[m].cluster_id == c.cluster_id
+            assert out[m].is_canonical == (m == c.canonical_id)
+            assert out[m].cluster_kind == c.kind
+    for i, a in out.items():
+        if i not in seen:
+            assert a.cluster_id == "" and a.is_canonical and a.match_rule == ""
+    assert len({c.cluster_id for c in clusters}) == len(clusters)
+
+
+def by_id(clusters):
+    return {c.cluster_id: c for c in clusters}
+
+
+def test_rule_groups_per_spec():
+    records = [
+        rec(1, A + "/x", 500, page("Error", ARTICLE)),
+        rec(2, A + "/y", 502, page("Bad gateway", "<h1>Bad gateway</h1>")),
+        rec(3, B + "/x", 503, page("Error", ARTICLE)),
+        rec(4, A + "/nf1", 404, page("Not found", "<h1>Not found</h1><p>/nf1 is gone</p>")),
+        rec(5, A + "/nf2", 404, page("Not found", "<h1>Not found</h1><p>/a/b/c is gone</p>")),
+        rec(6, A + "/waf1", 403, waf_page("id1abc", "t1", "2024")),
+        rec(7, A + "/waf2", 403, waf_page("Zz9QwErTy", "t2", "2025")),
+        rec(8, A + "/login", 200, page("Sign in", LOGIN_FORM.format(csrf="q1"))),
+        rec(9, A + "/c1", 200),
+    ]
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    cl = by_id(clusters)
+    assert cl["err5xx-http://a.test"].member_ids == [1, 2]
+    assert cl["err5xx-http://b.test:8080"].member_ids == [3]
+    e3 = [c for c in clusters if c.kind == "E3"]
+    assert len(e3) == 1 and e3[0].member_ids == [4, 5]
+    assert e3[0].cluster_id.startswith("errtpl-http://a.test-") and len(e3[0].cluster_id) == len(
+        "errtpl-http://a.test-") + 16
+    waf = [c for c in clusters if c.kind == "W1"]
+    assert len(waf) == 1 and waf[0].member_ids == [6, 7]
+    login = [c for c in clusters if c.kind == "L1"]
+    assert len(login) == 1 and login[0].member_ids == [8]  # a lone login wall is labelled
+    assert out[8].is_canonical and out[8].match_rule == "canonical"
+    assert out[9] == Assignment()
+    assert sorted(out[i].match_rule for i in (6, 7)) == ["W1", "canonical"]
+
+
+def test_e3_groups_split_by_length():
+    small = page("Not found", "<h1>Not found</h1>")
+    big = small.replace("</main>", "<div>" + "<span></span>" * 200 + "</div></main>")
+    records = [rec(1, A + "/a", 404, small), rec(2, A + "/b", 404, small)]
+    records += [rec(3, A + "/c", 404, big)]
+    records[2].fingerprint = records[0].fingerprint  # same template text, much longer HTML
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    e3 = sorted((c.member_ids, c.cluster_id) for c in clusters)
+    assert [m for m, _ in e3] == [[1, 2], [3]]
+    assert e3[1][1] == e3[0][1] + "-2"
+
+
+def test_canonical_of_rule_cluster_prefers_200_then_longest_text_then_smallest_id():
+    html = page("Down for maintenance", "<h1>Down for maintenance</h1>")
+    records = [rec(5, A + "/m1", 503, html), rec(3, A + "/m2", 500, html),
+               rec(4, A + "/m3", 500, html)]
+    records[0].text_len = 999
+    out, clusters = combine(records, {}, [])
+    (c,) = clusters
+    assert c.canonical_id == 5 and c.canonical_url == A + "/m1"
+    records[0].text_len = 1
+    _, (c,) = combine(records, {}, [])
+    assert c.canonical_id == 3
+
+
+def test_content_clusters_kept_and_r1_u1_for_pages_left_alone():
+    records = [
+        rec(1, A + "/a"), rec(2, A + "/a-copy"),                  # content cluster
+        rec(3, A + "/old", final=A + "/new"), rec(4, A + "/older", final=A + "/new"),  # R1
+        rec(5, A + "/docs/index.html"), rec(6, A + "/docs/?utm_source=x"),            # U1
+        rec(7, A + "/view?id=1"), rec(8, A + "/view?id=2"),       # different pages
+        rec(9, A + "/a?utm_medium=mail"),                          # U1 joins content cluster
+        rec(10, A + "/moved", final=A + "/a-copy"),                # R1 joins content cluster
+    ]
+    cc = Cluster("content-x", 1, A + "/a", [1, 2], "content")
+    content = {1: Assignment("content-x", True, "content", "canonical"),
+               2: Assignment("content-x", False, "content", "rule1")}
+    out, clusters = combine(records, content, [cc])
+    check_partition(records, out, clusters)
+    cl = by_id(clusters)
+    assert cl["content-x"].member_ids == [1, 2, 9, 10]
+    assert out[2].match_rule == "rule1" and out[9].match_rule == "U1" and out[10].match_rule == "R1"
+    assert out[9].cluster_kind == "content"
+    r1 = [c for c in clusters if c.kind == "R1"]
+    assert len(r1) == 1 and r1[0].member_ids == [3, 4] and r1[0].cluster_id.startswith("redir-")
+    u1 = [c for c in clusters if c.kind == "U1"]
+    assert [c.member_ids for c in u1] == [[5, 6]]
+    assert u1[0].cluster_id == "urlcanon-http://a.test-/docs"
+    assert out[7] == Assignment() and out[8] == Assignment()
+
+
+def test_content_wins_over_a_rule_and_rules_can_be_switched_off():
+    records = [rec(1, A + "/t", 200, "<html><body>tiny</body></html>"), rec(2, A + "/t/")]
+    cc = Cluster("content-y", 2, A + "/t/", [1, 2], "content")
+    content = {1: Assignment("content-y", False, "content", "rule2"),
+               2: Assignment("content-y", True, "content", "canonical")}
+    out, clusters = combine(records, content, [cc])
+    assert [c.cluster_id for c in clusters] == ["content-y"] and out[1].match_rule == "rule2"
+    no_u1 = AssignParams(rules=RuleParams(enabled_rules=tuple(r for r in RULE_CODES
+                                                              if r not in ("U1", "T1"))))
+    out, clusters = combine(records, {}, [], no_u1)
+    assert clusters == [] and out[1] == Assignment()
+    out, clusters = combine(records, {}, [])
+    # /t is thin; /t/ is the same URL after normalisation and joins it by U1.
+    assert {c.kind for c in clusters} == {"T1"}
+    assert out[2].cluster_id == out[1].cluster_id and out[2].match_rule == "U1"
+
+
+def test_predicted_duplicates_join_their_target():
+    records = [
+        rec(1, A + "/p1"), rec(2, A + "/p2"),
+        PageRecord(id=3, url=A + "/p1?ref=x", predicted_duplicate_of=A + "/p1"),
+        PageRecord(id=4, url=A + "/p1?ref=y", predicted_duplicate_of=A + "/p1?ref=x"),  # chain
+        PageRecord(id=5, url=A + "/q", predicted_duplicate_of=A + "/final-of-2"),
+        PageRecord(id=6, url=A + "/zz", predicted_duplicate_of="http://elsewhere.test/"),
+        rec(7, A + "/nf", 404, page("Not found", "<h1>Not found</h1>")),
+        PageRecord(id=8, url=A + "/nf2", predicted_duplicate_of=A + "/nf"),
+    ]
+    records[1].final_url = A + "/final-of-2"
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    c1 = by_id(clusters)[content_cluster_id(A + "/p1")]
+    assert c1.member_ids == [1, 3, 4] and c1.canonical_id == 1 and c1.kind == "content"
+    assert out[3].match_rule == out[4].match_rule == "predicted"
+    assert out[5].cluster_id == content_cluster_id(A + "/p2")
+    assert out[6] == Assignment()  # target not in the crawl
+    assert out[8].cluster_kind == "E3" and out[8].cluster_id == out[7].cluster_id
+
+
+def _corpus():
+    recs = [
+        rec(1, A + "/x", 500), rec(2, A + "/y", 502), rec(3, A + "/nf1", 404),
+        rec(4, A + "/nf2", 404), rec(5, A + "/old", final=A + "/new"),
+        rec(6, A + "/older", final=A + "/new"), rec(7, A + "/d/index.html"), rec(8, A + "/d/"),
+        rec(9, A + "/a"), rec(10, A + "/b"),
+        PageRecord(id=11, url=A + "/pp", predicted_duplicate_of=A + "/a"),
+        rec(12, A + "/login", 401, page("Sign in", LOGIN_FORM.format(csrf="r"))),
+        rec(13, B + "/login", 401, page("Sign in", LOGIN_FORM.format(csrf="s"))),
+    ]
+    cc = [Cluster("content-ab", 9, A + "/a", [9, 10], "content")]
+    content = {9: Assignment("content-ab", True, "content", "canonical"),
+               10: Assignment("content-ab", False, "content", "rule1")}
+    return recs, content, cc
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_deterministic_whatever_the_input_order(rnd):
+    recs, content, cc = _corpus()
+    expected = combine(recs, content, cc)
+    shuffled = list(recs)
+    rnd.shuffle(shuffled)
+    content_items = list(content.items())
+    rnd.shuffle(content_items)
+    assert combine(shuffled, dict(content_items), cc) == expected
+    check_partition(recs, *expected)
+    logins = [c for c in expected[1] if c.kind == "L1"]
+    assert len(logins) == 2  # same template, different origins: different clusters
+    assert logins[0].cluster_id != logins[1].cluster_id
+
+
+def test_real_site_grouping(nginx_site):
+    """Real nginx pages (see test_rules): labels and groups after combine."""
+    _base, pages = nginx_site
+    records = [from_fetch(f, page_id=i) for i, (path, f) in enumerate(sorted(pages.items()))]
+    ids = {path: i for i, path in enumerate(sorted(pages))}
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+
+    def same(*paths):
+        return len({out[ids[p]].cluster_id for p in paths}) == 1 and out[ids[paths[0]]].cluster_id
+
+    assert same("/dead", "/dead2", "/maint503")
+    assert same("/missing-1", "/missing/2.html")
+    assert same("/shop/a", "/shop/b?x=1")
+    assert same("/waf/1", "/waf/2")
+    assert same("/private/a", "/private/b")
+    assert same("/old", "/old2", "/final.html")
+    assert out[ids["/old"]].cluster_kind == "R1"
+    assert same("/docs/", "/docs/index.html", "/docs/?utm_source=news")
+    assert out[ids["/docs/"]].cluster_kind == "U1"
+    assert out[ids["/view?id=1"]].cluster_id == "" and out[ids["/view?id=2"]].cluster_id == ""
+    assert out[ids["/missing-1"]].cluster_id != out[ids["/shop/a"]].cluster_id  # two templates
+    for path, expected in NGINX_EXPECTED.items():
+        if expected in ("E1", "E3", "L1", "W1", "M1", "T1"):
+            assert out[ids[path]].cluster_kind == expected, path
+        if path.startswith("/py/"):
+            assert out[ids[path]].cluster_id == "", path
