@@ -125,7 +125,7 @@ def crawl_main(argv: List[str]) -> int:
     }
     base.update(settings)
     try:
-        process = CrawlerProcess(Settings(base), install_root_handler=True)
+        process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(UrlListSpider)
         process.crawl(crawler, urls=args.list, follow=args.follow, max_pages=args.max_pages)
         process.start()

@@ -88,14 +88,17 @@ def article(topic: str, noise: bool = True) -> str:
     return _page(title, f"<article><h1>{title}</h1>{paragraphs}</article>", noise=noise)
 
 
-JS_PAGE = _page(
-    "Loaded later",
-    "<article><h1>Loaded later</h1><div id='content'>Loading...</div></article>"
-    "<script>window.addEventListener('load', function () {"
-    "fetch('/api/text').then(r => r.json()).then(d => {"
-    "document.getElementById('content').innerHTML = d.html; });});</script>",
-    noise=False,
-)
+def js_page(topic: str) -> str:
+    """The article, but its paragraphs arrive by fetch() after the load event (a static fetch sees none)."""
+    title = TOPICS[topic][0]
+    return _page(
+        title,
+        f"<article id='content'><h1>{title}</h1><p class='loading'>Loading...</p></article>"
+        "<script>window.addEventListener('load', function () {"
+        f"fetch('/api/text/{topic}').then(r => r.json()).then(d => {{"
+        "const a = document.getElementById('content'); a.querySelector('.loading').remove();"
+        "a.insertAdjacentHTML('beforeend', d.html); });});</script>",
+    )
 
 LOGIN = _page(
     "Sign in",
@@ -140,7 +143,6 @@ def demo_paths() -> List[str]:
         "/article/rivers?utm_source=newsletter&utm_medium=email",  # tracking-parameter variant
         "/mirror/rivers",  # the same article under another path, with its own noise
         "/article/bread",
-        "/print/bread",  # same text, no site chrome: a printer-friendly copy
         "/article/comets",
         "/article/bees",
         "/js/bees",  # text arrives by fetch() after load
@@ -186,8 +188,7 @@ class Handler(BaseHTTPRequestHandler):
         routes = {
             "/": lambda: self._send(200, home()),
             "/index.html": lambda: self._send(200, home()),
-            "/js/bees": lambda: self._send(200, JS_PAGE),
-            "/api/text": lambda: self._send(200, json.dumps({"html": article_body("bees")}), "application/json"),
+            "/js/bees": lambda: self._send(200, js_page("bees")),
             "/login": lambda: self._send(200, LOGIN),
             "/account": lambda: self._send(401, LOGIN),
             "/gone": lambda: self._send(200, SOFT404),
@@ -210,10 +211,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, article(path.split("/")[2]))
         if path.startswith("/mirror/") and path.split("/")[2] in TOPICS:
             return self._send(200, article(path.split("/")[2]))
-        if path.startswith("/print/") and path.split("/")[2] in TOPICS:
-            title, text = TOPICS[path.split("/")[2]]
-            return self._send(200, f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
-                                   f"<body><h1>{title}</h1><p>{text}</p></body></html>")
+        if path.startswith("/api/text/") and path.split("/")[3] in TOPICS:
+            time.sleep(0.3)  # arrives well after the load event
+            return self._send(200, json.dumps({"html": article_body(path.split("/")[3])}), "application/json")
         if path.startswith("/item/"):  # many pages for load tests: /item/N, distinct content
             return self._send(200, generated_item(path.split("/")[2], query))
         self._send(404, SOFT404.replace("Page not found", "404 Not Found"))

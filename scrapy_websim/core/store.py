@@ -75,6 +75,12 @@ class FeatureStore:
         if len(self._pending) >= self.batch_size:
             self.flush()
 
+    def delete(self, page_id: int) -> None:
+        """Remove one record (used to renumber pages discovered by following links)."""
+        self._pending.pop(page_id, None)
+        with self._conn() as db:
+            db.execute("DELETE FROM records WHERE id = ?", (page_id,))
+
     def add_many(self, records: Iterable[PageRecord]) -> None:
         for record in records:
             self.add(record)

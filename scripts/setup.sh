@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install what scrapy-websim needs on a Debian/Ubuntu machine: Chromium (never downloads a browser:
+# Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
+#   bash scripts/setup.sh          # runtime: Chromium + the package
+#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Python docs) and test extras
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-run}"
+
+need_apt=()
+have_browser() {
+  for b in chromium chromium-browser google-chrome google-chrome-stable; do command -v "$b" >/dev/null 2>&1 && return 0; done
+  ls "${PLAYWRIGHT_BROWSERS_PATH:-$HOME/.cache/ms-playwright}"/chromium-*/chrome-linux*/chrome >/dev/null 2>&1
+}
+have_browser || need_apt+=(chromium)
+if [ "$what" = test ]; then
+  command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
+  command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
+  [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
+fi
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need_apt[*]} with apt-get"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+    # apache2 and nginx start system services on install; the tests start their own on free ports
+    (service apache2 stop; service nginx stop) >/dev/null 2>&1 || true
+  else
+    echo "setup: missing ${need_apt[*]}." >&2
+    echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
+    echo "  or point WEBSIM_BROWSER_EXECUTABLE at a Chromium or Google Chrome binary, then run this again." >&2
+    have_browser || exit 1
+  fi
+fi
+
+PY="${PYTHON:-python3}"
+"$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+if [ "$what" = test ]; then
+  "$PY" -m pip install -q -e '.[test]'
+else
+  "$PY" -m pip install -q -e .
+fi
+echo "setup: done ($("$PY" -c 'import scrapy_websim; print("scrapy-websim", scrapy_websim.__version__)'))"

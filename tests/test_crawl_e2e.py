@@ -1,0 +1,164 @@
+"""End-to-end: real Chromium renders the bundled demo site; assertions on the output files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from scrapy_websim.core.types import OUTPUT_FIELDS
+from tests.crawl import REPO, by_url, crawl, demo_site, load
+
+pytestmark = pytest.mark.crawl
+
+
+def _refused_port() -> int:
+    with socket.socket() as s:  # bound then closed: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo_crawl(tmp_path_factory):
+    """One crawl of the demo site through `scrapy crawl websim` in example_project, three feeds."""
+    tmp = tmp_path_factory.mktemp("demo")
+    with demo_site(2) as (base, mirror):
+        refused = f"http://127.0.0.1:{_refused_port()}/"
+        paths = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/rivers", "/article/bread",
+                 "/article/comets", "/article/bees", "/js/bees", "/old/comets", "/login", "/account",
+                 "/no-such-page", "/gone", "/broken", "/maintenance", "/admin", "/thin", "/index.html",
+                 "/report.json", "/loop/a", "/hang"]
+        lines = ["# demo list", ""] + [base + p for p in paths] + [
+            mirror + "/article/rivers", refused, "this is not a url", "ftp://127.0.0.1/file", "# end"]
+        listing = tmp / "urls.txt"
+        listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        outs = {ext: str(tmp / f"result.{ext}") for ext in ("json", "csv", "jsonl")}
+        feats = str(tmp / "features.jsonl")
+        shots = str(tmp / "shots")
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "websim", "-a", f"urls={listing}",
+               "-s", "WEBSIM_HTTP_TIMEOUT=4", "-s", "WEBSIM_PAGE_TIMEOUT=8", "-s", "WEBSIM_STABLE_TIMEOUT=4",
+               "-s", f"WEBSIM_FEATURES_FILE={feats}", "-s", f"WEBSIM_SCREENSHOTS_DIR={shots}"]
+        for path in outs.values():
+            cmd += ["-o", path]
+        env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.run(cmd, cwd=os.path.join(REPO, "example_project"), env=env,
+                              capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return {
+        "base": base, "mirror": mirror, "refused": refused, "inputs": [l for l in lines if l and not l.startswith("#")],
+        "outs": outs, "log": proc.stderr, "json": load(outs["json"]), "features": load(feats), "shots": shots,
+    }
+
+
+def test_every_input_line_is_one_record_in_input_order(demo_crawl):
+    rows = demo_crawl["json"]["urls"]
+    assert [r["id"] for r in rows] == list(range(1, len(demo_crawl["inputs"]) + 1))
+    assert [r["url"] for r in rows] == demo_crawl["inputs"]
+    assert demo_crawl["json"]["meta"]["total_urls"] == len(demo_crawl["inputs"])
+
+
+def test_json_shape_and_field_order(demo_crawl):
+    data = demo_crawl["json"]
+    assert list(data) == ["urls", "clusters", "meta"]
+    for row in data["urls"]:
+        assert tuple(row) == OUTPUT_FIELDS
+    for key in ("total_urls", "eligible_html_urls", "total_clusters", "sim_threshold", "generated_at"):
+        assert key in data["meta"]
+    assert data["meta"]["sim_threshold"] == 0.85
+
+
+def test_javascript_text_is_rendered(demo_crawl):
+    base = demo_crawl["base"]
+    feats = {f["url"]: f for f in demo_crawl["features"]}
+    js, static = feats[base + "/js/bees"], feats[base + "/article/bees"]
+    # the article text arrives by fetch() after the load event: a static fetch has only "Loading..."
+    assert js["text_len"] > 400
+    assert abs(js["text_len"] - static["text_len"]) < 0.1 * static["text_len"]
+    assert js["rendered"] is True and len(js["timings"]) == 3
+
+
+def test_redirect_chain_and_final_url(demo_crawl):
+    base = demo_crawl["base"]
+    row = by_url(demo_crawl["json"])[base + "/old/comets"]
+    assert row["redirect_chain"] == [base + "/old/comets", base + "/moved/comets", base + "/article/comets"]
+    assert row["final_url"] == base + "/article/comets"
+    assert row["status_code"] == 200 and row["error"] == ""
+
+
+def test_error_statuses_are_recorded_with_their_status(demo_crawl):
+    rows = by_url(demo_crawl["json"])
+    base = demo_crawl["base"]
+    assert rows[base + "/broken"]["status_code"] == 500
+    assert rows[base + "/no-such-page"]["status_code"] == 404
+    assert rows[base + "/account"]["status_code"] == 401
+    assert rows[base + "/maintenance"]["status_code"] == 503
+    for path in ("/broken", "/no-such-page", "/account"):
+        assert rows[base + path]["error"] == ""
+        assert rows[base + path]["title"]
+
+
+def test_failures_are_records_with_readable_errors(demo_crawl):
+    rows = by_url(demo_crawl["json"])
+    base = demo_crawl["base"]
+    assert "connection refused" in rows[demo_crawl["refused"]]["error"]
+    assert "timed out" in rows[base + "/hang"]["error"]
+    assert "redirect" in rows[base + "/loop/a"]["error"]
+    assert rows["this is not a url"]["error"].startswith("not a URL")
+    assert "unsupported scheme 'ftp'" in rows["ftp://127.0.0.1/file"]["error"]
+    for url in (demo_crawl["refused"], base + "/hang", "this is not a url"):
+        assert rows[url]["is_canonical"] is True and rows[url]["cluster_id"] == ""
+
+
+def test_non_html_is_recorded_not_rendered(demo_crawl):
+    base = demo_crawl["base"]
+    row = by_url(demo_crawl["json"])[base + "/report.json"]
+    assert row["status_code"] == 200 and row["content_type"].startswith("application/json")
+    assert row["error"] == ""
+    feats = {f["url"]: f for f in demo_crawl["features"]}
+    assert feats[base + "/report.json"]["rendered"] is False
+
+
+def test_screenshots_saved_and_hashed(demo_crawl):
+    feats = {f["url"]: f for f in demo_crawl["features"]}
+    rec = feats[demo_crawl["base"] + "/article/rivers"]
+    assert rec["phash"] and len(rec["phash"]) == 16
+    with open(os.path.join(demo_crawl["shots"], f"{rec['id']}.png"), "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_csv_columns_booleans_and_rows(demo_crawl):
+    rows = load(demo_crawl["outs"]["csv"])
+    assert tuple(rows[0]) == OUTPUT_FIELDS
+    assert len(rows) == 1 + len(demo_crawl["inputs"])
+    col = OUTPUT_FIELDS.index("is_canonical")
+    assert {r[col] for r in rows[1:]} <= {"true", "false"}
+    assert json.loads(rows[1][OUTPUT_FIELDS.index("redirect_chain")])
+
+
+def test_jsonl_one_record_per_line(demo_crawl):
+    rows = load(demo_crawl["outs"]["jsonl"])
+    assert [r["id"] for r in rows] == [r["id"] for r in demo_crawl["json"]["urls"]]
+    assert all(tuple(r) == OUTPUT_FIELDS for r in rows)
+
+
+def test_stats_and_progress(demo_crawl):
+    log = demo_crawl["log"]
+    assert "'websim/rendered':" in log and "'websim/failed':" in log
+    assert "websim: " in log
+
+
+def test_cli_comma_list_and_bad_output(tmp_path):
+    with demo_site() as (base,):
+        result = crawl(tmp_path, [base + "/article/bread", "not a url"], output="r.jsonl")
+        rows = result["data"]
+        assert [r["id"] for r in rows] == [1, 2]
+        assert rows[0]["status_code"] == 200 and rows[1]["error"]
+    from tests.crawl import run_websim
+
+    bad = run_websim(["-l", "http://127.0.0.1:9/", "-o", str(tmp_path / "r.xml")], cwd=str(tmp_path))
+    assert bad.returncode == 2 and ".json, .jsonl or .csv" in bad.stderr
