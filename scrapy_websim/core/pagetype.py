@@ -1,0 +1,410 @@
+"""Page-type label from structure: ``list`` (index / navigation), ``detail`` (one body of running
+text) or ``unknown``.
+
+Pure module (no scrapy / twisted / playwright). After ``seeds/dom-structure-lcs-similarity.zh.txt``,
+which splits pages into directory/navigation pages, detail pages and unknown pages.
+
+Signals (all computed from the ``<body>`` of a parsed lxml document, never modifying it; text
+inside script, style, noscript, template, svg, select, button, textarea and iframe is ignored;
+at most ``max_nodes`` elements are looked at):
+
+* **Furniture.** ``nav``/``header``/``footer``/``aside`` elements, ARIA navigation roles, and
+  elements whose class or id has a word in :data:`BOILER_WORDS` (nav, menu, sidebar, footer,
+  breadcrumb, related, ...) are page furniture, with everything inside them -- unless they hold
+  ``furniture_max_prose_blocks`` prose blocks or more (a "with-sidebar" class on the article's
+  wrapper must not hide the article).
+* **Repeated sibling blocks.** Outside the furniture, children of one parent with the same tag and
+  class attribute form a group; a group of at least ``min_repeat`` members is a list when most
+  members are *linked* (their first visible text is inside a link, or at least
+  ``min_item_link_share`` of their text is link text) and they carry at most
+  ``list_max_text_per_item`` characters of non-link text each on average (running text per block:
+  article paragraphs with inline links and sections of prose are not list items).
+  ``list_items`` counts the members, ``list_chars`` their text.
+* **Text blocks.** The body is cut into blocks at block-level element boundaries (p, div, li, td,
+  dd, h1-h6, ...); each block has a length in characters (whitespace collapsed) and a link
+  length (characters inside ``<a>``). **Running text** = the characters of the prose blocks (at
+  least ``min_block_chars`` characters, link density at most ``max_block_link_density``) outside
+  furniture and list items. If the caller knows the main-text length (``main_text_len``, e.g.
+  ``PageRecord.text_len`` from the text extractor), the running text is capped by it, so a page
+  whose extractor found no main text is not a detail page.
+* **Link density** (link characters / all characters) is reported, not decided on: documentation
+  and news pages are full of links in running text.
+
+Decision (thresholds are :class:`PageTypeParams`):
+
+* ``detail`` when the running text is at least ``detail_min_running_chars`` and at least
+  ``detail_min_running_share`` x the link text of the list items: one body of prose dominates.
+* otherwise ``list`` when there are at least ``list_min_items`` list items and their text is at
+  least ``list_min_share`` of the non-furniture text.
+* otherwise ``unknown`` (thin pages, forms, error pages, pages that are neither).
+
+Measured (thresholds chosen on these same pages, so expect somewhat lower on unseen sites):
+Python 3.11 docs index pages (genindex*, py-modindex, contents; list) 32/32; library chapter
+pages with a table of contents (list) 30/33; library module pages (detail) 275/284; the 181
+article-extraction-benchmark pages (detail) 173/181. Reproduce with
+``python -m scrapy_websim.core.pagetype --expect detail FILE...`` (see :func:`main`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+PAGE_TYPES = ("list", "detail", "unknown")
+
+
+@dataclass(frozen=True)
+class PageTypeParams:
+    """Thresholds of :func:`page_type` (see the module docstring for what each signal is)."""
+
+    min_block_chars: int = 80  # a prose block has at least this many characters (1..10000)
+    max_block_link_density: float = 0.34  # ... and at most this share of them in links (0..1)
+    detail_min_running_chars: int = 400  # running text needed for "detail" (0..1,000,000)
+    detail_min_running_share: float = 0.5  # running text / link text of repeated blocks (0..100)
+    list_min_items: int = 10  # repeated linked items needed for "list" (1..100,000)
+    list_min_share: float = 0.3  # repeated-item chars / non-furniture chars for "list" (0..1)
+    list_max_text_per_item: float = 200.0  # mean non-link chars per repeated item (0..100,000)
+    min_item_link_share: float = 0.4  # a repeated item is "linked" if its text starts in a link or
+    # at least this share of it is link text (0..1)
+    furniture_max_prose_blocks: int = 3  # nav/menu/sidebar/footer elements hold fewer prose blocks (1..1000)
+    min_repeat: int = 3  # siblings of one signature that make a repeated group (2..1000)
+    max_nodes: int = 50_000  # elements walked at most (a document-order prefix) (100..10,000,000)
+
+    def validate(self) -> "PageTypeParams":
+        def check(name: str, lo: float, hi: float, integer: bool) -> None:
+            value = getattr(self, name)
+            ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+            if isinstance(value, bool) or not ok_type or not (lo <= value <= hi):
+                kind = "an integer" if integer else "a number"
+                raise ValueError(f"{name} must be {kind} in [{lo}, {hi}], got {value!r}")
+
+        check("min_block_chars", 1, 10_000, True)
+        check("max_block_link_density", 0.0, 1.0, False)
+        check("detail_min_running_chars", 0, 1_000_000, True)
+        check("detail_min_running_share", 0.0, 100.0, False)
+        check("list_min_items", 1, 100_000, True)
+        check("list_min_share", 0.0, 1.0, False)
+        check("list_max_text_per_item", 0.0, 100_000.0, False)
+        check("min_item_link_share", 0.0, 1.0, False)
+        check("furniture_max_prose_blocks", 1, 1000, True)
+        check("min_repeat", 2, 1000, True)
+        check("max_nodes", 100, 10_000_000, True)
+        return self
+
+
+#: Elements whose boundaries end a text block.
+BLOCK_TAGS = frozenset(
+    """address article aside blockquote body br dd details dialog div dl dt fieldset figcaption
+    figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr li main nav ol p pre section summary
+    table tbody td tfoot th thead tr ul caption center menu""".split()
+)
+#: Elements whose text is not running text.
+SKIP_TAGS = frozenset("script style noscript template svg math select button textarea head title iframe object".split())
+
+_WS = re.compile(r"\s+")
+
+
+def _tlen(text: Optional[str]) -> int:
+    """Characters of ``text`` with whitespace runs collapsed to one space, trimmed."""
+    if not text:
+        return 0
+    return len(_WS.sub(" ", text).strip())
+
+
+def _local(tag: Any) -> Optional[str]:
+    if not isinstance(tag, str):
+        return None  # comment, PI, entity
+    if tag[:1] == "{":
+        tag = tag.rpartition("}")[2]
+    return tag.lower()
+
+
+def _body(doc: Any) -> Any:
+    getroot = getattr(doc, "getroot", None)
+    root = getroot() if getroot is not None else doc
+    if root is None:
+        return None
+    if _local(root.tag) == "html":
+        body = root.find("body")
+        if body is not None:
+            return body
+    return root
+
+
+def _walk(root: Any, max_nodes: int) -> Iterator[Tuple[str, Any, Optional[str]]]:
+    """Events ("start", el, tag) / ("end", el, tag) / ("text", text, in_link) without recursion."""
+    budget = [max_nodes]
+    stack: List[Tuple[Any, bool]] = [(root, False)]
+    while stack:
+        el, closing = stack.pop()
+        tag = _local(el.tag)
+        if closing:
+            yield ("end", el, tag)
+            continue
+        if tag == "#text":
+            yield ("text", el, tag)
+            continue
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        yield ("start", el, tag)
+        stack.append((el, True))
+        # Children in reverse so that they pop in document order; each child's tail follows
+        # its end event (pushed as a pseudo element below).
+        for child in reversed(el):
+            if child.tail:
+                stack.append((_Tail(child.tail), False))
+            if _local(child.tag) is not None:
+                stack.append((child, False))
+        if el.text and tag is not None:
+            stack.append((_Tail(el.text), False))
+
+
+class _Tail:
+    """A text run in the event stream (an element's text or a child's tail)."""
+
+    __slots__ = ("text",)
+    tag = "#text"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+
+_BOILER_TAGS = frozenset(("nav", "header", "footer", "aside"))
+_BOILER_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "menu", "menubar"))
+#: Words of a class or id (split on spaces, "-" and "_") that mark navigation / page furniture.
+BOILER_WORDS = frozenset(
+    "nav navbar navigation menu submenu sidebar sphinxsidebar footer breadcrumb breadcrumbs related".split()
+)
+_NEVER_BOILER = frozenset(("html", "body", "main", "article"))
+_WORD_SPLIT = re.compile(r"[\s_-]+")
+
+
+def _is_boiler(el: Any, tag: str) -> bool:
+    if tag in _NEVER_BOILER:
+        return False
+    if tag in _BOILER_TAGS or (el.get("role") or "").strip().lower() in _BOILER_ROLES:
+        return True
+    words = (el.get("class") or "") + " " + (el.get("id") or "")
+    return any(w in BOILER_WORDS for w in _WORD_SPLIT.split(words.lower()) if w)
+
+
+def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[str, float]:
+    """The signals :func:`page_type` decides on (for diagnostics and tuning)."""
+    feats: Dict[str, float] = dict(
+        text_chars=0, link_chars=0, link_density=0.0, running_chars=0, prose_blocks=0,
+        main_chars=0, list_items=0, list_chars=0, list_link_chars=0, text_per_item=0.0, links=0, truncated=0,
+    )
+    body = _body(doc)
+    if body is None:
+        return feats
+    elements = []
+    for el in body.iter():
+        if len(elements) >= params.max_nodes:
+            feats["truncated"] = 1
+            break
+        if isinstance(el.tag, str):
+            elements.append(el)
+
+    # Page furniture: navigation, header, footer, sidebars and everything inside them.
+    boiler = set()
+    for el in elements:
+        parent = el.getparent()
+        if (parent is not None and parent in boiler) or (
+            _is_boiler(el, _local(el.tag))
+            # Furniture holds no running text: a "sidebar" class on the wrapper of the article
+            # (layout classes such as "has-sidebar") must not hide the article.
+            and sum(_is_prose(b, params) for b in _blocks(el, params.max_nodes)[0]) < params.furniture_max_prose_blocks
+        ):
+            boiler.add(el)
+
+    # Repeated sibling blocks outside the furniture whose members mostly lead somewhere.
+    members = set()
+    for parent in elements:
+        if len(parent) < params.min_repeat or parent in boiler:
+            continue
+        groups: Dict[Tuple[str, str], List[Any]] = {}
+        for child in parent:
+            tag = _local(child.tag)
+            if tag is not None and tag not in SKIP_TAGS:
+                groups.setdefault((tag, child.get("class") or ""), []).append(child)
+        for group in groups.values():
+            if len(group) < params.min_repeat:
+                continue
+            linked = plain = 0
+            for m in group:
+                blocks, _, n_links, first_in_link = _blocks(m, params.max_nodes)
+                chars = sum(b[0] for b in blocks)
+                link = sum(b[1] for b in blocks)
+                plain += chars - link
+                if n_links and (first_in_link or link >= params.min_item_link_share * chars):
+                    linked += 1
+            # Items lead somewhere and carry little running text each (repeated sections of
+            # prose are not list items).
+            if linked * 2 >= len(group) and plain <= params.list_max_text_per_item * len(group):
+                members.update(group)
+
+    # Text blocks, each in one region: content, furniture or repeated items.
+    regions = {"content": [], "boiler": [], "items": []}
+    cur = [0, 0]
+    region = "content"
+    skip_depth = link_depth = boiler_depth = item_depth = links = 0
+
+    def flush() -> None:
+        nonlocal cur
+        if cur[0]:
+            regions[region].append(cur)
+            cur = [0, 0]
+
+    for kind, el, tag in _walk(body, params.max_nodes):
+        if kind == "text":
+            if not skip_depth:
+                n = _tlen(el.text)
+                if n:
+                    cur[0] += n + 1  # + 1: the space between runs
+                    if link_depth:
+                        cur[1] += n + 1
+            continue
+        step = 1 if kind == "start" else -1
+        if tag in BLOCK_TAGS or el in members or el in boiler:
+            flush()
+        if tag in SKIP_TAGS:
+            skip_depth += step
+        elif tag == "a":
+            link_depth += step
+            links += kind == "start"
+        if el in boiler and (el.getparent() is None or el.getparent() not in boiler):
+            boiler_depth += step
+        if el in members:
+            item_depth += step
+        region = "boiler" if boiler_depth else "items" if item_depth else "content"
+    flush()
+
+    every = regions["content"] + regions["boiler"] + regions["items"]
+    text_chars = sum(b[0] for b in every)
+    link_chars = sum(b[1] for b in every)
+    prose = [b[0] for b in regions["content"] if _is_prose(b, params)]
+    list_chars = sum(b[0] for b in regions["items"])
+    list_link_chars = sum(b[1] for b in regions["items"])
+    feats.update(
+        text_chars=text_chars,
+        link_chars=link_chars,
+        link_density=round(link_chars / text_chars, 4) if text_chars else 0.0,
+        running_chars=sum(prose),
+        prose_blocks=len(prose),
+        main_chars=text_chars - sum(b[0] for b in regions["boiler"]),
+        list_items=len(members),
+        list_chars=list_chars,
+        list_link_chars=list_link_chars,
+        text_per_item=round((list_chars - list_link_chars) / len(members), 1) if members else 0.0,
+        links=links,
+    )
+    return feats
+
+
+def _blocks(root: Any, max_nodes: int) -> Tuple[List[List[int]], int, int, bool]:
+    """Text blocks ``[chars, link_chars]`` under ``root``, elements walked, links seen, and
+    whether the first visible text run is inside a link."""
+    blocks: List[List[int]] = []
+    cur = [0, 0]
+    skip_depth = link_depth = nodes = links = 0
+    first_in_link: Optional[bool] = None
+    for kind, el, tag in _walk(root, max_nodes):
+        if kind == "text":
+            if not skip_depth:
+                n = _tlen(el.text)
+                if n:
+                    cur[0] += n + 1  # + 1: the space between runs
+                    if link_depth:
+                        cur[1] += n + 1
+                    if first_in_link is None:
+                        first_in_link = link_depth > 0
+            continue
+        if kind == "start":
+            nodes += 1
+            if tag in SKIP_TAGS:
+                skip_depth += 1
+            elif tag == "a":
+                link_depth += 1
+                links += 1
+        elif tag in SKIP_TAGS:
+            skip_depth -= 1
+        elif tag == "a":
+            link_depth -= 1
+        if tag in BLOCK_TAGS and cur[0]:
+            blocks.append(cur)
+            cur = [0, 0]
+    if cur[0]:
+        blocks.append(cur)
+    return blocks, nodes, links, bool(first_in_link)
+
+
+def _is_prose(block: List[int], params: PageTypeParams) -> bool:
+    return block[0] >= params.min_block_chars and block[1] <= params.max_block_link_density * block[0]
+
+
+def page_type(
+    doc: Any, main_text_len: Optional[int] = None, params: PageTypeParams = PageTypeParams()
+) -> str:
+    """``"list"``, ``"detail"`` or ``"unknown"`` for a parsed lxml document (see the module doc)."""
+    return classify(page_features(doc, params), main_text_len, params)
+
+
+def classify(
+    feats: Dict[str, float], main_text_len: Optional[int] = None, params: PageTypeParams = PageTypeParams()
+) -> str:
+    running = feats["running_chars"]
+    if main_text_len is not None:
+        running = min(running, main_text_len)
+    if running >= params.detail_min_running_chars and running >= (
+        params.detail_min_running_share * feats["list_link_chars"]
+    ):
+        return "detail"
+    if (
+        feats["list_items"] >= params.list_min_items
+        and feats["list_chars"] >= params.list_min_share * feats["main_chars"]
+    ):
+        return "list"
+    return "unknown"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Label saved pages: ``python -m scrapy_websim.core.pagetype [--expect TYPE] [-v] FILE...``.
+
+    Files may be gzipped (``.gz``). Prints the count of each label (and, with ``--expect``, the
+    accuracy); ``-v`` prints every page's label and signals.
+    """
+    import argparse
+    import gzip
+    import json
+
+    import lxml.html
+
+    parser = argparse.ArgumentParser(prog="python -m scrapy_websim.core.pagetype")
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--expect", choices=PAGE_TYPES)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    params = PageTypeParams()
+    counts = {t: 0 for t in PAGE_TYPES}
+    for path in args.files:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            doc = lxml.html.document_fromstring(fh.read())
+        feats = page_features(doc, params)
+        label = classify(feats, None, params)
+        counts[label] += 1
+        if args.verbose:
+            print(label, path, json.dumps(feats, sort_keys=True))
+    total = sum(counts.values())
+    line = " ".join(f"{t}={n}" for t, n in counts.items())
+    if args.expect:
+        line += f" expected={args.expect} accuracy={counts[args.expect] / total:.3f}"
+    print(f"pages={total} {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
