@@ -25,6 +25,7 @@ from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.text import TextParams
 from scrapy_websim.core.dom import DomParams
 from scrapy_websim.core.lcs import LcsParams
+from scrapy_websim.core.urls import UrlParams
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord
 
 #: Records above this id are pages discovered by following links; they are renumbered after the
@@ -53,6 +54,13 @@ DECISION_SETTINGS = {
     "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
     "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
 }
+URL_SETTINGS = {
+    "index_files": "WEBSIM_URL_INDEX_FILES",
+    "tracking_params": "WEBSIM_URL_TRACKING_PARAMS",
+    "keep_params": "WEBSIM_URL_KEEP_PARAMS",
+    "use_courlan_trackers": "WEBSIM_URL_BROAD_TRACKERS",
+    "strip_trailing_slash": "WEBSIM_URL_STRIP_TRAILING_SLASH",
+}
 RULE_SETTINGS = {
     "enabled_rules": "WEBSIM_RULES_ENABLED",
     "thin_html_bytes": "WEBSIM_THIN_HTML_BYTES",
@@ -60,6 +68,7 @@ RULE_SETTINGS = {
     "short_text_chars": "WEBSIM_RULE_SHORT_TEXT_CHARS",
     "form_share": "WEBSIM_LOGIN_FORM_SHARE",
     "e3_length_tolerance": "WEBSIM_ERROR_LENGTH_TOLERANCE",
+    "signal_text_chars": "WEBSIM_RULE_SIGNAL_CHARS",
 }
 
 
@@ -167,6 +176,7 @@ class Finalizer:
             dom=build_params(settings, DomParams, DOM_SETTINGS),
             lcs=build_params(settings, LcsParams, {"max_tags": "WEBSIM_MAX_TAGS"}),
             rules=rules,
+            urls=build_params(settings, UrlParams, URL_SETTINGS),
         )
         # Candidates must cover every pair the decision can accept: the text pre-filter at least as
         # wide as rule 1's text threshold allows, the visual candidates exactly rule 2's distance.
