@@ -375,6 +375,17 @@ class _Graph:
     groups: List[_Groups]
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based; numpy's hash-based unique is far slower here)."""
+    values = np.sort(values, kind="stable" if values.dtype.itemsize <= 2 else "quicksort")
+    if values.shape[0] < 2:
+        return values
+    keep = np.empty(values.shape[0], bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
 def _length_ok(la: np.ndarray, lb: np.ndarray, diff: float) -> np.ndarray:
     la = la.astype(np.float64)
     lb = lb.astype(np.float64)
@@ -444,7 +455,7 @@ def _build_graph(keys: ClusterKeys, params: ClusterParams) -> _Graph:
         for a, b in _value_pair_edges(uniq, vidx, params.visual_distance):
             add(a, b, np.ones(a.shape[0], bool))
     if ea_parts:
-        packed = np.unique(np.concatenate(ea_parts) * n + np.concatenate(eb_parts))
+        packed = _sorted_unique(np.concatenate(ea_parts) * n + np.concatenate(eb_parts))
         ea, eb = packed // n, packed % n
     else:
         ea = eb = np.zeros(0, np.int64)
@@ -461,7 +472,9 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if not differ.any():
             break
         a, b = a[differ], b[differ]
-        np.minimum.at(parent, hi[differ], lo[differ])
+        # hook roots to smaller roots; with several candidates any one wins (the rest are
+        # hooked in a later round), and the smallest node of a component ends as its root
+        parent[hi[differ]] = lo[differ]
         while True:
             grand = parent[parent]
             if np.array_equal(grand, parent):
@@ -526,7 +539,7 @@ def _canonical_pairs(graph: _Graph, keys: ClusterKeys, active: np.ndarray, is_ca
         if group.check_len:
             ok &= _length_ok(keys.text_len[c], keys.text_len[m], diff)
         packed.append(c[ok] * n + m[ok])
-    return np.unique(np.concatenate(packed))
+    return _sorted_unique(np.concatenate(packed))
 
 
 # --------------------------------------------------------------------------- clustering
