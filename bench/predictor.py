@@ -148,14 +148,16 @@ def serve(site: Site) -> Tuple[ThreadingHTTPServer, str]:
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
-def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeout: float = 3600) -> List[dict]:
-    """``scrapy crawl websim -a follow=1`` from ``base``/ in a subprocess; returns the url records."""
+def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeout: float = 3600
+          ) -> Tuple[List[dict], str]:
+    """``scrapy crawl websim -a follow=1`` from ``base``/ in a subprocess: (url records, log)."""
     listing = os.path.join(workdir, f"{name}.txt")
     with open(listing, "w", encoding="utf-8") as fh:
         fh.write(base + "/\n")
     out = os.path.join(workdir, f"{name}.jsonl")
+    # the features file holds every record (rendered, predicted_duplicate_of) whatever the feed format
     cmd = [sys.executable, "-m", "scrapy", "crawl", "websim", "-a", f"urls={listing}", "-a", "follow=1",
-           "-o", out, "-s", "LOG_LEVEL=INFO"]
+           "-s", f"WEBSIM_FEATURES_FILE={out}", "-s", "LOG_LEVEL=INFO"]
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -164,7 +166,7 @@ def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeo
     if proc.returncode != 0:
         raise RuntimeError(f"crawl {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     with open(out, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        return [json.loads(line) for line in fh if line.strip()], proc.stderr
 
 
 def path_qs(url: str) -> str:
@@ -249,11 +251,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 common = {"WEBSIM_HTTP_TIMEOUT": 10, "WEBSIM_PAGE_TIMEOUT": 20}
                 t0 = time.perf_counter()
-                without = judge(site, crawl(base, tmp, "without", common))
+                without = judge(site, crawl(base, tmp, "without", common)[0])
                 print(f"without middleware: {without} in {time.perf_counter() - t0:.0f} s", flush=True)
                 t0 = time.perf_counter()
                 with_ = judge(site, crawl(base, tmp, "with", dict(common, WEBSIM_PREDICT_ENABLED=True,
-                                                                     WEBSIM_PREDICT_SEED=1)))
+                                                                     WEBSIM_PREDICT_SEED=1))[0])
                 print(f"with middleware:    {with_} in {time.perf_counter() - t0:.0f} s", flush=True)
         finally:
             httpd.shutdown()

@@ -173,3 +173,38 @@ def test_settings_are_validated(name, value):
 def test_defaults():
     s = PredictSettings.from_settings(get_crawler(Spider, {}).settings)
     assert (s.enabled, s.threshold, s.exploration, s.warmup) == (False, 0.98, 0.05, 300)
+
+
+# --------------------------------------------------------------------------- real crawl
+
+
+@pytest.mark.crawl
+def test_end_to_end_crawl_drops_variants_and_loses_nothing(tmp_path):
+    """A generated site on 127.0.0.1, crawled by `scrapy crawl websim -a follow=1` with prediction."""
+    import re
+
+    from bench.predictor import Site, crawl, judge, path_qs, serve
+
+    site = Site(topics=60, seed=2)
+    httpd, base = serve(site)
+    try:
+        records, log = crawl(base, str(tmp_path), "with", {
+            "WEBSIM_PREDICT_ENABLED": True, "WEBSIM_PREDICT_WARMUP": 30, "WEBSIM_PREDICT_THRESHOLD": 0.9,
+            "WEBSIM_PREDICT_EXPLORATION": 0.1, "WEBSIM_PREDICT_SEED": 1,
+            "WEBSIM_HTTP_TIMEOUT": 10, "WEBSIM_PAGE_TIMEOUT": 20,
+        }, timeout=900)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    # every URL of the site is one record, dropped ones included
+    assert sorted(path_qs(r["url"]) or "/" for r in records) == sorted(site.all_paths())
+    verdict = judge(site, records)
+    variants = sum(1 for p in site.all_paths() if re.search(r"sid=|start=0|utm_source=", p))
+    assert verdict["unique_lost"] == 0
+    assert verdict["wrong"] == 0
+    assert verdict["dropped"] >= 0.5 * variants, verdict
+    for r in records:
+        if r["predicted_duplicate_of"]:
+            assert r["rendered"] is False and r["error"] == ""
+    explored = re.search(r"'websim/predict/explored': (\d+)", log)
+    assert explored and int(explored.group(1)) >= 1
