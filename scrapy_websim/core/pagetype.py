@@ -109,15 +109,23 @@ def _tlen(text: Optional[str]) -> int:
     """Characters of ``text`` with whitespace runs collapsed to one space, trimmed."""
     if not text:
         return 0
-    return len(_WS.sub(" ", text).strip())
+    # str.split() and re's \s agree on what is whitespace (str.isspace).
+    return len(" ".join(text.split()))
+
+
+_LOCAL: Dict[str, str] = {}
 
 
 def _local(tag: Any) -> Optional[str]:
     if not isinstance(tag, str):
         return None  # comment, PI, entity
-    if tag[:1] == "{":
-        tag = tag.rpartition("}")[2]
-    return tag.lower()
+    local = _LOCAL.get(tag)
+    if local is None:
+        local = tag.rpartition("}")[2] if tag[:1] == "{" else tag
+        local = local.lower()
+        if len(_LOCAL) < 4096:  # bounded against pages with random tag names
+            _LOCAL[tag] = local
+    return local
 
 
 def _body(doc: Any) -> Any:
@@ -208,6 +216,19 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
         if isinstance(el.tag, str):
             elements.append(el)
 
+    # What _blocks would say about each element's subtree, for all elements in one bottom-up
+    # pass (linear) instead of one walk per furniture candidate and per repeated item (quadratic
+    # on nested lists and menus). Only when the body was walked whole; else walk subtrees.
+    profiles = None if feats["truncated"] else _Profiles(elements, params)
+
+    def summary(el: Any) -> Tuple[int, int, int, int, bool]:
+        """(prose blocks, chars, link chars, links, first text in a link) of ``el``'s subtree."""
+        if profiles is not None:
+            return profiles.summary(el)
+        blocks, _, n_links, first_in_link = _blocks(el, params.max_nodes)
+        return (sum(_is_prose(b, params) for b in blocks), sum(b[0] for b in blocks),
+                sum(b[1] for b in blocks), n_links, first_in_link)
+
     # Page furniture: navigation, header, footer, sidebars and everything inside them.
     boiler = set()
     for el in elements:
@@ -216,7 +237,7 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
             _is_boiler(el, _local(el.tag))
             # Furniture holds no running text: a "sidebar" class on the wrapper of the article
             # (layout classes such as "has-sidebar") must not hide the article.
-            and sum(_is_prose(b, params) for b in _blocks(el, params.max_nodes)[0]) < params.furniture_max_prose_blocks
+            and summary(el)[0] < params.furniture_max_prose_blocks
         ):
             boiler.add(el)
 
@@ -235,9 +256,7 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
                 continue
             linked = plain = 0
             for m in group:
-                blocks, _, n_links, first_in_link = _blocks(m, params.max_nodes)
-                chars = sum(b[0] for b in blocks)
-                link = sum(b[1] for b in blocks)
+                _, chars, link, n_links, first_in_link = summary(m)
                 plain += chars - link
                 if n_links and (first_in_link or link >= params.min_item_link_share * chars):
                     linked += 1
@@ -258,26 +277,56 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
             regions[region].append(cur)
             cur = [0, 0]
 
-    for kind, el, tag in _walk(body, params.max_nodes):
-        if kind == "text":
+    # The walk of _walk(body) inlined (this loop sees every node of the page): a stack of
+    # str (a text run), element (its start) or tuple (its end, with what its start decided).
+    budget = params.max_nodes
+    stack: List[Any] = [body]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
             if not skip_depth:
-                n = _tlen(el.text)
+                n = _tlen(item)
                 if n:
                     cur[0] += n + 1  # + 1: the space between runs
                     if link_depth:
                         cur[1] += n + 1
             continue
-        step = 1 if kind == "start" else -1
-        if tag in BLOCK_TAGS or el in members or el in boiler:
+        if kind is tuple:
+            el, tag, cuts, top_boiler, member = item
+            step = -1
+        else:
+            if budget <= 0:
+                break
+            budget -= 1
+            el = item
+            tag = _local(el.tag)
+            member = el in members
+            in_boiler = el in boiler
+            cuts = tag in BLOCK_TAGS or member or in_boiler
+            parent = el.getparent() if in_boiler else None
+            top_boiler = in_boiler and (parent is None or parent not in boiler)
+            step = 1
+            links += tag == "a"
+            stack.append((el, tag, cuts, top_boiler, member))
+            # Children in reverse so that they pop in document order, each child's tail after
+            # its end; comments and PIs are skipped but their tails are text.
+            for child in reversed(el):
+                if child.tail:
+                    stack.append(child.tail)
+                if isinstance(child.tag, str):
+                    stack.append(child)
+            if el.text:
+                stack.append(el.text)
+        if cuts:
             flush()
         if tag in SKIP_TAGS:
             skip_depth += step
         elif tag == "a":
             link_depth += step
-            links += kind == "start"
-        if el in boiler and (el.getparent() is None or el.getparent() not in boiler):
+        if top_boiler:
             boiler_depth += step
-        if el in members:
+        if member:
             item_depth += step
         region = "boiler" if boiler_depth else "items" if item_depth else "content"
     flush()
@@ -339,6 +388,118 @@ def _blocks(root: Any, max_nodes: int) -> Tuple[List[List[int]], int, int, bool]
     if cur[0]:
         blocks.append(cur)
     return blocks, nodes, links, bool(first_in_link)
+
+
+class _Profiles:
+    """:func:`_blocks` of every element's subtree, computed bottom-up in one pass.
+
+    A subtree's text blocks, as a walk started at its root sees them, are an open run before the
+    first block boundary (``lead``), the closed blocks between boundaries and an open run after
+    the last boundary (``trail``); a parent's sequence is the concatenation of its text, its
+    children's sequences and their tails, where two open runs that meet merge into one block.
+    Closed blocks are kept only as sums: (prose blocks, blocks of at least ``min_block_chars``
+    characters, chars, link chars). Inside ``<a>`` all text is link text (relative to the walk's
+    root, as in :func:`_blocks`); inside a skipped element no text counts but boundaries still cut.
+
+    A profile is a tuple ``(cut, lc, ll, prose, long, sc, sl, tc, tl, first, links)``: ``cut`` is
+    whether the subtree has a boundary (if not, all its text is the open run ``lc``/``ll``),
+    ``first`` whether the first text run is inside a link (None: no text), ``links`` the ``<a>``
+    elements. Requires the whole subtree in ``elements`` (the caller checks ``truncated``).
+    """
+
+    __slots__ = ("memo", "min_chars", "density")
+
+    def __init__(self, elements: List[Any], params: PageTypeParams) -> None:
+        self.min_chars = params.min_block_chars
+        self.density = params.max_block_link_density
+        memo: Dict[Any, tuple] = {}
+        self.memo = memo
+        min_chars, density = self.min_chars, self.density
+        for el in reversed(elements):  # children before parents
+            tag = _local(el.tag)
+            is_block = tag in BLOCK_TAGS
+            # Running state of the concatenation, same layout as a profile.
+            cut = is_block
+            lc = ll = prose = long_ = sc = sl = tc = tl = links = 0
+            first = None
+            n = _tlen(el.text)
+            if n:  # after the start boundary of a block element: the trail
+                if cut:
+                    tc = n + 1
+                else:
+                    lc = n + 1
+                first = False
+            for child in el:
+                p = memo.get(child)
+                if p is not None:
+                    if first is None:
+                        first = p[9]
+                    links += p[10]
+                    if not p[0]:  # open run: extends the current open run
+                        if cut:
+                            tc += p[1]
+                            tl += p[2]
+                        else:
+                            lc += p[1]
+                            ll += p[2]
+                    else:
+                        if cut:  # current trail + child's lead close into one block
+                            c, l = tc + p[1], tl + p[2]
+                            if c:
+                                sc += c
+                                sl += l
+                                if c >= min_chars:
+                                    long_ += 1
+                                    if l <= density * c:
+                                        prose += 1
+                        else:
+                            lc += p[1]
+                            ll += p[2]
+                            cut = True
+                        prose += p[3]
+                        long_ += p[4]
+                        sc += p[5]
+                        sl += p[6]
+                        tc, tl = p[7], p[8]
+                n = _tlen(child.tail)
+                if n:
+                    if first is None:
+                        first = False
+                    if cut:
+                        tc += n + 1
+                    else:
+                        lc += n + 1
+            if is_block:  # the end boundary closes the trail (the lead is empty: cut at the start)
+                for c, l in ((lc, ll), (tc, tl)):
+                    if c:
+                        sc += c
+                        sl += l
+                        if c >= min_chars:
+                            long_ += 1
+                            if l <= density * c:
+                                prose += 1
+                lc = ll = tc = tl = 0
+            if tag in SKIP_TAGS:
+                lc = ll = prose = long_ = sc = sl = tc = tl = 0
+                first = None
+            elif tag == "a":
+                links += 1
+                ll, sl, tl = lc, sc, tc
+                prose = long_ if density >= 1.0 else 0
+                if first is not None:
+                    first = True
+            memo[el] = (cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links)
+
+    def summary(self, el: Any) -> Tuple[int, int, int, int, bool]:
+        """What ``_blocks(el)`` gives, summed: (prose blocks, chars, link chars, links, first in link)."""
+        cut, lc, ll, prose, _, sc, sl, tc, tl, first, links = self.memo[el]
+        for c, l in ((lc, ll), (tc, tl)):
+            if c:
+                sc += c
+                sl += l
+                if c >= self.min_chars and l <= self.density * c:
+                    prose += 1
+        return prose, sc, sl, links, bool(first)
 
 
 def _is_prose(block: List[int], params: PageTypeParams) -> bool:
