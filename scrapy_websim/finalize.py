@@ -53,6 +53,7 @@ DECISION_SETTINGS = {
     "visual_max_distance": "WEBSIM_VISUAL_MAX_DISTANCE",
     "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
     "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
+    "rule2_min_phash_bits": "WEBSIM_VISUAL_FALLBACK_MIN_BITS",
 }
 URL_SETTINGS = {
     "index_files": "WEBSIM_URL_INDEX_FILES",

@@ -167,3 +167,33 @@ def test_params_validate(kwargs):
     with pytest.raises(ValueError, match=name):
         DecisionParams(**kwargs).validate()
     DEFAULT_DECISION_PARAMS.validate()
+
+
+def test_rule2_ignores_blank_screenshots():
+    """Two different pages whose first viewport is blank (same pHash) are not merged by rule 2."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    from scrapy_websim.core.similarity import compare, informative_phash
+    from scrapy_websim.core.types import PageRecord
+    from scrapy_websim.core.visual import phash_png
+
+    def png(draw_header: bool) -> bytes:
+        im = Image.new("RGB", (1280, 800), "white")
+        if draw_header:
+            ImageDraw.Draw(im).rectangle([0, 0, 1280, 60], fill="#234")
+        buf = io.BytesIO()
+        im.save(buf, "PNG")
+        return buf.getvalue()
+
+    blank = phash_png(png(False))
+    header = phash_png(png(True))
+    assert not informative_phash(blank) and not informative_phash(header)
+    a = PageRecord(id=1, url="a", simhash=0, text_len=500, phash=header)
+    b = PageRecord(id=2, url="b", simhash=(1 << 64) - 1, text_len=500, phash=header)
+    result = compare(a, b)
+    assert result.visual_sim == 1.0 and not result.is_duplicate
+    c = PageRecord(id=3, url="c", simhash=0, text_len=500, phash=0x9A3C5F0E1B2D4C68)
+    d = PageRecord(id=4, url="d", simhash=(1 << 64) - 1, text_len=500, phash=0x9A3C5F0E1B2D4C68)
+    assert informative_phash(c.phash) and compare(c, d).rule == "rule2"

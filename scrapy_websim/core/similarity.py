@@ -56,6 +56,11 @@ class DecisionParams:
     rule1_visual: float = 0.9
     #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
     rule2_visual: float = 0.99
+    #: rule 2 only between screenshots that carry a picture: a near-uniform viewport (blank page,
+    #: a header over white) hashes to a pHash with almost no bits set (white: 8000000000000000),
+    #: and all such pages would look identical. Both pHashes need this many bits set, and as many
+    #: unset.
+    rule2_min_phash_bits: int = 8
 
     def validate(self) -> None:
         if not 0.0 <= self.text_min_len_ratio <= 1.0:
@@ -80,6 +85,8 @@ class DecisionParams:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
         if not 0.0 <= self.rule2_visual <= 1.01:
             raise ValueError(f"rule2_visual must be in [0, 1.01] (above 1 disables rule 2), got {self.rule2_visual}")
+        if not isinstance(self.rule2_min_phash_bits, int) or not 0 <= self.rule2_min_phash_bits <= 32:
+            raise ValueError(f"rule2_min_phash_bits must be an integer in [0, 32], got {self.rule2_min_phash_bits!r}")
 
 
 #: The seed's constants (SPEC section 5 as written): identical SimHash required.
@@ -177,12 +184,20 @@ def behavior_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_
     return cosine(a.timings, b.timings)
 
 
+def informative_phash(value: Optional[int], params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
+    """Whether a pHash comes from a screenshot with a picture in it (see ``rule2_min_phash_bits``)."""
+    if value is None:
+        return False
+    bits = bin(value & 0xFFFFFFFFFFFFFFFF).count("1")
+    return params.rule2_min_phash_bits <= bits <= 64 - params.rule2_min_phash_bits
+
+
 def decide(content: float, structure: float, visual: float,
-           params: DecisionParams = DEFAULT_DECISION_PARAMS) -> str:
+           params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True) -> str:
     """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities."""
     if content >= params.rule1_text and (structure >= params.rule1_structure or visual >= params.rule1_visual):
         return "rule1"
-    if visual >= params.rule2_visual:
+    if allow_rule2 and visual >= params.rule2_visual:
         return "rule2"
     return ""
 
@@ -192,7 +207,8 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     content = text_sim(a, b, params)
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
-    rule = decide(content, structure, visual, params)
+    allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
+    rule = decide(content, structure, visual, params, allow_rule2)
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
