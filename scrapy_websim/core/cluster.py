@@ -358,23 +358,6 @@ def hamming_pairs(values: np.ndarray, k: int) -> Iterator[Tuple[np.ndarray, np.n
 # --------------------------------------------------------------------------- candidate graph
 
 
-@dataclass
-class _Groups:
-    """Pages sharing an identical hash: ``nodes`` sorted by (group, text length, node)."""
-
-    nodes: np.ndarray  # int64 node index per position
-    gid: np.ndarray  # int64 group number per position (non-decreasing)
-    check_len: bool  # True: interval graph on length (SimHash groups); False: clique (pHash groups)
-
-
-@dataclass
-class _Graph:
-    n: int
-    ea: np.ndarray  # explicit edges (ea < eb), distinct hash values
-    eb: np.ndarray
-    groups: List[_Groups]
-
-
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (sort-based; numpy's hash-based unique is far slower here)."""
     values = np.sort(values, kind="stable" if values.dtype.itemsize <= 2 else "quicksort")
@@ -393,153 +376,125 @@ def _length_ok(la: np.ndarray, lb: np.ndarray, diff: float) -> np.ndarray:
     return (longer - np.minimum(la, lb)) <= diff * longer
 
 
-def _identical_groups(keys: ClusterKeys, values: np.ndarray, mask: np.ndarray, check_len: bool,
-                      same_host: bool) -> Tuple[_Groups, np.ndarray, np.ndarray]:
-    """Groups of >= 2 pages with the same value (and host); also the unique values and the
-    per-node index of its unique value (-1 where masked)."""
-    nodes = np.nonzero(mask)[0]
-    uniq, inverse = np.unique(values[nodes], return_inverse=True)
-    inverse = inverse.reshape(-1)
-    sub = keys.host[nodes] if same_host else np.zeros(nodes.shape[0], np.int32)
-    order = np.lexsort((nodes, keys.text_len[nodes], sub, inverse))
-    g_val, g_sub, g_nodes = inverse[order], sub[order], nodes[order]
-    new = np.ones(g_nodes.shape[0], bool)
-    if g_nodes.shape[0]:
-        new[1:] = (g_val[1:] != g_val[:-1]) | (g_sub[1:] != g_sub[:-1])
-    gid = np.cumsum(new) - 1
-    sizes = np.bincount(gid) if gid.shape[0] else np.zeros(0, np.int64)
-    keep = sizes[gid] >= 2 if gid.shape[0] else np.zeros(0, bool)
-    value_index = np.full(keys.ids.shape[0], -1, np.int64)
-    value_index[nodes] = inverse
-    return _Groups(g_nodes[keep], gid[keep], check_len), uniq, value_index
+def _compress(parent: np.ndarray) -> np.ndarray:
+    """Point every node at its root (pointer jumping until stable)."""
+    while True:
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return parent
+        parent = grand
 
 
-def _value_pair_edges(uniq: np.ndarray, value_index: np.ndarray, k: int) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """Node pairs whose (distinct) values are within distance k, expanded chunk by chunk."""
-    nodes = np.nonzero(value_index >= 0)[0]
-    order = nodes[np.argsort(value_index[nodes], kind="stable")]
-    counts = np.bincount(value_index[nodes], minlength=uniq.shape[0]).astype(np.int64)
-    starts = np.cumsum(counts) - counts
-    for ua, ub in hamming_pairs(uniq, k):
-        ca, cb = counts[ua], counts[ub]
-        tot = ca * cb
-        for lo, hi in _segments(tot, _CHUNK_PAIRS):
-            owner, off = _expand(np.zeros(hi - lo, np.int64), tot[lo:hi])
-            cbo = cb[lo:hi][owner]
-            a = order[starts[ua[lo:hi]][owner] + off // cbo]
-            b = order[starts[ub[lo:hi]][owner] + off % cbo]
-            yield np.minimum(a, b), np.maximum(a, b)
-
-
-def _build_graph(keys: ClusterKeys, params: ClusterParams) -> _Graph:
-    n = len(keys)
-    ea_parts: List[np.ndarray] = []
-    eb_parts: List[np.ndarray] = []
-    groups: List[_Groups] = []
-    same_host = params.same_host_only
-
-    def add(a: np.ndarray, b: np.ndarray, keep: np.ndarray) -> None:
-        if same_host:
-            keep &= keys.host[a] == keys.host[b]
-        if keep.any():
-            ea_parts.append(a[keep])
-            eb_parts.append(b[keep])
-
-    g, uniq, vidx = _identical_groups(keys, keys.simhash, keys.has_simhash, True, same_host)
-    groups.append(g)
-    for a, b in _value_pair_edges(uniq, vidx, params.simhash_distance):
-        add(a, b, _length_ok(keys.text_len[a], keys.text_len[b], params.length_diff))
-    if params.visual_distance >= 0:
-        g, uniq, vidx = _identical_groups(keys, keys.phash, keys.has_phash, False, same_host)
-        groups.append(g)
-        for a, b in _value_pair_edges(uniq, vidx, params.visual_distance):
-            add(a, b, np.ones(a.shape[0], bool))
-    if ea_parts:
-        packed = _sorted_unique(np.concatenate(ea_parts) * n + np.concatenate(eb_parts))
-        ea, eb = packed // n, packed % n
-    else:
-        ea = eb = np.zeros(0, np.int64)
-    return _Graph(n, ea, eb, groups)
-
-
-def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Connected-component label (smallest node index) of every node, by hooking and jumping."""
-    parent = np.arange(n, dtype=np.int64)
+def _union(parent: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Merge the components of the pairs (a[i], b[i]); the smallest node of a component is its
+    root. ``parent`` must be fully compressed on entry; it is returned fully compressed."""
     while a.shape[0]:
-        pa, pb = parent[a], parent[b]
-        lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
-        differ = lo != hi
+        ra, rb = parent[a], parent[b]
+        differ = ra != rb
         if not differ.any():
             break
-        a, b = a[differ], b[differ]
-        # hook roots to smaller roots; with several candidates any one wins (the rest are
-        # hooked in a later round), and the smallest node of a component ends as its root
-        parent[hi[differ]] = lo[differ]
-        while True:
-            grand = parent[parent]
-            if np.array_equal(grand, parent):
-                break
-            parent = grand
+        a, b, ra, rb = a[differ], b[differ], ra[differ], rb[differ]
+        # hook roots to smaller roots; with several candidates one wins, the rest retry
+        parent[np.maximum(ra, rb)] = np.minimum(ra, rb)
+        parent = _compress(parent)
     return parent
 
 
-def _active_group_view(group: _Groups, active: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    keep = active[group.nodes]
-    return group.nodes[keep], group.gid[keep]
+@dataclass
+class _Entries:
+    """The distinct (hash value, host key) entries of the pages considered for one hash kind.
+
+    ``nodes`` are sorted by (entry, text length, node); entry e holds positions
+    ``start[e] .. start[e] + count[e] - 1``; ``comb`` = entry << 32 | capped length (sorted)."""
+
+    values: np.ndarray  # uint64 per entry
+    hostkey: np.ndarray  # int64 per entry (0 unless same_host_only)
+    start: np.ndarray
+    count: np.ndarray
+    nodes: np.ndarray
+    comb: np.ndarray
 
 
-def _pass_edges(graph: _Graph, keys: ClusterKeys, active: np.ndarray, diff: float) -> Tuple[np.ndarray, np.ndarray]:
-    """Edges spanning the candidate graph restricted to the active pages (same components)."""
-    keep = active[graph.ea] & active[graph.eb]
-    ea_list, eb_list = [graph.ea[keep]], [graph.eb[keep]]
-    for group in graph.groups:
-        nodes, gid = _active_group_view(group, active)
+def _entries(keys: ClusterKeys, values: np.ndarray, mask: np.ndarray, same_host: bool) -> _Entries:
+    nodes = np.nonzero(mask)[0]
+    vals = values[nodes]
+    hk = keys.host[nodes].astype(np.int64) if same_host else np.zeros(nodes.shape[0], np.int64)
+    lens = np.minimum(keys.text_len[nodes], (1 << 32) - 1)
+    order = np.lexsort((nodes, lens, hk, vals))
+    nodes, vals, hk, lens = nodes[order], vals[order], hk[order], lens[order]
+    new = np.ones(nodes.shape[0], bool)
+    if nodes.shape[0]:
+        new[1:] = (vals[1:] != vals[:-1]) | (hk[1:] != hk[:-1])
+    entry = np.cumsum(new) - 1
+    start = np.nonzero(new)[0].astype(np.int64)
+    count = np.diff(np.append(start, nodes.shape[0])).astype(np.int64)
+    return _Entries(vals[start], hk[start], start, count, nodes, (entry << 32) | lens)
+
+
+def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarray) -> Tuple[np.ndarray, int]:
+    """Component root (smallest node index) of every node in the candidate graph restricted to the
+    active pages (inactive pages are their own root). Candidate pairs are found chunk by chunk and
+    merged at once, never stored: pages sharing a hash are linked to the next one by length
+    (SimHash: where the length check passes, an interval graph; pHash: a clique), and each pair of
+    entries within the distance links every page of the smaller entry to its length predecessor
+    and successor in the larger one (the pages it is adjacent to there are a length range that
+    contains one of them, and that range is connected), so the cost follows the distinct pairs."""
+    n = len(keys)
+    parent = np.arange(n, dtype=np.int64)
+    entry_pairs = 0
+    diff = params.length_diff
+    same_host = params.same_host_only
+    kinds = [(keys.simhash, keys.has_simhash, params.simhash_distance, True)]
+    if params.visual_distance >= 0:
+        kinds.append((keys.phash, keys.has_phash, params.visual_distance, False))
+    for values, has, k, check_len in kinds:
+        ent = _entries(keys, values, has & active, same_host)
+        nodes = ent.nodes
         if nodes.shape[0] < 2:
             continue
         a, b = nodes[:-1], nodes[1:]
-        link = gid[:-1] == gid[1:]
-        if group.check_len:
+        link = (ent.comb[:-1] >> 32) == (ent.comb[1:] >> 32)
+        if check_len:
             link &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
-        ea_list.append(a[link])
-        eb_list.append(b[link])
-    return np.concatenate(ea_list), np.concatenate(eb_list)
+        parent = _union(parent, a[link], b[link])
+        for ua, ub in hamming_pairs(ent.values, k):
+            if same_host:
+                keep = ent.hostkey[ua] == ent.hostkey[ub]
+                ua, ub = ua[keep], ub[keep]
+            entry_pairs += int(ua.shape[0])
+            if not check_len:  # cliques: one link per entry pair
+                parent = _union(parent, nodes[ent.start[ua]], nodes[ent.start[ub]])
+                continue
+            swap = ent.count[ua] > ent.count[ub]
+            small, big = np.where(swap, ub, ua), np.where(swap, ua, ub)
+            for lo, hi in _segments(ent.count[small], _CHUNK_PAIRS):
+                owner, pos = _expand(ent.start[small[lo:hi]], ent.count[small[lo:hi]])
+                a = nodes[pos]
+                target = big[lo:hi][owner]
+                first, end = ent.start[target], ent.start[target] + ent.count[target]
+                p = np.searchsorted(ent.comb, (target << 32) | (ent.comb[pos] & 0xFFFFFFFF), side="left")
+                ea_list, eb_list = [], []
+                for q, ok in ((p, p < end), (p - 1, p - 1 >= first)):
+                    b = nodes[np.where(ok, q, 0)]
+                    ok &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
+                    ea_list.append(a[ok])
+                    eb_list.append(b[ok])
+                parent = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
+    return parent, entry_pairs
 
 
-def _canonical_pairs(graph: _Graph, keys: ClusterKeys, active: np.ndarray, is_canon: np.ndarray,
-                     diff: float) -> np.ndarray:
-    """Sorted unique (canonical, active neighbour) pairs packed as c * n + m."""
-    n = graph.n
-    packed: List[np.ndarray] = []
-    keep = active[graph.ea] & active[graph.eb]
-    ea, eb = graph.ea[keep], graph.eb[keep]
-    packed.append(ea[is_canon[ea]] * n + eb[is_canon[ea]])
-    packed.append(eb[is_canon[eb]] * n + ea[is_canon[eb]])
-    for group in graph.groups:
-        nodes, gid = _active_group_view(group, active)
-        canon_pos = np.nonzero(is_canon[nodes])[0]
-        if canon_pos.shape[0] == 0:
-            continue
-        lens = keys.text_len[nodes]
-        c_gid = gid[canon_pos]
-        if group.check_len:
-            combined = (gid << 32) | np.minimum(lens, (1 << 32) - 1)
-            lc = lens[canon_pos].astype(np.float64)
-            low = np.floor(lc * (1.0 - diff)).astype(np.int64) - 1
-            high = np.where(diff < 1.0, np.ceil(lc / max(1.0 - diff, 1e-12)), 2.0 ** 32).astype(np.int64) + 1
-            low = np.clip(low, 0, (1 << 32) - 1)
-            high = np.clip(high, 0, (1 << 32) - 1)
-            lo = np.searchsorted(combined, (c_gid << 32) | low, side="left")
-            hi = np.searchsorted(combined, (c_gid << 32) | high, side="right")
-        else:
-            lo = np.searchsorted(gid, c_gid, side="left")
-            hi = np.searchsorted(gid, c_gid, side="right")
-        owner, pos = _expand(lo.astype(np.int64), (hi - lo).astype(np.int64))
-        c, m = nodes[canon_pos[owner]], nodes[pos]
-        ok = c != m
-        if group.check_len:
-            ok &= _length_ok(keys.text_len[c], keys.text_len[m], diff)
-        packed.append(c[ok] * n + m[ok])
-    return _sorted_unique(np.concatenate(packed))
+def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The candidate test on given pairs (the pre-filter of the module docstring)."""
+    ok = keys.has_simhash[c] & keys.has_simhash[m]
+    ok &= popcount64(keys.simhash[c] ^ keys.simhash[m]) <= params.simhash_distance
+    ok &= _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff)
+    if params.visual_distance >= 0:
+        ok |= (keys.has_phash[c] & keys.has_phash[m]
+               & (popcount64(keys.phash[c] ^ keys.phash[m]) <= params.visual_distance))
+    if params.same_host_only:
+        ok &= keys.host[c] == keys.host[m]
+    return ok
+
 
 
 # --------------------------------------------------------------------------- clustering
@@ -548,7 +503,7 @@ def _canonical_pairs(graph: _Graph, keys: ClusterKeys, active: np.ndarray, is_ca
 @dataclass
 class ClusterStats:
     eligible: int = 0
-    explicit_edges: int = 0  # candidate pairs between distinct hash values
+    explicit_edges: int = 0  # entry pairs within the distance found by the joins (all passes)
     compared: int = 0  # calls of ``compare``
     passes_run: int = 0
     clusters: int = 0
@@ -595,8 +550,6 @@ def cluster(
             url_of = urls.get  # type: ignore[assignment]
     stats = ClusterStats(eligible=len(keys))
     n = len(keys)
-    graph = _build_graph(keys, params)
-    stats.explicit_edges = int(graph.ea.shape[0])
     # canonical preference: status 200 first, then longest text, then smallest id (= node index)
     order = np.lexsort((np.arange(n), -keys.text_len, (keys.status != 200).astype(np.int8)))
     rank = np.empty(n, np.int64)
@@ -605,32 +558,34 @@ def cluster(
     active = np.ones(n, bool)
     members: Dict[int, List[Tuple[int, PairResult]]] = {}
     pass_no = 0
+    ids = keys.ids
     while active.any() and (params.passes == 0 or pass_no < params.passes):
         pass_no += 1
-        a, b = _pass_edges(graph, keys, active, params.length_diff)
-        labels = _components(n, a, b)
-        touched = np.zeros(n, bool)
-        touched[a] = True
-        touched[b] = True
-        active &= touched  # pages with no candidate left are alone
+        root, entry_pairs = _join_components(keys, params, active)
+        stats.explicit_edges += entry_pairs
+        size = np.bincount(root, minlength=n)
+        active &= size[root] >= 2  # pages with no candidate left are alone
         nodes = np.nonzero(active)[0]
         if nodes.shape[0] == 0:
             break
-        lab = labels[nodes]
-        by = nodes[np.lexsort((rank[nodes], lab))]
-        first = np.ones(by.shape[0], bool)
-        first[1:] = labels[by[1:]] != labels[by[:-1]]
-        is_canon = np.zeros(n, bool)
-        is_canon[by[first]] = True
-        pairs = _canonical_pairs(graph, keys, active, is_canon, params.length_diff)
-        done = is_canon.copy()
-        ids = keys.ids
-        for c, m in zip((pairs // n).tolist(), (pairs % n).tolist()):
-            result = compare(int(ids[c]), int(ids[m]))
+        # the canonical of each group is its best-ranked page
+        best = np.full(n, n, np.int64)
+        np.minimum.at(best, root[nodes], rank[nodes])
+        canon = order[best[root[nodes]]]
+        is_member = canon != nodes
+        c, m = canon[is_member], nodes[is_member]
+        ok = _prefilter(keys, params, c, m)
+        c, m = c[ok], m[ok]
+        pairs_order = np.lexsort((m, c))
+        c, m = c[pairs_order], m[pairs_order]
+        done = np.zeros(n, bool)
+        done[canon] = True
+        for ci, mi in zip(c.tolist(), m.tolist()):
+            result = compare(int(ids[ci]), int(ids[mi]))
             stats.compared += 1
             if result.is_duplicate:
-                members.setdefault(c, []).append((m, result))
-                done[m] = True
+                members.setdefault(ci, []).append((mi, result))
+                done[mi] = True
         active &= ~done
     stats.passes_run = pass_no
 
