@@ -82,6 +82,7 @@ class WebsimPredictMiddleware:
         self.learning = self.settings.enabled
         self.predictor: Optional[DupePredictor] = None
         self._warmup: List[Tuple[str, str]] = []
+        self._passed: List[str] = []  # requests let through during warm-up (pending for the model)
         self._explored: Dict[str, str] = {}  # canonical URL fetched for exploration -> predicted dupe
 
     @classmethod
@@ -118,7 +119,9 @@ class WebsimPredictMiddleware:
         )
         for url, text in sample:
             self.predictor.update_model(url, text)
-        self._warmup = []
+        for url in self._passed:
+            self.predictor.add_pending(url)
+        self._warmup, self._passed = [], []
         logger.info("websim: duplicate predictor warmed up on %d pages", len(sample))
 
     # ------------------------------------------------------------------ deciding
@@ -142,16 +145,21 @@ class WebsimPredictMiddleware:
         if self.predictor is None:
             if self.settings.warmup > 0:
                 self.stats.inc_value(STATS + "warmup")
+                if len(self._passed) < 1_000_000:
+                    self._passed.append(request.url)
                 return request
             self._build()
         self.stats.inc_value(STATS + "checked")
         prob, dupe = self.predictor.predict(request.url)
         if dupe is None or prob < self.settings.threshold or dupe == canonical_url(request.url):
-            return request  # an exact repeat is the dupefilter's business, not a prediction
+            # (an exact repeat is the dupefilter's business, not a prediction)
+            self.predictor.add_pending(request.url)
+            return request
         if self._explore(request.url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
                 self._explored[canonical_url(request.url)] = dupe
+            self.predictor.add_pending(request.url)
             return request
         self.stats.inc_value(STATS + "dropped")
         logger.debug("websim: not rendering %s (p=%.4f duplicate of %s)", request.url, prob, dupe)

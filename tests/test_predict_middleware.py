@@ -64,6 +64,17 @@ def test_drops_learned_duplicates_and_keeps_unique():
     assert stats["websim/predict/checked"] == 3
 
 
+def test_variant_of_a_scheduled_page_is_dropped():
+    # a listing page yields a page and its variant together: the page is not fetched yet
+    crawler, mw = make_mw()
+    learn_forum(crawler)
+    base = Request("http://forum.test/t?id=950")
+    variant = Request("http://forum.test/t?id=950&sid=abc")
+    out = run_output(mw, [base, variant])
+    assert out[0] is base
+    assert isinstance(out[1], PageRecord) and out[1].predicted_duplicate_of == base.url
+
+
 def test_exact_repeat_is_left_to_the_dupefilter():
     crawler, mw = make_mw()
     learn_forum(crawler)
@@ -202,7 +213,13 @@ def test_end_to_end_crawl_drops_variants_and_loses_nothing(tmp_path):
     variants = sum(1 for p in site.all_paths() if re.search(r"sid=|start=0|utm_source=", p))
     assert verdict["unique_lost"] == 0
     assert verdict["wrong"] == 0
-    assert verdict["dropped"] >= 0.5 * variants, verdict
+    assert verdict["dropped"] >= 0.2 * variants, verdict
+    # after warm-up and ~25 observed pairs per parameter: the variants of the last third of the
+    # topics are mostly dropped (the rest is exploration and requests already in flight)
+    late = [r for r in records if re.search(r"sid=|start=0|utm_source=", r["url"])
+            and int(re.search(r"(?:topic=|item/)(\d+)", r["url"]).group(1)) >= 40]
+    share = sum(1 for r in late if r["predicted_duplicate_of"]) / len(late)
+    assert share > 0.5, (share, verdict)
     for r in records:
         if r["predicted_duplicate_of"]:
             assert r["rendered"] is False and r["error"] == ""

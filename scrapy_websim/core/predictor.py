@@ -273,6 +273,11 @@ class DupePredictor:
         self._by_rest: Dict[Tuple[str, QKey], Dict[str, _Sample]] = {}
         # (path, full query key) -> URL
         self._exact: Dict[Tuple[str, QKey], str] = {}
+        # URLs scheduled but not fetched yet (add_pending): partners for prediction, no statistics
+        self._pending: set = set()
+        self._pending_path: Dict[str, str] = {}
+        self._pending_exact: Dict[Tuple[str, QKey], str] = {}
+        self._pending_rest: Dict[Tuple[str, QKey], Dict[str, List[Tuple[str, str]]]] = {}
         # hypotheses
         self.path_stats: Dict[str, DupStat] = {}
         self.param_stats: Dict[str, DupStat] = {}
@@ -358,6 +363,25 @@ class DupePredictor:
         if not index:
             # memory bound reached: keep the statistics, forget the page where no sample holds it
             self._forget_if_unreferenced(canon, page)
+
+    def add_pending(self, url: str) -> None:
+        """Note a URL that will be fetched (scheduled, not yet fetched).
+
+        A crawler discovers a page and its variants together (on one listing page), before any of
+        them is fetched: a pending URL can be what a new URL is predicted to duplicate, with the
+        statistics learned from the pages fetched so far. Bounded like the fetched index.
+        """
+        canon, path, query = _parse(url)
+        if canon in self._pages or canon in self._pending or len(self._pending) >= self.params.max_urls:
+            return
+        self._pending.add(canon)
+        self._pending_path.setdefault(path, canon)
+        self._pending_exact.setdefault((path, _qkey(query)), canon)
+        if len(query) <= self.params.max_params:
+            for param, value in query.items():
+                group = self._pending_rest.setdefault((path, _qkey(query, param)), {}).setdefault(param, [])
+                if len(group) < self._k:
+                    group.append((value, canon))
 
     def get_dupe_prob(self, url: str) -> float:
         """Probability that ``url``'s content was already seen (1.0 for a URL already fetched)."""
@@ -459,26 +483,34 @@ class DupePredictor:
                 best = (prob, dupe)
 
         sample = self._by_path.get(path)
-        if sample is not None and sample.entries:
-            offer(self._bounds(self.path_stats.get(path))[0], sample.first())
+        partner = sample.first() if sample is not None and sample.entries else self._pending_path.get(path)
+        if partner is not None:
+            offer(self._bounds(self.path_stats.get(path))[0], partner)
         if len(query) > self.params.max_params:
             return best
         for param, value in query.items():
             rest = _qkey(query, param)
-            base = self._exact.get((path, rest))
-            group = self._by_rest.get((path, rest), {}).get(param)
-            if base is None and not (group and group.entries):
-                continue
+            base = self._exact.get((path, rest)) or self._pending_exact.get((path, rest))
             chain = self._param_chain(path, param, rest)
             values = self._value_chain(path, param, value)
             if base is not None:
                 offer(self._combine(chain + values, []), base)
-            else:
-                offer(self._combine(chain, values), group.first())
+                continue
+            group = self._by_rest.get((path, rest), {}).get(param)
+            other = group.first() if group and group.entries else None
+            if other is None:
+                pending = self._pending_rest.get((path, rest), {}).get(param)
+                other = pending[0][1] if pending else None
+            if other is not None:
+                offer(self._combine(chain, values), other)
         qkey = _qkey(query)
         for param, group in self._by_rest.get((path, qkey), {}).items():
             chain = self._param_chain(path, param, qkey)
             for _h, other, value in group.entries:
+                offer(self._combine(chain + self._value_chain(path, param, value), []), other)
+        for param, pending in self._pending_rest.get((path, qkey), {}).items():
+            chain = self._param_chain(path, param, qkey)
+            for value, other in pending:
                 offer(self._combine(chain + self._value_chain(path, param, value), []), other)
         return best
 
