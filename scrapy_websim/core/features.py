@@ -7,6 +7,7 @@ feature fields of a :class:`~scrapy_websim.core.types.PageRecord` in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Optional
 
 import lxml.etree
@@ -14,6 +15,10 @@ import lxml.html
 
 from scrapy_websim.core import dom, lcs, pagetype, rules, text, urls, visual
 from scrapy_websim.core.types import PageRecord
+
+
+#: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
+KEEP_ALIVE_ELEMENTS = 50_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ def compute_features(record: PageRecord, html: str, screenshot: bytes, params: F
     doc = parse_html(html)
     if doc is None:
         return ""
+    # Hold a Python proxy of every element (the first KEEP_ALIVE_ELEMENTS) while the features run:
+    # lxml then hands the same proxies to each module's walk instead of building new ones (and
+    # calling lxml.html's Python class lookup) seven times over. ~10% of this function's time.
+    alive = list(islice(doc.iter(), KEEP_ALIVE_ELEMENTS))  # noqa: F841
     main_text = text.extract_main_text(doc, params.text)
     record.text_len = len(main_text)
     record.simhash = text.simhash64(main_text)

@@ -193,10 +193,17 @@ _WORD_SPLIT = re.compile(r"[\s_-]+")
 def _is_boiler(el: Any, tag: str) -> bool:
     if tag in _NEVER_BOILER:
         return False
-    if tag in _BOILER_TAGS or (el.get("role") or "").strip().lower() in _BOILER_ROLES:
+    if tag in _BOILER_TAGS:
         return True
-    words = (el.get("class") or "") + " " + (el.get("id") or "")
-    return any(w in BOILER_WORDS for w in _WORD_SPLIT.split(words.lower()) if w)
+    get = el.get
+    role = get("role")
+    if role and role.strip().lower() in _BOILER_ROLES:
+        return True
+    cls, ident = get("class"), get("id")
+    if not cls and not ident:
+        return False
+    words = (cls or "") + " " + (ident or "")
+    return not BOILER_WORDS.isdisjoint(_WORD_SPLIT.split(words.lower()))
 
 
 def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[str, float]:

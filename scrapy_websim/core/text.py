@@ -26,6 +26,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -106,6 +107,8 @@ def _is_skipped(el) -> bool:
     if tag in _SKIP_TAGS:
         # some sites put the article body in a <header>: keep headers that hold paragraphs
         return not (tag == "header" and len(el.findall(".//p")) >= 3)
+    if not el.keys():  # most elements have no attributes: nothing below can skip them
+        return False
     get = el.get
     if get("hidden") is not None or get("aria-hidden") == "true":
         return True
@@ -120,10 +123,15 @@ def _is_skipped(el) -> bool:
         return False
     cls = get("class")
     ident = get("id")
-    names = f"{cls or ''} {ident or ''}".strip()
-    if names and _NEGATIVE.search(names) and not _POSITIVE.search(names):
-        return True
-    return False
+    if not cls and not ident:
+        return False
+    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip())
+
+
+@lru_cache(maxsize=8192)
+def _boilerplate_names(names: str) -> bool:
+    """class/id words say boilerplate (memoised: a page repeats a few class names many times)."""
+    return bool(names and _NEGATIVE.search(names) and not _POSITIVE.search(names))
 
 
 class _Info:
