@@ -316,3 +316,22 @@ def test_spider_custom_settings_add_a_keyword_and_switch_a_rule_off(site):
         assert strict[p]["cluster_kind"] == "" and strict[p]["cluster_id"] == ""
     # the other rules keep working for that spider
     assert [strict[p]["cluster_kind"] for p in ("/private/a", "/missing-1", "/waf/1")] == ["L1", "E3", "W1"]
+
+
+@pytest.mark.skipif(not os.path.isdir(PYDOC), reason="python3-doc not installed")
+def test_rule_features_is_signals_and_fingerprint_from_one_walk():
+    """``rule_features`` (one walk, what the pipeline can call) equals the two functions."""
+    import glob
+
+    import lxml.html
+
+    from scrapy_websim.core.rules import RuleParams, page_signals, rule_features, template_fingerprint
+
+    params = RuleParams().with_keywords(extend_lists={"L1": ["members area"]})
+    paths = sorted(glob.glob(os.path.join(PYDOC, "library", "*.html")))[::25] + [
+        os.path.join(PYDOC, p) for p in PYDOC_PAGES]
+    htmls = [open(p, "rb").read() for p in paths] + [h.encode() for h in NGINX_FILES.values() if "<html" in h]
+    for html in htmls:
+        doc = lxml.html.document_fromstring(html)
+        title = (doc.findtext(".//title") or "").strip()
+        assert rule_features(doc, title, params) == (page_signals(doc, title, params), template_fingerprint(doc))
