@@ -73,6 +73,5 @@ def compute_features(record: PageRecord, html: str, screenshot: bytes, params: F
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
     record.page_type = pagetype.page_type(doc, record.text_len, params.pagetype)
-    record.signals = rules.page_signals(doc, record.title, params.rules)
-    record.fingerprint = rules.template_fingerprint(doc)
+    record.signals, record.fingerprint = rules.rule_features(doc, record.title, params.rules)
     return main_text
