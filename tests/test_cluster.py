@@ -192,6 +192,30 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
     assert result2.assignments == result.assignments
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
+def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatch):
+    """Large inputs skip pairs already known connected; forced on here, still the reference."""
+    from scrapy_websim.core import cluster as cluster_module
+
+    pages = adversarial(seed)
+    rnd = random.Random(seed)
+    for fam in range(3):  # dense families of distinct near-identical values: most pairs redundant
+        base = rnd.getrandbits(64)
+        for _ in range(40):
+            pages.append({"id": len(pages) * 7 + 3, "sim": flip(base, rnd.sample(range(64), rnd.randint(0, 4))),
+                          "len": rnd.choice([300, 900, 1000, 1100, 5000]), "ph": rnd.choice([None, base, fam]),
+                          "status": 200, "host": rnd.randint(0, 1), "tpl": fam})
+    compare = make_compare(pages)
+    want, want_by_canon = reference(pages, compare, params)
+    _, plain = fast(pages, params, compare)
+    monkeypatch.setattr(cluster_module, "_LABEL_MIN_VALUES", 0)
+    got, result = fast(pages, params, compare)
+    assert got == want
+    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    assert result.stats.explicit_edges < plain.stats.explicit_edges  # pairs really were skipped
+
+
 def test_adversarial_sets_really_have_clusters():
     pages = adversarial(1)
     groups, result = fast(pages, ClusterParams())

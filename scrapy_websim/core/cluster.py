@@ -15,29 +15,36 @@ Candidate graph
     * visual fallback: both have a pHash within ``visual_distance`` (0 = identical, matching
       rule 2's default 0.99 threshold; see :func:`phash_distance_for`), whatever the texts.
 
-    The pairs are found exactly, never by lossy banding. Pages with identical hashes are kept as
-    *groups* (an identical-pHash group is a clique; an identical-SimHash group is an interval graph
-    on text length, whose neighbourhoods are contiguous ranges once sorted by length), so a
-    thousand copies of one page cost O(n log n), not a million pairs. Distinct hash values within
-    the distance are joined with multi-index hashing under the generalised pigeonhole principle:
-    the 64 bits are cut into 3 parts (21/21/22 bits) with per-part radii summing to k - 2 (2/2/2 for
-    k = 8), so any pair within distance k is within its radius in at least one part; each value
-    probes the direct-address tables of the parts with every flip mask up to the radius, and a pair
-    is kept only from the first part that qualifies, so it is produced exactly once. The result
-    is, by construction, the same edge set as testing all n^2/2 pairs.
+    The pairs are found exactly, never by lossy banding, and never stored: they are merged into
+    a union-find chunk by chunk as they are found, so memory stays O(n) whatever the number of
+    pairs. Pages with identical hashes form *entries* (an identical-pHash entry is a clique; an
+    identical-SimHash entry is an interval graph on text length, connected by linking each page to
+    the next longer one where the length check passes). Distinct hash values within the distance
+    are joined with multi-index hashing under the generalised pigeonhole principle: the 64 bits
+    are cut into 3 parts (21/21/22 bits) with per-part radii summing to k - 2 (2/2/2 for k = 8),
+    so any pair within distance k is within its radius in at least one part; each value probes
+    the direct-address tables of the parts with every flip mask up to the radius. For two
+    SimHash entries within the distance, each page of the smaller links to its length predecessor
+    and successor in the larger (the pages it is adjacent to there form a connected length range
+    containing one of them), so a value repeated a thousand times costs a thousand, not a million.
+    On large inputs the join also skips pairs whose entries are already in one component (each
+    table bucket keeps its most frequent component first, and queries of that component jump over
+    it), so a family of thousands of distinct near-identical values costs about its size. The
+    components are, by construction, those of the graph of all n^2/2 pairs tested.
 
 What a "group" is (the reading of SPEC section 6 chosen here)
     A group is a connected component of the candidate graph. Pass 1: in each group of two or more
     pages the canonical is the best page (status 200 first, then longest text, then smallest id);
-    it is compared with each of its candidate neighbours in the group (never with pages the
-    pre-filter rejects, never member-to-member, so A~B~C does not chain A and C), and those the
-    decision calls duplicates join its cluster. Pass 2 ("compare the pages left unmerged among
-    themselves once more"): the canonical and its merged pages leave; the remaining pages form
-    the candidate graph restricted to them, whose components are the new groups, handled the same
-    way. ``passes`` = 2 is SPEC; a larger value repeats the step, 0 repeats it until no group is
-    left (every candidate pair then gets looked at by some canonical: greedy leader clustering).
-    A canonical that merged nothing and the pages left after the last pass are alone: they are
-    in no cluster and get no Assignment.
+    it is compared with each of its candidate neighbours in the group (the group's pages that pass
+    the pre-filter against it, tested with numpy on the group; never pages the pre-filter
+    rejects, never member-to-member, so A~B~C does not chain A and C), and those the decision calls
+    duplicates join its cluster. Pass 2 ("compare the pages left unmerged among themselves once
+    more"): the canonical and its merged pages leave; the join is run again on the remaining pages
+    only, whose components are the new groups, handled the same way. ``passes`` = 2 is SPEC; a
+    larger value repeats the step, 0 repeats it until no group is left (every candidate pair then
+    gets looked at by some canonical: greedy leader clustering). A canonical that merged nothing
+    and the pages left after the last pass are alone: they are in no cluster and get no
+    Assignment. Time follows the distinct candidate pairs found by the joins, memory the pages.
 
 Determinism
     Pages are indexed in id order and every tie is broken by id, so the clusters, their ids
@@ -62,6 +69,9 @@ _MASK64 = (1 << 64) - 1
 _PARTS = ((0, 21), (21, 21), (42, 22))
 #: Bound on the pairs materialised at once while expanding candidates (memory, not results).
 _CHUNK_PAIRS = 1 << 22
+#: Fewer distinct values than this: :func:`hamming_pairs` ignores ``labels`` (the skipping's
+#: tables cost more than it saves on small inputs).
+_LABEL_MIN_VALUES = 20_000
 
 CompareFn = Callable[[int, int], PairResult]
 
@@ -311,10 +321,16 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, np.ndar
     return owner, starts[owner] + offsets
 
 
-def hamming_pairs(values: np.ndarray, k: int) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """All index pairs (i < j) of *distinct* values with Hamming distance <= k, each exactly once.
+def hamming_pairs(values: np.ndarray, k: int,
+                  labels: Optional[Callable[[], np.ndarray]] = None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """All index pairs (i < j) of values with Hamming distance <= k, each exactly once.
 
-    ``values`` must hold distinct uint64 values (use np.unique first). Yields chunks of arrays.
+    Yields chunks of arrays. With ``labels`` (a callable returning an int64 label per value,
+    called now and then while the pairs are produced), pairs whose two values have the same label
+    at that moment may be left out: labels are connected components being built by the caller, so
+    such pairs would add nothing. Each bucket of a part's direct-address table keeps the values of
+    its most frequent label first, and a query with that label skips them without expanding: a
+    large family of near-identical values then costs about its size, not its size squared.
     """
     n = values.shape[0]
     if n < 2 or k <= 0:
@@ -323,22 +339,38 @@ def hamming_pairs(values: np.ndarray, k: int) -> Iterator[Tuple[np.ndarray, np.n
     radii = _part_radii(k)
     parts = [(np.uint64(shift), width, radius) for (shift, width), radius in zip(_PARTS, radii)]
     keys = [((values >> shift) & np.uint64((1 << width) - 1)).astype(np.int64) for shift, width, _ in parts]
+    index = np.arange(n, dtype=np.int64)
     for p, (shift, width, radius) in enumerate(parts):
         if radius < 0:
             continue
         key = keys[p]
-        order = np.argsort(key, kind="stable")
         counts = np.bincount(key, minlength=1 << width).astype(np.int64)
         starts = np.cumsum(counts) - counts
-        for mask in _flip_masks(width, radius):
+        masks = _flip_masks(width, radius)
+        use_labels = labels is not None and n >= _LABEL_MIN_VALUES
+        # refresh the skipping after the exact probe, after the 1-bit flips, and midway
+        refresh = {0, 1, 1 + width, (masks.shape[0] + 1 + width) // 2} if use_labels else {0}
+        for mi, mask in enumerate(masks.tolist()):
+            if mi in refresh:
+                if not use_labels:
+                    order = np.argsort(key, kind="stable")
+                else:
+                    lab = np.asarray(labels(), dtype=np.int64)  # type: ignore[misc]
+                    major_label, major_count = _majority(key, lab, 1 << width)
+                    order = np.lexsort((index, lab != major_label[key], key))
             probe = key ^ mask
             cnt = counts[probe]
+            first = starts[probe]
+            if use_labels:
+                skip = np.where(major_label[probe] == lab, major_count[probe], 0)
+                cnt = cnt - skip
+                first = first + skip
             queries = np.nonzero(cnt)[0]
             if queries.shape[0] == 0:
                 continue
             qcnt = cnt[queries]
             for lo, hi in _segments(qcnt, _CHUNK_PAIRS):
-                owner, pos = _expand(starts[probe[queries[lo:hi]]], qcnt[lo:hi])
+                owner, pos = _expand(first[queries[lo:hi]], qcnt[lo:hi])
                 i = queries[lo:hi][owner]
                 j = order[pos]
                 keep = i < j
@@ -353,6 +385,26 @@ def hamming_pairs(values: np.ndarray, k: int) -> Iterator[Tuple[np.ndarray, np.n
                         keep &= popcount64(part_bits) > radii[q]
                 if keep.any():
                     yield i[keep], j[keep]
+
+
+def _majority(key: np.ndarray, lab: np.ndarray, size: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Per bucket: its most frequent label (a value no label takes where empty) and its count."""
+    o = np.lexsort((lab, key))
+    sk, sl = key[o], lab[o]
+    new = np.ones(sk.shape[0], bool)
+    new[1:] = (sk[1:] != sk[:-1]) | (sl[1:] != sl[:-1])
+    run_start = np.nonzero(new)[0]
+    run_len = np.diff(np.append(run_start, sk.shape[0]))
+    run_key = sk[run_start]
+    ro = np.lexsort((-run_len, run_key))
+    top = np.ones(ro.shape[0], bool)
+    top[1:] = run_key[ro[1:]] != run_key[ro[:-1]]
+    best = ro[top]
+    major_label = np.full(size, np.iinfo(np.int64).min, np.int64)
+    major_count = np.zeros(size, np.int64)
+    major_label[run_key[best]] = sl[run_start[best]]
+    major_count[run_key[best]] = run_len[best]
+    return major_label, major_count
 
 
 # --------------------------------------------------------------------------- candidate graph
@@ -457,13 +509,22 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         if check_len:
             link &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
         parent = _union(parent, a[link], b[link])
-        for ua, ub in hamming_pairs(ent.values, k):
+        state = [parent]
+        entry_ids = np.arange(ent.start.shape[0], dtype=np.int64)
+
+        def entry_labels() -> np.ndarray:
+            # an entry's component, or a label of its own while its pages are not yet connected
+            r = state[0][nodes]
+            low, high = np.minimum.reduceat(r, ent.start), np.maximum.reduceat(r, ent.start)
+            return np.where(low == high, low, -1 - entry_ids)
+
+        for ua, ub in hamming_pairs(ent.values, k, entry_labels):
             if same_host:
                 keep = ent.hostkey[ua] == ent.hostkey[ub]
                 ua, ub = ua[keep], ub[keep]
             entry_pairs += int(ua.shape[0])
             if not check_len:  # cliques: one link per entry pair
-                parent = _union(parent, nodes[ent.start[ua]], nodes[ent.start[ub]])
+                parent = state[0] = _union(parent, nodes[ent.start[ua]], nodes[ent.start[ub]])
                 continue
             swap = ent.count[ua] > ent.count[ub]
             small, big = np.where(swap, ub, ua), np.where(swap, ua, ub)
@@ -479,7 +540,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                     ok &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
                     ea_list.append(a[ok])
                     eb_list.append(b[ok])
-                parent = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
+                parent = state[0] = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
     return parent, entry_pairs
 
 
