@@ -346,6 +346,8 @@ def hamming_pairs(values: np.ndarray, k: int,
         key = keys[p]
         counts = np.bincount(key, minlength=1 << width).astype(np.int64)
         starts = np.cumsum(counts) - counts
+        occupied = (counts > 0).view(np.uint8)
+        key = key.astype(np.int32)
         masks = _flip_masks(width, radius)
         use_labels = labels is not None and n >= _LABEL_MIN_VALUES
         # refresh the skipping after the exact probe, after the 1-bit flips, and midway
@@ -358,19 +360,22 @@ def hamming_pairs(values: np.ndarray, k: int,
                     lab = np.asarray(labels(), dtype=np.int64)  # type: ignore[misc]
                     major_label, major_count = _majority(key, lab, 1 << width)
                     order = np.lexsort((index, lab != major_label[key], key))
+            # only a small byte table is read for every value; the rest for non-empty buckets
             probe = key ^ mask
-            cnt = counts[probe]
+            queries = np.flatnonzero(occupied[probe])
+            probe = probe[queries]
+            qcnt = counts[probe]
             first = starts[probe]
             if use_labels:
-                skip = np.where(major_label[probe] == lab, major_count[probe], 0)
-                cnt = cnt - skip
+                skip = np.where(major_label[probe] == lab[queries], major_count[probe], 0)
+                qcnt = qcnt - skip
                 first = first + skip
-            queries = np.nonzero(cnt)[0]
+                left = qcnt > 0
+                queries, qcnt, first = queries[left], qcnt[left], first[left]
             if queries.shape[0] == 0:
                 continue
-            qcnt = cnt[queries]
             for lo, hi in _segments(qcnt, _CHUNK_PAIRS):
-                owner, pos = _expand(first[queries[lo:hi]], qcnt[lo:hi])
+                owner, pos = _expand(first[lo:hi], qcnt[lo:hi])
                 i = queries[lo:hi][owner]
                 j = order[pos]
                 keep = i < j
