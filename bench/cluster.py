@@ -12,7 +12,9 @@ The synthetic decision mirrors SPEC sections 4-5 on these features: text from Si
 length ratio, visual from pHash distance, structure from the length ratio; rule 1 and rule 2.
 
 ``seconds`` times ``cluster()`` (candidate generation, passes and every compare call) on compact
-keys; ``peak_rss_mb`` is the process's peak RSS measured before the brute-force check;
+keys (wall clock; the line before also gives its CPU seconds, which other load does not inflate);
+``explicit_edges`` counts the pairs of distinct hash entries the joins produced (pairs already
+known connected are skipped on large inputs); ``peak_rss_mb`` is the process's peak RSS measured before the brute-force check;
 ``candidates`` is the number of candidate pairs compared (calls of ``compare``); ``pairs_differ``
 is |same-cluster pairs of the fast result XOR those of an exhaustive reference| (all pairs tested,
 default for N <= 100k; ``na`` above unless ``--brute full``).
@@ -189,13 +191,13 @@ def run_one(n: int, brute: str, seed: int) -> str:
     keys = ClusterKeys(np.arange(n, dtype=np.int64), status, tlen, sim, np.ones(n, bool), ph, np.ones(n, bool), host)
     params = ClusterParams()
     compare = make_compare(sim, ph, tlen)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = cluster(keys, compare, params)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     st = result.stats
     print(f"  clusters={st.clusters} clustered_pages={st.clustered_pages} explicit_edges={st.explicit_edges} "
-          f"passes={st.passes_run}", flush=True)
+          f"passes={st.passes_run} cpu_seconds={cpu:.2f} (wall seconds count other load on the machine)", flush=True)
     differ = "na"
     if brute == "full" or (brute == "auto" and n <= 100_000):
         t1 = time.perf_counter()
