@@ -19,9 +19,10 @@ The approach is MaybeDont's (``seeds/maybedont.txt``), re-derived here:
 
   Each hypothesis keeps a Bernoulli count; its probability is the one-sided lower Wilson bound at
   ``confidence`` (so a handful of observations never makes a rule: with no counter-example it takes
-  ~90 duplicate pairs to pass 0.97). A hypothesis is never trusted beyond the upper bound of a more
-  specific (or value-level) hypothesis for the same parameter: ``start`` being ignorable in general
-  does not drop ``?start=20`` once ``start=20`` has been seen to change content.
+  ~90 duplicate pairs to pass 0.97). Specific beats general: a hypothesis is never trusted beyond
+  the upper bound of a more specific one (or of the value-level ones for the URL's value), so
+  ``start`` being ignorable in general does not drop ``?start=20`` once ``start=20`` has been seen
+  to change content, while ``start=0`` can be ignorable even where ``start`` in general is not.
 
 Order independence and bounded cost: for each group of comparable URLs (one path; one path + rest of
 the query + parameter) only a bottom-k sample by a hash of the URL takes part in the pairs, and a
@@ -452,11 +453,18 @@ class DupePredictor:
             return 0.0, 1.0
         return wilson_bounds(stat.dup, stat.total, self._z)
 
-    def _combine(self, trusted: List[Optional[DupStat]], checks: List[Optional[DupStat]]) -> float:
-        """Best lower bound among ``trusted``, capped by every upper bound (trusted and checks)."""
-        lo = max((self._bounds(s)[0] for s in trusted if s is not None), default=0.0)
-        hi = min((self._bounds(s)[1] for s in trusted + checks if s is not None), default=1.0)
-        return min(lo, hi)
+    def _combine(self, levels: List[Optional[DupStat]], checks: List[Optional[DupStat]] = ()) -> float:
+        """Specific beats general: ``levels`` run most specific first; a level's lower bound counts
+        only up to the upper bounds of every more specific level and of ``checks``."""
+        best = 0.0
+        cap = min((self._bounds(s)[1] for s in checks if s is not None), default=1.0)
+        for stat in levels:
+            if stat is None:
+                continue
+            lo, hi = self._bounds(stat)
+            best = max(best, min(lo, cap))
+            cap = min(cap, hi)
+        return best
 
     def _param_chain(self, path: str, param: str, rest: QKey) -> List[Optional[DupStat]]:
         return [
@@ -494,7 +502,9 @@ class DupePredictor:
             chain = self._param_chain(path, param, rest)
             values = self._value_chain(path, param, value)
             if base is not None:
-                offer(self._combine(chain + values, []), base)
+                # u is base + param=value: the value-level rule, and the parameter rule unless
+                # this value has been seen to matter
+                offer(max(self._combine(values), self._combine(chain, values)), base)
                 continue
             group = self._by_rest.get((path, rest), {}).get(param)
             other = group.first() if group and group.entries else None
@@ -507,11 +517,13 @@ class DupePredictor:
         for param, group in self._by_rest.get((path, qkey), {}).items():
             chain = self._param_chain(path, param, qkey)
             for _h, other, value in group.entries:
-                offer(self._combine(chain + self._value_chain(path, param, value), []), other)
+                values = self._value_chain(path, param, value)
+                offer(max(self._combine(values), self._combine(chain, values)), other)
         for param, pending in self._pending_rest.get((path, qkey), {}).items():
             chain = self._param_chain(path, param, qkey)
             for value, other in pending:
-                offer(self._combine(chain + self._value_chain(path, param, value), []), other)
+                values = self._value_chain(path, param, value)
+                offer(max(self._combine(values), self._combine(chain, values)), other)
         return best
 
     def _forget_if_unreferenced(self, canon: str, page: _Page) -> None:
