@@ -351,8 +351,16 @@ def hamming_pairs(values: np.ndarray, k: int,
         masks = _flip_masks(width, radius)
         use_labels = labels is not None and n >= _LABEL_MIN_VALUES
         # refresh the skipping after the exact probe, after the 1-bit flips, and midway
-        refresh = {0, 1, 1 + width, (masks.shape[0] + 1 + width) // 2} if use_labels else {0}
-        for mi, mask in enumerate(masks.tolist()):
+        refresh = {0, 1, 2, 2 + width, (masks.shape[0] + 2 + width) // 2} if use_labels else {0}
+        schedule = masks.tolist()
+        leader = None
+        if use_labels:
+            # the exact probe runs twice: first the smallest value of each bucket (joining it to
+            # its bucket's near values), then, refreshed, the rest (skipping those joined)
+            schedule = [0] + schedule
+            leader = np.zeros(n, bool)
+            leader[np.argsort(key, kind="stable")[starts[counts > 0]]] = True
+        for mi, mask in enumerate(schedule):
             if mi in refresh:
                 if not use_labels:
                     order = np.argsort(key, kind="stable")
@@ -362,7 +370,10 @@ def hamming_pairs(values: np.ndarray, k: int,
                     order = np.lexsort((index, lab != major_label[key], key))
             # only a small byte table is read for every value; the rest for non-empty buckets
             probe = key ^ mask
-            queries = np.flatnonzero(occupied[probe])
+            hit = occupied[probe].view(bool)
+            if leader is not None and mi < 2:
+                hit = hit & (leader if mi == 0 else ~leader)
+            queries = np.flatnonzero(hit)
             probe = probe[queries]
             qcnt = counts[probe]
             first = starts[probe]
