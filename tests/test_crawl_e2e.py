@@ -162,3 +162,73 @@ def test_cli_comma_list_and_bad_output(tmp_path):
 
     bad = run_websim(["-l", "http://127.0.0.1:9/", "-o", str(tmp_path / "r.xml")], cwd=str(tmp_path))
     assert bad.returncode == 2 and ".json, .jsonl or .csv" in bad.stderr
+
+
+def _cluster_of(rows, url):
+    return rows[url]["cluster_id"]
+
+
+def test_content_clusters_are_right(demo_crawl):
+    """Noisy copies, a tracking variant, a redirect, a JS-rendered copy and a mirror on another
+    origin merge with their original; different articles never merge."""
+    rows = by_url(demo_crawl["json"])
+    base, mirror = demo_crawl["base"], demo_crawl["mirror"]
+    rivers = {base + "/article/rivers", base + "/article/rivers?utm_source=x", base + "/mirror/rivers",
+              mirror + "/article/rivers"}
+    groups = [rivers, {base + "/article/comets", base + "/old/comets"}, {base + "/article/bees", base + "/js/bees"}]
+    seen = set()
+    for group in groups:
+        ids = {_cluster_of(rows, u) for u in group}
+        assert len(ids) == 1 and ids != {""}, {u: rows[u]["cluster_id"] for u in group}
+        cid = ids.pop()
+        assert cid.startswith("cluster-") and cid not in seen
+        seen.add(cid)
+        canon = [u for u in group if rows[u]["is_canonical"]]
+        assert len(canon) == 1
+        for u in group - set(canon):
+            assert rows[u]["match_rule"] in ("rule1", "rule2") and rows[u]["content_sim"] > 0
+            assert rows[u]["cluster_kind"] == "content"
+    assert rows[base + "/article/bread"]["cluster_id"] == ""  # unique content stays alone
+    clusters = {c["cluster_id"]: c for c in demo_crawl["json"]["clusters"]}
+    for cid in seen:
+        assert clusters[cid]["kind"] == "content"
+    # the canonical of the rivers cluster is the input page, not a variant
+    assert clusters[rows[base + "/article/rivers"]["cluster_id"]]["canonical_url"] == base + "/article/rivers"
+
+
+def test_special_pages_are_labelled(demo_crawl):
+    rows = by_url(demo_crawl["json"])
+    base = demo_crawl["base"]
+    kinds = {p: rows[base + p]["cluster_kind"] for p in
+             ("/broken", "/maintenance", "/no-such-page", "/gone", "/login", "/account", "/admin", "/thin")}
+    assert kinds == {"/broken": "E1", "/maintenance": "E1", "/no-such-page": "E3", "/gone": "E3",
+                     "/login": "L1", "/account": "L1", "/admin": "W1", "/thin": "T1"}
+    assert rows[base + "/broken"]["cluster_id"] == f"err5xx-{base}"
+    assert rows[base + "/login"]["cluster_id"] == rows[base + "/account"]["cluster_id"]
+    clusters = {c["cluster_id"]: c for c in demo_crawl["json"]["clusters"]}
+    assert clusters[rows[base + "/admin"]["cluster_id"]]["member_ids"] == [rows[base + "/admin"]["id"]]
+
+
+def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
+    """`websim cluster` on the crawl's features file gives the crawl's clusters, and other
+    thresholds give other clusters, without rendering."""
+    from tests.crawl import run_websim
+
+    feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
+    out = tmp_path / "again.json"
+    proc = run_websim(["cluster", feats, "-o", str(out)], cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    again = load(str(out))
+    assert again["urls"] == demo_crawl["json"]["urls"]
+    assert again["clusters"] == demo_crawl["json"]["clusters"]
+    strict = tmp_path / "strict.csv"
+    proc = run_websim(["cluster", feats, "-o", str(strict), "--text-threshold", "1.0",
+                       "--structure-threshold", "1.0", "--visual-threshold", "1.0",
+                       "--visual-fallback-threshold", "1.01"], cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    rows = load(str(strict))
+    kind = OUTPUT_FIELDS.index("cluster_kind")
+    assert sum(1 for r in rows[1:] if r[kind] == "content") < sum(
+        1 for r in demo_crawl["json"]["urls"] if r["cluster_kind"] == "content")
+    bad = run_websim(["cluster", feats, "-o", str(tmp_path / "x.json"), "--text-threshold", "7"], cwd=str(tmp_path))
+    assert bad.returncode == 2 and "WEBSIM_TEXT_THRESHOLD" in bad.stderr
