@@ -221,14 +221,14 @@ def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
     again = load(str(out))
     assert again["urls"] == demo_crawl["json"]["urls"]
     assert again["clusters"] == demo_crawl["json"]["clusters"]
-    strict = tmp_path / "strict.csv"
-    proc = run_websim(["cluster", feats, "-o", str(strict), "--text-threshold", "1.0",
-                       "--structure-threshold", "1.0", "--visual-threshold", "1.0",
-                       "--visual-fallback-threshold", "1.01"], cwd=str(tmp_path))
+    per_host = tmp_path / "per_host.csv"
+    proc = run_websim(["cluster", feats, "-o", str(per_host), "--same-host-only"], cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    rows = load(str(strict))
-    kind = OUTPUT_FIELDS.index("cluster_kind")
-    assert sum(1 for r in rows[1:] if r[kind] == "content") < sum(
-        1 for r in demo_crawl["json"]["urls"] if r["cluster_kind"] == "content")
+    rows = load(str(per_host))
+    col = {name: OUTPUT_FIELDS.index(name) for name in ("url", "cluster_id", "cluster_kind")}
+    by = {r[col["url"]]: r for r in rows[1:]}
+    mirror, base = demo_crawl["mirror"], demo_crawl["base"]
+    assert by[mirror + "/article/rivers"][col["cluster_id"]] == ""  # the mirror's host is compared alone
+    assert by[base + "/mirror/rivers"][col["cluster_id"]] == by[base + "/article/rivers"][col["cluster_id"]] != ""
     bad = run_websim(["cluster", feats, "-o", str(tmp_path / "x.json"), "--text-threshold", "7"], cwd=str(tmp_path))
     assert bad.returncode == 2 and "WEBSIM_TEXT_THRESHOLD" in bad.stderr
