@@ -59,6 +59,11 @@ class Addon:
         settings.setdefault_in_component_priority_dict("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500)
         settings.setdefault_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
+        # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():

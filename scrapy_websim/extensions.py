@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tempfile
@@ -56,6 +57,7 @@ class WebsimExtension:
         self._started = time.monotonic()
         self._last_progress = self._started
         self._result = None
+        self._discovered: set = set()  # 8-byte digests of URLs recorded for spiders other than websim
         _extensions[crawler] = self
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -71,6 +73,14 @@ class WebsimExtension:
             self.total_inputs += 1
         self.store.flush()
         self.stats.set_value("websim/inputs", self.total_inputs)
+
+    def first_visit(self, url: str) -> bool:
+        """True the first time ``url`` is seen: a page a spider fetches twice is recorded once."""
+        digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        if digest in self._discovered:
+            return False
+        self._discovered.add(digest)
+        return True
 
     def add_record(self, record: PageRecord) -> None:
         if record.id <= 0:

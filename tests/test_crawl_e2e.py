@@ -232,3 +232,26 @@ def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
     assert by[base + "/mirror/rivers"][col["cluster_id"]] == by[base + "/article/rivers"][col["cluster_id"]] != ""
     bad = run_websim(["cluster", feats, "-o", str(tmp_path / "x.json"), "--text-threshold", "7"], cwd=str(tmp_path))
     assert bad.returncode == 2 and "WEBSIM_TEXT_THRESHOLD" in bad.stderr
+
+
+def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
+    """A plain user spider (example_project's `site`) gets every visited page as a record, its
+    failures included, with the same clustering; ids follow URL order."""
+    out = tmp_path / "site.json"
+    with demo_site() as (base,):
+        refused = f"http://127.0.0.1:{_refused_port()}/"
+        env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}/,{refused}", "-o", str(out),
+             "-s", "WEBSIM_HTTP_TIMEOUT=4", "-s", "WEBSIM_PAGE_TIMEOUT=8"],
+            cwd=os.path.join(REPO, "example_project"), env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+    data = load(str(out))
+    rows = {r["url"]: r for r in data["urls"]}
+    assert [r["id"] for r in data["urls"]] == list(range(1, len(rows) + 1))
+    assert [r["url"] for r in data["urls"]] == sorted(rows)
+    assert base + "/" in rows and base + "/article/bread" in rows
+    assert "connection refused" in rows[refused]["error"]
+    group = {base + "/article/rivers", base + "/mirror/rivers", base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
+    assert len({rows[u]["cluster_id"] for u in group}) == 1 and rows[base + "/article/rivers"]["cluster_id"]
+    assert rows[base + "/js/bees"]["cluster_id"] == rows[base + "/article/bees"]["cluster_id"] != ""

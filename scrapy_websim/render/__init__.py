@@ -97,18 +97,11 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     return record, html, cap.get("screenshot") or b""
 
 
-def record_from_failure(failure: Any, record_id: int, url: str) -> PageRecord:
-    request = getattr(failure, "request", None)
-    meta = getattr(request, "meta", {}) or {}
-    chain: List[str] = list(meta.get("redirect_urls") or [])
-    fetched = getattr(request, "url", url)
-    return PageRecord(
-        id=record_id,
-        url=url,
-        final_url="",
-        redirect_chain=chain or [fetched],
-        error=short_error(failure.value),
-    )
+def record_from_failure(request: Any, exc: BaseException, record_id: int, url: str) -> PageRecord:
+    """The record of a request that got no response (refused, DNS, timeout, TLS, crash...)."""
+    chain: List[str] = list(request.meta.get("redirect_urls") or [])
+    return PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain or [request.url],
+                      error=short_error(exc))
 
 
 def is_unsafe_port_error(failure: Any) -> bool:

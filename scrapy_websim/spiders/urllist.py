@@ -105,6 +105,6 @@ class UrlListSpider(scrapy.Spider):
             static_meta.update({"websim_static": True, "dont_redirect": False})
             yield request.replace(meta=static_meta, dont_filter=True)
             return
-        record = record_from_failure(failure, meta.get("websim_id", 0), meta.get("websim_url", request.url))
+        record = record_from_failure(request, failure.value, meta.get("websim_id", 0), meta.get("websim_url", request.url))
         logger.info("websim: %s failed: %s", request.url, record.error)
         yield record
