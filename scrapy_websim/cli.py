@@ -124,6 +124,17 @@ def crawl_main(argv: List[str]) -> int:
         "WEBSIM_SCREENSHOTS_DIR": args.screenshots_dir or "",
     }
     base.update(settings)
+    try:  # every setting and the browser checked before anything starts: one clear line, exit 2
+        from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
+        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+        from scrapy_websim.render.browser import find_browser  # noqa: PLC0415
+
+        checked = WebsimConfig.from_settings(base)
+        Finalizer.params_from_settings(base, checked)
+        find_browser(checked.browser_executable)
+    except (ConfigError, BrowserNotFound) as exc:
+        print(f"websim: error: {exc}", file=sys.stderr)
+        return 2
     try:
         process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(UrlListSpider)
