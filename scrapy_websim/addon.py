@@ -31,6 +31,13 @@ def _set_if_default(settings: Any, name: str, value: Any) -> None:
     settings.set(name, value, priority="addon")
 
 
+def _setdefault_component(settings: Any, name: str, path: str, priority: int) -> None:
+    """Add a component unless the user already has it (as a class or as any import string)."""
+    from scrapy.utils.misc import load_object  # noqa: PLC0415
+
+    settings.setdefault_in_component_priority_dict(name, load_object(path), priority)
+
+
 class Addon:
     """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
 
@@ -55,15 +62,12 @@ class Addon:
             )
         _set_if_default(settings, "TWISTED_REACTOR", ASYNCIO_REACTOR)
 
-        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300)
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500)
-        settings.setdefault_in_component_priority_dict(
-            "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
+        _setdefault_component(settings, "ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300)
+        _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500)
+        _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
         # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
-        settings.setdefault_in_component_priority_dict(
-            "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
-        settings.setdefault_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
+        _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():

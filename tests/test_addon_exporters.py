@@ -1,9 +1,14 @@
 """The add-on never overwrites the user's settings; the CSV cells are safe for spreadsheets."""
 
+from scrapy.pipelines.files import FilesPipeline
 from scrapy.settings import Settings
+from scrapy.utils.misc import load_object
 
 from scrapy_websim.addon import PLAYWRIGHT_HANDLER, Addon
 from scrapy_websim.exporters import csv_cell
+from scrapy_websim.extensions import WebsimExtension
+from scrapy_websim.pipelines import WebsimPipeline
+from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
 
 
 def _apply(user):
@@ -13,12 +18,16 @@ def _apply(user):
     return settings
 
 
+def _components(settings, name):
+    return {load_object(k) if isinstance(k, str) else k: v for k, v in settings.getdict(name).items()}
+
+
 def test_addon_sets_components():
     s = _apply({})
     assert s.getdict("DOWNLOAD_HANDLERS")["https"] == PLAYWRIGHT_HANDLER
-    assert "scrapy_websim.pipelines.WebsimPipeline" in s.getdict("ITEM_PIPELINES")
-    assert "scrapy_websim.extensions.WebsimExtension" in s.getdict("EXTENSIONS")
-    assert "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware" in s.getdict("SPIDER_MIDDLEWARES")
+    assert _components(s, "ITEM_PIPELINES") == {WebsimPipeline: 300}
+    assert _components(s, "EXTENSIONS")[WebsimExtension] == 500
+    assert _components(s, "SPIDER_MIDDLEWARES")[WebsimRenderSpiderMiddleware] == 650
     assert s.getdict("FEED_EXPORTERS")["json"] == "scrapy_websim.exporters.WebsimJsonExporter"
     assert s.getbool("HTTPERROR_ALLOW_ALL") is True
     launch = s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
@@ -33,7 +42,7 @@ def test_addon_keeps_what_the_user_set():
         "PLAYWRIGHT_LAUNCH_OPTIONS": {"executable_path": "/opt/chrome", "args": ["--x"]},
         "DOWNLOAD_HANDLERS": {"ftp": "my.FtpHandler"},
     })
-    assert s.getdict("ITEM_PIPELINES") == {"scrapy_websim.pipelines.WebsimPipeline": 42, "scrapy.pipelines.files.FilesPipeline": 1}
+    assert _components(s, "ITEM_PIPELINES") == {WebsimPipeline: 42, FilesPipeline: 1}
     assert s.getdict("FEED_EXPORTERS")["csv"] == "scrapy.exporters.CsvItemExporter"
     assert s.getdict("FEED_EXPORTERS")["json"] == "scrapy_websim.exporters.WebsimJsonExporter"
     assert s.getbool("HTTPERROR_ALLOW_ALL") is False

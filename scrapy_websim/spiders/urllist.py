@@ -49,7 +49,9 @@ class UrlListSpider(scrapy.Spider):
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
         # The spider works without a project: make sure the add-on is on (never removes the user's).
-        settings.setdefault_in_component_priority_dict("ADDONS", "scrapy_websim.Addon", 500)
+        from scrapy_websim.addon import Addon  # noqa: PLC0415
+
+        settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
 
     @property
     def config(self) -> WebsimConfig:
