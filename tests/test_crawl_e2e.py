@@ -255,3 +255,23 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
     group = {base + "/article/rivers", base + "/mirror/rivers", base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
     assert len({rows[u]["cluster_id"] for u in group}) == 1 and rows[base + "/article/rivers"]["cluster_id"]
     assert rows[base + "/js/bees"]["cluster_id"] == rows[base + "/article/bees"]["cluster_id"] != ""
+
+
+def test_structure_measure_setting_shows_in_output(demo_crawl, tmp_path):
+    """WEBSIM_STRUCTURE_MEASURE=lcs: structure_sim is the tag-sequence LCS similarity, not the path measure."""
+    from scrapy_websim.core.lcs import lcs_similarity
+    from tests.crawl import run_websim
+
+    feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
+    out = tmp_path / "lcs.json"
+    proc = run_websim(["cluster", feats, "-o", str(out), "--structure-measure", "lcs"], cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    rows = by_url(load(str(out)))
+    records = {f["url"]: f for f in demo_crawl["features"]}
+    base = demo_crawl["base"]
+    js, canon = rows[base + "/js/bees"], rows[base + "/article/bees"]
+    assert js["cluster_id"] == canon["cluster_id"] and canon["is_canonical"]
+    expected = lcs_similarity(records[base + "/js/bees"]["tag_seq"], records[base + "/article/bees"]["tag_seq"])
+    assert js["structure_sim"] == round(expected, 6)
+    assert js["structure_sim"] != by_url(demo_crawl["json"])[base + "/js/bees"]["structure_sim"]
+    assert {r["page_type"] for r in rows.values()} >= {"detail"}
