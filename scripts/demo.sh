@@ -6,10 +6,13 @@ bash scripts/setup.sh run
 PY="${PYTHON:-python3}"
 out="${1:-demo-output}"
 mkdir -p "$out"
-"$PY" -m example_project.demo_site.server --port 8701 --port 8702 --urls "$out/urls.txt" &
+rm -f "$out/urls.txt"
+# two free ports of 127.0.0.1: the site and a mirror of it on another origin
+"$PY" -m example_project.demo_site.server --port 0 --port 0 --urls "$out/urls.txt" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 50); do "$PY" -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8701/")' 2>/dev/null && break; sleep 0.2; done
+for _ in $(seq 100); do [ -s "$out/urls.txt" ] && break; sleep 0.1; done
+[ -s "$out/urls.txt" ] || { echo "demo: the demo site did not start" >&2; exit 1; }
 websim -l "$out/urls.txt" -o "$out/result.json" -t 4 --http-timeout 5 --page-timeout 10 \
   --features-file "$out/features.jsonl" --loglevel WARNING
 "$PY" scripts/summary.py "$out/result.json"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import sys
 import threading
@@ -285,7 +286,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     servers = serve(ports)
     ports = [s.server_address[1] for s, _ in servers]
     if args.urls:
-        with open(args.urls, "w", encoding="utf-8") as fh:
+        partial = args.urls + ".part"
+        with open(partial, "w", encoding="utf-8") as fh:
             fh.write("# scrapy-websim demo: one URL per line\n")
             for p in demo_paths():
                 fh.write(f"http://127.0.0.1:{ports[0]}{p}\n")
@@ -295,6 +297,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     fh.write(f"http://127.0.0.1:{ports[1]}{p}\n")
             fh.write("# not a URL at all: still one record, with error set\n")
             fh.write("this is not a url\n")
+        os.replace(partial, args.urls)  # appears whole: a script may wait for it
     print("serving demo site on " + ", ".join(f"http://127.0.0.1:{p}/" for p in ports), flush=True)
     try:
         while True:
