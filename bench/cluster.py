@@ -38,6 +38,11 @@ from scrapy_websim.core.cluster import ClusterKeys, ClusterParams, cluster  # no
 from scrapy_websim.core.types import PairResult  # noqa: E402
 
 
+#: Largest near-duplicate family (a mirror or templated section); not a function of n, so the share
+#: of pages in families of each size is the same at 10k, 100k and 1M.
+FAMILY_CAP = 3000
+
+
 def generate(n: int, seed: int = 1):
     rng = np.random.default_rng(seed)
     sim = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, n).astype(np.uint64)
@@ -46,7 +51,8 @@ def generate(n: int, seed: int = 1):
     status = np.where(rng.random(n) < 0.97, 200, rng.choice([201, 203, 206], n)).astype(np.int32)
     n_hosts = max(1, n // 40)
     host = np.minimum(rng.zipf(1.5, n) - 1, n_hosts - 1).astype(np.int32)
-    cap = max(20, int(3 * n ** 0.55))  # largest family ~ 3000 at 1M
+    # fixed family-size law, the same at every n: 1 + Zipf(1.7) capped at FAMILY_CAP pages
+    cap = FAMILY_CAP
     pos = 0
     bits = np.uint64(1) << np.arange(64, dtype=np.uint64)
     while pos < int(0.48 * n):

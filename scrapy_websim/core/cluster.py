@@ -272,7 +272,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
 if hasattr(np, "bitwise_count"):
 
     def popcount64(x: np.ndarray) -> np.ndarray:
-        return np.bitwise_count(x).astype(np.int64)
+        return np.bitwise_count(x)
 
 else:  # numpy < 2.0
     _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
@@ -317,8 +317,9 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, np.ndar
     """For each i, the positions starts[i] .. starts[i]+counts[i]-1; returns (owner, position)."""
     total = int(counts.sum())
     owner = np.repeat(np.arange(counts.shape[0]), counts)
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, starts[owner] + offsets
+    pos = np.arange(total, dtype=np.int64)
+    pos += (starts - (np.cumsum(counts) - counts))[owner]
+    return owner, pos
 
 
 def hamming_pairs(values: np.ndarray, k: int,
@@ -367,7 +368,11 @@ def hamming_pairs(values: np.ndarray, k: int,
                 else:
                     lab = np.asarray(labels(), dtype=np.int64)  # type: ignore[misc]
                     major_label, major_count = _majority(key, lab, 1 << width)
-                    order = np.lexsort((index, lab != major_label[key], key))
+                    # (bucket, not-majority, index) order as one int64 sort key
+                    nb = max(1, int(n).bit_length())
+                    order = np.sort((key.astype(np.int64) << (nb + 1))
+                                    | ((lab != major_label[key]).astype(np.int64) << nb) | index)
+                    order &= (1 << nb) - 1
             # only a small byte table is read for every value; the rest for non-empty buckets
             probe = key ^ mask
             hit = occupied[probe].view(bool)
@@ -393,6 +398,9 @@ def hamming_pairs(values: np.ndarray, k: int,
                 i, j = i[keep], j[keep]
                 x = values[i] ^ values[j]
                 keep = popcount64(x) <= k
+                # most probes are chance collisions of one part: drop them before the part tests
+                i, j, x = i[keep], j[keep], x[keep]
+                keep = np.ones(i.shape[0], bool)
                 # keep the pair only in the first part where it is within that part's radius
                 for q in range(p):
                     if radii[q] >= 0:
@@ -404,20 +412,34 @@ def hamming_pairs(values: np.ndarray, k: int,
 
 
 def _majority(key: np.ndarray, lab: np.ndarray, size: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Per bucket: its most frequent label (a value no label takes where empty) and its count."""
-    o = np.lexsort((lab, key))
-    sk, sl = key[o], lab[o]
-    new = np.ones(sk.shape[0], bool)
-    new[1:] = (sk[1:] != sk[:-1]) | (sl[1:] != sl[:-1])
-    run_start = np.nonzero(new)[0]
-    run_len = np.diff(np.append(run_start, sk.shape[0]))
-    run_key = sk[run_start]
-    ro = np.lexsort((-run_len, run_key))
-    top = np.ones(ro.shape[0], bool)
-    top[1:] = run_key[ro[1:]] != run_key[ro[:-1]]
-    best = ro[top]
+    """Per bucket: its most frequent label (a value no label takes where empty) and its count;
+    ties go to the smallest label. ``key`` < ``size``; one int64 sort when (key, label) fit."""
     major_label = np.full(size, np.iinfo(np.int64).min, np.int64)
     major_count = np.zeros(size, np.int64)
+    if key.shape[0] == 0:
+        return major_label, major_count
+    lab = lab.astype(np.int64)
+    low = int(lab.min())
+    lbits = max(1, (int(lab.max()) - low).bit_length())
+    if lbits + max(1, (size - 1).bit_length()) <= 62:
+        comb = np.sort((key.astype(np.int64) << lbits) | (lab - low))
+        sk, sl = comb >> lbits, (comb & ((1 << lbits) - 1)) + low
+    else:
+        o = np.lexsort((lab, key))
+        sk, sl = key[o].astype(np.int64), lab[o]
+    new = np.ones(sk.shape[0], bool)
+    new[1:] = (sk[1:] != sk[:-1]) | (sl[1:] != sl[:-1])
+    run_start = np.flatnonzero(new)
+    run_len = np.diff(np.append(run_start, sk.shape[0]))
+    run_key = sk[run_start]
+    # runs are sorted by (key, label): per key, the first run of maximal length
+    first = np.ones(run_key.shape[0], bool)
+    first[1:] = run_key[1:] != run_key[:-1]
+    group_start = np.flatnonzero(first)
+    group = np.cumsum(first) - 1
+    longest = np.maximum.reduceat(run_len, group_start)
+    cand = np.where(run_len == longest[group], np.arange(run_len.shape[0]), run_len.shape[0])
+    best = np.minimum.reduceat(cand, group_start)
     major_label[run_key[best]] = sl[run_start[best]]
     major_count[run_key[best]] = run_len[best]
     return major_label, major_count
