@@ -361,6 +361,12 @@ def hamming_pairs(values: np.ndarray, k: int,
             schedule = [0] + schedule
             leader = np.zeros(n, bool)
             leader[np.argsort(key, kind="stable")[starts[counts > 0]]] = True
+        half: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        # the only value of a one-value bucket, -1 elsewhere
+        solo = np.full(1 << width, -1, np.int32)
+        lone = counts[key] == 1
+        solo[key[lone]] = np.flatnonzero(lone).astype(np.int32)
+        major_label = major_count = lab = None
         for mi, mask in enumerate(schedule):
             if mi in refresh:
                 if not use_labels:
@@ -373,42 +379,92 @@ def hamming_pairs(values: np.ndarray, k: int,
                     order = np.sort((key.astype(np.int64) << (nb + 1))
                                     | ((lab != major_label[key]).astype(np.int64) << nb) | index)
                     order &= (1 << nb) - 1
-            # only a small byte table is read for every value; the rest for non-empty buckets
-            probe = key ^ mask
-            hit = occupied[probe].view(bool)
-            if leader is not None and mi < 2:
-                hit = hit & (leader if mi == 0 else ~leader)
-            queries = np.flatnonzero(hit)
-            probe = probe[queries]
-            qcnt = counts[probe]
-            first = starts[probe]
-            if use_labels:
-                skip = np.where(major_label[probe] == lab[queries], major_count[probe], 0)
-                qcnt = qcnt - skip
-                first = first + skip
-                left = qcnt > 0
-                queries, qcnt, first = queries[left], qcnt[left], first[left]
+            if mask == 0:
+                # same bucket: both directions are queried, i < j keeps each pair once
+                probe = key
+                hit = occupied[probe].view(bool)
+                if leader is not None:
+                    hit = hit & (leader if mi == 0 else ~leader)
+                queries = np.flatnonzero(hit)
+                probe = probe[queries]
+                yield from _bucket_pairs(queries, probe, True, counts, starts, order, values, k, radii, parts, p,
+                                         (major_label, major_count, lab) if use_labels else None)
+                continue
+            # distinct buckets: only the value whose key has the mask's top bit clear queries
+            # (the other one would find the same pair), which halves probes and expansions
+            top = mask.bit_length() - 1
+            if top not in half:
+                sel = np.flatnonzero(((key >> top) & 1) == 0)
+                half[top] = (sel, key[sel])
+            sel, skey = half[top]
+            probe = skey ^ mask
+            hit = np.flatnonzero(occupied[probe].view(bool))
+            queries = sel[hit]
+            probe = probe[hit]
             if queries.shape[0] == 0:
                 continue
-            for lo, hi in _segments(qcnt, _CHUNK_PAIRS):
-                owner, pos = _expand(first[lo:hi], qcnt[lo:hi])
-                i = queries[lo:hi][owner]
-                j = order[pos]
-                keep = i < j
-                i, j = i[keep], j[keep]
+            single = solo[probe]
+            one = single >= 0
+            if one.any():
+                # fast path for the usual chance hit: a bucket holding one value, no expansion
+                i, j = queries[one], single[one].astype(np.int64)
                 x = values[i] ^ values[j]
                 keep = popcount64(x) <= k
-                # most probes are chance collisions of one part: drop them before the part tests
-                i, j, x = i[keep], j[keep], x[keep]
-                keep = np.ones(i.shape[0], bool)
-                # keep the pair only in the first part where it is within that part's radius
-                for q in range(p):
-                    if radii[q] >= 0:
-                        sq, wq, _ = parts[q]
-                        part_bits = (x >> sq) & np.uint64((1 << wq) - 1)
-                        keep &= popcount64(part_bits) > radii[q]
                 if keep.any():
-                    yield i[keep], j[keep]
+                    i, j, x = i[keep], j[keep], x[keep]
+                    keep = _first_part(x, radii, parts, p)
+                    if use_labels:
+                        keep &= lab[i] != lab[j]
+                    if keep.any():
+                        i, j = i[keep], j[keep]
+                        yield np.minimum(i, j), np.maximum(i, j)
+                many = ~one
+                queries, probe = queries[many], probe[many]
+            if queries.shape[0]:
+                yield from _bucket_pairs(queries, probe, False, counts, starts, order, values, k, radii, parts, p,
+                                         (major_label, major_count, lab) if use_labels else None)
+
+
+def _first_part(x: np.ndarray, radii: List[int], parts: List[Tuple[Any, int, int]], p: int) -> np.ndarray:
+    """Keep a pair (by its xor ``x``) only in the first part where it is within that part's radius."""
+    keep = np.ones(x.shape[0], bool)
+    for q in range(p):
+        if radii[q] >= 0:
+            sq, wq, _ = parts[q]
+            keep &= popcount64((x >> sq) & np.uint64((1 << wq) - 1)) > radii[q]
+    return keep
+
+
+def _bucket_pairs(queries, probe, same_bucket, counts, starts, order, values, k, radii, parts, p, skipping):
+    """Expand each query against the values of its probed bucket and keep the pairs within k."""
+    qcnt = counts[probe]
+    first = starts[probe]
+    if skipping is not None:
+        major_label, major_count, lab = skipping
+        skip = np.where(major_label[probe] == lab[queries], major_count[probe], 0)
+        qcnt = qcnt - skip
+        first = first + skip
+        left = qcnt > 0
+        queries, qcnt, first = queries[left], qcnt[left], first[left]
+    if queries.shape[0] == 0:
+        return
+    for lo, hi in _segments(qcnt, _CHUNK_PAIRS):
+        owner, pos = _expand(first[lo:hi], qcnt[lo:hi])
+        i = queries[lo:hi][owner]
+        j = order[pos]
+        if same_bucket:
+            keep = i < j
+            i, j = i[keep], j[keep]
+        x = values[i] ^ values[j]
+        keep = popcount64(x) <= k
+        # most probes are chance collisions of one part: drop them before the part tests
+        i, j, x = i[keep], j[keep], x[keep]
+        keep = _first_part(x, radii, parts, p)
+        if keep.any():
+            i, j = i[keep], j[keep]
+            if not same_bucket:
+                i, j = np.minimum(i, j), np.maximum(i, j)
+            yield i, j
 
 
 def _majority(key: np.ndarray, lab: np.ndarray, size: int) -> Tuple[np.ndarray, np.ndarray]:
