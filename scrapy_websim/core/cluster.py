@@ -347,7 +347,6 @@ def hamming_pairs(values: np.ndarray, k: int,
         key = keys[p]
         counts = np.bincount(key, minlength=1 << width).astype(np.int64)
         starts = np.cumsum(counts) - counts
-        occupied = (counts > 0).view(np.uint8)
         key = key.astype(np.int32)
         masks = _flip_masks(width, radius)
         use_labels = labels is not None and n >= _LABEL_MIN_VALUES
@@ -361,11 +360,15 @@ def hamming_pairs(values: np.ndarray, k: int,
             schedule = [0] + schedule
             leader = np.zeros(n, bool)
             leader[np.argsort(key, kind="stable")[starts[counts > 0]]] = True
-        half: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
-        # the only value of a one-value bucket, -1 elsewhere
+        half: Dict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        by_key = np.argsort(key, kind="stable")  # queries in key order read the tables near-sequentially
+        # per bucket: -1 empty, -2 two values or more, else the index of its only value
         solo = np.full(1 << width, -1, np.int32)
         lone = counts[key] == 1
         solo[key[lone]] = np.flatnonzero(lone).astype(np.int32)
+        solo[counts >= 2] = -2
+        solo_value = np.zeros(1 << width, np.uint64)
+        solo_value[key[lone]] = values[lone]
         major_label = major_count = lab = None
         for mi, mask in enumerate(schedule):
             if mi in refresh:
@@ -382,7 +385,7 @@ def hamming_pairs(values: np.ndarray, k: int,
             if mask == 0:
                 # same bucket: both directions are queried, i < j keeps each pair once
                 probe = key
-                hit = occupied[probe].view(bool)
+                hit = counts[probe] >= 2
                 if leader is not None:
                     hit = hit & (leader if mi == 0 else ~leader)
                 queries = np.flatnonzero(hit)
@@ -394,34 +397,29 @@ def hamming_pairs(values: np.ndarray, k: int,
             # (the other one would find the same pair), which halves probes and expansions
             top = mask.bit_length() - 1
             if top not in half:
-                sel = np.flatnonzero(((key >> top) & 1) == 0)
-                half[top] = (sel, key[sel])
-            sel, skey = half[top]
+                sel = by_key[((key[by_key] >> top) & 1) == 0].astype(np.int32)
+                half[top] = (sel, key[sel], values[sel])
+            sel, skey, svalue = half[top]
             probe = skey ^ mask
-            hit = np.flatnonzero(occupied[probe].view(bool))
-            queries = sel[hit]
-            probe = probe[hit]
-            if queries.shape[0] == 0:
-                continue
             single = solo[probe]
-            one = single >= 0
-            if one.any():
-                # fast path for the usual chance hit: a bucket holding one value, no expansion
-                i, j = queries[one], single[one].astype(np.int64)
-                x = values[i] ^ values[j]
-                keep = popcount64(x) <= k
-                if keep.any():
-                    i, j, x = i[keep], j[keep], x[keep]
+            # fast path for the usual chance hit: a bucket holding one value, no expansion and
+            # no index read until the distance passes
+            h1 = np.flatnonzero(single >= 0)
+            if h1.shape[0]:
+                x = svalue[h1] ^ solo_value[probe[h1]]
+                keep = np.flatnonzero(popcount64(x) <= k)
+                if keep.shape[0]:
+                    h1 = h1[keep]
+                    i, j, x = sel[h1].astype(np.int64), single[h1].astype(np.int64), x[keep]
                     keep = _first_part(x, radii, parts, p)
                     if use_labels:
                         keep &= lab[i] != lab[j]
                     if keep.any():
                         i, j = i[keep], j[keep]
                         yield np.minimum(i, j), np.maximum(i, j)
-                many = ~one
-                queries, probe = queries[many], probe[many]
-            if queries.shape[0]:
-                yield from _bucket_pairs(queries, probe, False, counts, starts, order, values, k, radii, parts, p,
+            hm = np.flatnonzero(single == -2)
+            if hm.shape[0]:
+                yield from _bucket_pairs(sel[hm], probe[hm], False, counts, starts, order, values, k, radii, parts, p,
                                          (major_label, major_count, lab) if use_labels else None)
 
 
