@@ -362,13 +362,23 @@ def hamming_pairs(values: np.ndarray, k: int,
             leader[np.argsort(key, kind="stable")[starts[counts > 0]]] = True
         half: Dict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         by_key = np.argsort(key, kind="stable")  # queries in key order read the tables near-sequentially
-        # per bucket: -1 empty, -2 two values or more, else the index of its only value
+        # per bucket: -1 empty, -2 three values or more, else its first value's index (one
+        # value) or -3 - that index (two values); the values themselves, and the second one's index
         solo = np.full(1 << width, -1, np.int32)
-        lone = counts[key] == 1
-        solo[key[lone]] = np.flatnonzero(lone).astype(np.int32)
-        solo[counts >= 2] = -2
+        solo[counts >= 3] = -2
+        sorted_key = key[by_key]
+        lone = counts[sorted_key] == 1
+        solo[sorted_key[lone]] = by_key[lone]
         solo_value = np.zeros(1 << width, np.uint64)
-        solo_value[key[lone]] = values[lone]
+        solo_value[sorted_key[lone]] = values[by_key[lone]]
+        pair_first = np.flatnonzero((counts[sorted_key[:-1]] == 2) & (sorted_key[:-1] == sorted_key[1:]))
+        pair_key = sorted_key[pair_first]
+        solo[pair_key] = -3 - by_key[pair_first]
+        solo_value[pair_key] = values[by_key[pair_first]]
+        duo = np.zeros(1 << width, np.int32)
+        duo[pair_key] = by_key[pair_first + 1]
+        duo_value = np.zeros(1 << width, np.uint64)
+        duo_value[pair_key] = values[by_key[pair_first + 1]]
         major_label = major_count = lab = None
         for mi, mask in enumerate(schedule):
             if mi in refresh:
@@ -402,22 +412,33 @@ def hamming_pairs(values: np.ndarray, k: int,
             sel, skey, svalue = half[top]
             probe = skey ^ mask
             single = solo[probe]
-            # fast path for the usual chance hit: a bucket holding one value, no expansion and
-            # no index read until the distance passes
+            # fast path for the usual chance hits, buckets of one or two values: no expansion
+            # and no index read until the distance passes
             h1 = np.flatnonzero(single >= 0)
-            if h1.shape[0]:
-                x = svalue[h1] ^ solo_value[probe[h1]]
+            h2 = np.flatnonzero(single <= -3)
+            p2 = probe[h2]
+            for h, table, found in ((h1, solo_value, None), (h2, solo_value, 0), (h2, duo_value, 1)):
+                if not h.shape[0]:
+                    continue
+                x = svalue[h] ^ table[probe[h] if found is None else p2]
                 keep = np.flatnonzero(popcount64(x) <= k)
-                if keep.shape[0]:
-                    h1 = h1[keep]
-                    i, j, x = sel[h1].astype(np.int64), single[h1].astype(np.int64), x[keep]
-                    keep = _first_part(x, radii, parts, p)
-                    if use_labels:
-                        keep &= lab[i] != lab[j]
-                    if keep.any():
-                        i, j = i[keep], j[keep]
-                        yield np.minimum(i, j), np.maximum(i, j)
-            hm = np.flatnonzero(single == -2)
+                if not keep.shape[0]:
+                    continue
+                hk = h[keep]
+                i, x = sel[hk].astype(np.int64), x[keep]
+                if found is None:
+                    j = single[hk].astype(np.int64)
+                elif found == 0:
+                    j = -3 - single[hk].astype(np.int64)
+                else:
+                    j = duo[p2[keep]].astype(np.int64)
+                keep = _first_part(x, radii, parts, p)
+                if use_labels:
+                    keep &= lab[i] != lab[j]
+                if keep.any():
+                    i, j = i[keep], j[keep]
+                    yield np.minimum(i, j), np.maximum(i, j)
+            hm = np.flatnonzero(single == -2)  # three values or more: expanded
             if hm.shape[0]:
                 yield from _bucket_pairs(sel[hm], probe[hm], False, counts, starts, order, values, k, radii, parts, p,
                                          (major_label, major_count, lab) if use_labels else None)
