@@ -352,7 +352,8 @@ def hamming_pairs(values: np.ndarray, k: int,
         use_labels = labels is not None and n >= _LABEL_MIN_VALUES
         # refresh the skipping after the exact probe, after the 1-bit flips, and midway
         refresh = {0, 1, 2, 2 + width, (masks.shape[0] + 2 + width) // 2} if use_labels else {0}
-        schedule = masks.tolist()
+        # by flip count, then top bit: each top bit's half of the values is built once
+        schedule = sorted(masks.tolist(), key=lambda m: (bin(m).count("1"), m.bit_length()))
         leader = None
         if use_labels:
             # the exact probe runs twice: first the smallest value of each bucket (joining it to
@@ -407,6 +408,7 @@ def hamming_pairs(values: np.ndarray, k: int,
             # (the other one would find the same pair), which halves probes and expansions
             top = mask.bit_length() - 1
             if top not in half:
+                half.clear()  # only the current top bit's half is kept (memory)
                 sel = by_key[((key[by_key] >> top) & 1) == 0].astype(np.int32)
                 half[top] = (sel, key[sel], values[sel])
             sel, skey, svalue = half[top]
