@@ -552,18 +552,29 @@ def _compress(parent: np.ndarray) -> np.ndarray:
         parent = grand
 
 
+def _find(parent: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Roots of the nodes ``x`` (following parents on these nodes only)."""
+    r = parent[x]
+    while True:
+        up = parent[r]
+        if np.array_equal(up, r):
+            return r
+        r = up
+
+
 def _union(parent: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Merge the components of the pairs (a[i], b[i]); the smallest node of a component is its
-    root. ``parent`` must be fully compressed on entry; it is returned fully compressed."""
+    root. Only the nodes of the pairs are visited (a small batch costs its size, not n), so
+    ``parent`` is a forest afterwards: :func:`_compress` it before reading roots directly."""
     while a.shape[0]:
-        ra, rb = parent[a], parent[b]
+        ra, rb = _find(parent, a), _find(parent, b)
+        parent[a], parent[b] = ra, rb  # shorten the paths just walked
         differ = ra != rb
         if not differ.any():
             break
         a, b, ra, rb = a[differ], b[differ], ra[differ], rb[differ]
         # hook roots to smaller roots; with several candidates one wins, the rest retry
         parent[np.maximum(ra, rb)] = np.minimum(ra, rb)
-        parent = _compress(parent)
     return parent
 
 
@@ -629,6 +640,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
 
         def entry_labels() -> np.ndarray:
             # an entry's component, or a label of its own while its pages are not yet connected
+            state[0][:] = _compress(state[0])  # in place: the join goes on with this array
             r = state[0][nodes]
             low, high = np.minimum.reduceat(r, ent.start), np.maximum.reduceat(r, ent.start)
             return np.where(low == high, low, -1 - entry_ids)
@@ -656,7 +668,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                     ea_list.append(a[ok])
                     eb_list.append(b[ok])
                 parent = state[0] = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
-    return parent, entry_pairs
+    return _compress(parent), entry_pairs
 
 
 def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.ndarray) -> np.ndarray:
