@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence
 
+from .text import hamming
 from .types import PageRecord, PairResult
 
 __all__ = [
@@ -99,10 +100,6 @@ SEED_DECISION_PARAMS = DecisionParams(rule1_text=0.97, rule1_structure=0.85, rul
 DEFAULT_DECISION_PARAMS = DecisionParams(rule1_text=0.75, rule1_structure=0.9, rule1_visual=0.9)
 
 
-def _hamming(a: int, b: int) -> int:
-    return ((a ^ b) & _MASK64).bit_count()
-
-
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine of two non-negative vectors in [0, 1]; equal vectors give 1, a zero vector 0."""
     if list(a) == list(b):
@@ -142,7 +139,7 @@ def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECI
     short, long_ = sorted((a.text_len, b.text_len))
     if long_ > 0 and short / long_ < params.text_min_len_ratio:
         return 0.0
-    d = _hamming(a.simhash, b.simhash)
+    d = hamming(a.simhash, b.simhash)
     if d >= params.text_max_distance:
         return 0.0
     return 1.0 - d / params.text_max_distance
@@ -173,7 +170,7 @@ def structure_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT
 def visual_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
     if a.phash is None or b.phash is None:
         return 0.0
-    d = _hamming(a.phash, b.phash)
+    d = hamming(a.phash, b.phash)
     if d >= params.visual_max_distance:
         return 0.0
     return 1.0 - d / params.visual_max_distance
@@ -188,7 +185,7 @@ def informative_phash(value: Optional[int], params: DecisionParams = DEFAULT_DEC
     """Whether a pHash comes from a screenshot with a picture in it (see ``rule2_min_phash_bits``)."""
     if value is None:
         return False
-    bits = bin(value & 0xFFFFFFFFFFFFFFFF).count("1")
+    bits = (value & _MASK64).bit_count()
     return params.rule2_min_phash_bits <= bits <= 64 - params.rule2_min_phash_bits
 
 

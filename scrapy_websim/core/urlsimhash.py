@@ -33,6 +33,8 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
+from .text import hamming
+
 __all__ = [
     "UrlSimhashParams",
     "url_features",
@@ -151,10 +153,6 @@ def url_simhash(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> int:
     for i in np.flatnonzero(vector > 0):
         out |= 1 << int(i)
     return out
-
-
-def hamming(a: int, b: int) -> int:
-    return ((a ^ b) & MASK64).bit_count()
 
 
 def url_similarity(a: str, b: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> float:
