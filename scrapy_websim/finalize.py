@@ -239,11 +239,12 @@ class Finalizer:
 
 
 def _renumber_discovered(store: FeatureStore) -> None:
-    provisional = [(r.url, r.id) for r in store.iter_records() if r.id >= PROVISIONAL_ID_BASE]
+    ids = [row[0] for row in store.iter_key_rows()]  # id column only: no record JSON parsed
+    provisional = [i for i in ids if i >= PROVISIONAL_ID_BASE]
     if not provisional:
         return
-    last_input = max((r.id for r in store.iter_records() if r.id < PROVISIONAL_ID_BASE), default=0)
-    records = [store.get(pid) for _url, pid in sorted(provisional)]
+    last_input = max((i for i in ids if i < PROVISIONAL_ID_BASE), default=0)
+    records = sorted((store.get(pid) for pid in provisional), key=lambda r: (r.url, r.id))
     for record in records:
         store.delete(record.id)
     for new_id, record in enumerate(records, start=last_input + 1):
