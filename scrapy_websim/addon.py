@@ -94,9 +94,28 @@ class Addon:
         launch.setdefault("args", list(DEFAULT_ARGS))
         settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", launch,
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
+        if settings.get("WEBSIM_REDIS_URL"):
+            _wire_redis(settings)
         # Rendering is CPU-bound: more pages in flight than ~2 per core only adds contention.
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
+
+
+def _wire_redis(settings: Any) -> None:
+    """``WEBSIM_REDIS_URL``: scrapy-redis's scheduler on the job's queue, with leases (distributed mode)."""
+    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+    from scrapy_websim.distributed.job import JobError, scheduler_settings  # noqa: PLC0415
+
+    try:
+        import scrapy_redis  # noqa: F401, PLC0415
+    except ImportError:
+        raise ConfigError("WEBSIM_REDIS_URL needs scrapy-redis: pip install 'scrapy-websim[redis]'") from None
+    try:
+        wiring = scheduler_settings(settings.get("WEBSIM_REDIS_URL"), settings.get("WEBSIM_REDIS_JOB") or "websim")
+    except JobError as exc:
+        raise ConfigError(f"WEBSIM_REDIS_JOB: {exc}") from None
+    for name, value in wiring.items():
+        _set_if_default(settings, name, value)
 
 
 def max_pages_in_flight() -> int:

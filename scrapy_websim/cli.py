@@ -7,6 +7,8 @@
   file written by a crawl (``WEBSIM_FEATURES_FILE`` / ``--features-file``), without rendering.
 * ``websim urls --dedupe urls.txt [--keep 15] [-o out.txt]`` reduces a URL list to a few URLs
   per URL pattern, without fetching anything.
+* ``websim push | worker | status | collect --redis URL --job NAME``: many workers on many machines
+  (``scrapy_websim/distributed/commands.py``).
 """
 
 from __future__ import annotations
@@ -187,6 +189,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "cluster":
         return cluster_main(argv[1:])
+    if argv and argv[0] in ("push", "worker", "status", "collect"):
+        from scrapy_websim.distributed.commands import COMMANDS  # noqa: PLC0415
+
+        return COMMANDS[argv[0]](argv[1:])
     if argv and argv[0] == "urls":
         from scrapy_websim.core.urlsimhash import main as urls_main  # noqa: PLC0415
 

@@ -126,6 +126,9 @@ class WebsimConfig:
     same_host_only: bool = False
     follow_links: bool = False
     max_pages: int = 0
+    redis_url: str = ""
+    redis_job: str = "websim"
+    redis_lease_timeout: float = 120.0
     extra: Dict[str, Any] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -158,7 +161,20 @@ class WebsimConfig:
             progress_interval=get_number(settings, "WEBSIM_PROGRESS_INTERVAL", 30.0, 0.0, 86400.0),
             same_host_only=get_bool(settings, "WEBSIM_SAME_HOST_ONLY", False),
             max_pages=get_number(settings, "WEBSIM_MAX_PAGES", 0, 0, 100_000_000, integer=True),
+            redis_url=get_str(settings, "WEBSIM_REDIS_URL", ""),
+            redis_job=get_str(settings, "WEBSIM_REDIS_JOB", "websim"),
+            redis_lease_timeout=_lease_timeout(settings, page_timeout),
         )
+
+
+def _lease_timeout(settings: Any, page_timeout: float) -> float:
+    """``WEBSIM_REDIS_LEASE_TIMEOUT``: a live worker renews its leases every quarter of it, so it only
+    needs to outlast a stalled heartbeat; still at least one page budget."""
+    value = get_number(settings, "WEBSIM_REDIS_LEASE_TIMEOUT", 120.0, 4.0, 86400.0)
+    if value < page_timeout:
+        raise ConfigError(f"WEBSIM_REDIS_LEASE_TIMEOUT ({value:g} s) must be >= WEBSIM_PAGE_TIMEOUT "
+                          f"({page_timeout:g} s)")
+    return value
 
 
 def build_params(settings: Any, cls: Any, mapping: Mapping[str, str], **fixed: Any) -> Any:

@@ -58,6 +58,7 @@ class WebsimExtension:
         self._last_progress = self._started
         self._result = None
         self._discovered: set = set()  # 8-byte digests of URLs recorded for spiders other than websim
+        self.sink: Any = None  # a distributed worker's record sink (scrapy_websim.distributed), set by its spider
         _extensions[crawler] = self
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -86,7 +87,7 @@ class WebsimExtension:
         if record.id <= 0:
             record.id = self._next_extra_id
             self._next_extra_id += 1
-        self.store.add(record)
+        (self.store if self.sink is None else self.sink).add(record)
         self.done += 1
         self.stats.inc_value("websim/records")
         if record.error:
@@ -140,4 +141,6 @@ class WebsimExtension:
         return self._result
 
     def spider_closed(self, spider: Any, reason: str) -> None:
+        if self.sink is not None:  # a distributed worker: its records are in Redis, 'websim collect' clusters
+            return
         self.finalize()
