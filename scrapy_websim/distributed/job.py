@@ -51,7 +51,7 @@ _LEASE_POP = """
 local v = redis.call('RPOP', KEYS[1])
 if v then
   local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], tonumber(t[1]) + tonumber(ARGV[1]), v)
+  redis.call('ZADD', KEYS[2], tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[1]), v)
 end
 return v
 """
@@ -69,14 +69,15 @@ return 1
 
 _RENEW = """
 local t = redis.call('TIME')
-local deadline = tonumber(t[1]) + tonumber(ARGV[1])
+local deadline = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[1])
 local n = 0
 for i = 2, #ARGV do n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', deadline, ARGV[i]) end
 return n
 """
 
 _RECLAIM = """
-local now = tonumber(redis.call('TIME')[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 for _, m in ipairs(expired) do
   redis.call('ZREM', KEYS[1], m)
