@@ -2,7 +2,7 @@
 # Install what scrapy-websim needs on a Debian/Ubuntu machine: Chromium (never downloads a browser:
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
-#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Python docs) and test extras
+#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Redis, Python docs) and test extras
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -17,14 +17,15 @@ if [ "$what" = test ]; then
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
   command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
   [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
+  command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need_apt+=(redis-server)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2 and nginx start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop) >/dev/null 2>&1 || true
+    # apache2, nginx and redis-server start system services on install; the tests start their own on free ports
+    (service apache2 stop; service nginx stop; service redis-server stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2

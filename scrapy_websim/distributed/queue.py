@@ -37,6 +37,11 @@ class LeaseQueue(FifoQueue):
     """``FifoQueue`` whose pop leases the request (see the module docstring)."""
 
     def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None) -> None:
+        if not hasattr(spider, "prepare_request"):
+            from scrapy_websim.config import ConfigError  # noqa: PLC0415
+
+            raise ConfigError(f"WEBSIM_REDIS_URL is set, so this crawl is a worker of a distributed job: run the "
+                              f"'websim-worker' spider, not {getattr(spider, 'name', spider)!r} (or unset it)")
         super().__init__(server, spider, key, serializer)
         self.job = Job.from_queue_key(server, self.key)
         self.lease_seconds = float(getattr(spider, "lease_seconds", DEFAULT_LEASE_SECONDS))
@@ -65,8 +70,7 @@ class LeaseQueue(FifoQueue):
                 self.job.release([data])  # done already (by a worker that outlived its lease)
                 continue
             self.held.setdefault(page_id, []).append(data)
-            prepare = getattr(self.spider, "prepare_request", None)
-            return prepare(request) if prepare else request
+            return self.spider.prepare_request(request)
 
     def take_leases(self, page_id: int) -> List[bytes]:
         """The leases of ``page_id``'s requests, forgotten here (its record is being written)."""
