@@ -267,11 +267,12 @@ class Job:
         pipe.execute()
         return len(missing)
 
-    def live_workers(self, now: float, stale_after: float) -> List[Dict[str, Any]]:
+    def live_workers(self, now: float) -> List[Dict[str, Any]]:
+        """Workers whose last heartbeat is less than three of their heartbeat intervals old."""
         workers = []
         for wid, value in self.client.hgetall(self.workers_key).items():
             info = json.loads(value)
-            if now - float(info.get("last_seen", 0)) <= stale_after:
+            if now - float(info.get("last_seen", 0)) <= 3 * float(info.get("every", 30)) + 5:
                 workers.append(dict(info, id=wid.decode()))
         return workers
 
@@ -304,7 +305,7 @@ def format_eta(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
 
 
-def status_line(job: Job, stale_after: float = 90.0) -> Dict[str, Any]:
+def status_line(job: Job) -> Dict[str, Any]:
     """done/total, rate, ETA and workers of a job, for ``websim status``."""
     job.require_pushed()
     counts = job.counts()
@@ -313,7 +314,7 @@ def status_line(job: Job, stale_after: float = 90.0) -> Dict[str, Any]:
     done = counts["recorded"] + counts["bad"]
     left = counts["unrecorded"]
     eta = 0.0 if not left else (left / rate if rate > 0 else float("inf"))
-    workers = job.live_workers(now, stale_after)
+    workers = job.live_workers(now)
     return dict(counts, done=done, rate=rate, eta=format_eta(eta), workers=len(workers),
                 worker_ids=[w["id"] for w in workers], at=time.strftime("%H:%M:%S"))
 

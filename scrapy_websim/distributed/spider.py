@@ -119,7 +119,7 @@ class WebsimWorkerSpider(UrlListSpider):
                     self.worker_id, self.job.name, counts["unrecorded"], counts["fetchable"], counts["queued"],
                     counts["leased"], self.lease_seconds)
         self._loop = task.LoopingCall(self.tick)
-        self._loop.start(max(1.0, self.lease_seconds / 4), now=True)
+        self._loop.start(self.lease_seconds / 4, now=True)
         return
         yield  # an async generator that yields nothing: requests come from the Redis queue
 
@@ -133,7 +133,8 @@ class WebsimWorkerSpider(UrlListSpider):
                 logger.info("websim: %d expired leases (a worker died or stalled) put back in the queue", reclaimed)
             sink = getattr(self, "sink", None)
             self.job.heartbeat(self.worker_id, {"host": os.uname().nodename, "pid": os.getpid(),
-                                                "started": self._started, "held": len(self.websim_queue.held),
+                                                "started": self._started, "every": self.lease_seconds / 4,
+                                                "held": len(self.websim_queue.held),
                                                 "done": sink.done if sink else None})
         except Exception:  # noqa: BLE001 - Redis away for a moment: try again at the next tick
             logger.exception("websim: worker heartbeat failed")
