@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urllist import read_entries
 from scrapy_websim.distributed.commands import NOT_RECORDED, _encoder, collect_main, push_main, status_main
@@ -34,6 +35,12 @@ def pushed(redis_server, tmp_path):
     return Job(connect(redis_server.url), "j1"), listing
 
 
+class _FakeConfigSpider(WebsimWorkerSpider):
+    """The worker spider with default settings and no crawler (its config comes from the extension)."""
+
+    config = WebsimConfig()
+
+
 def _queue(job: Job, lease: float = 60.0) -> LeaseQueue:
     spider = WebsimWorkerSpider()
     spider.lease_seconds = lease
@@ -52,7 +59,9 @@ def test_push_stores_the_parsed_list_and_queues_urls_in_input_order(pushed):
     popped = [queue.pop() for _ in range(4)]
     assert [(r.meta["websim_id"], r.url) for r in popped[:3]] == [(1, LIST[0]), (3, LIST[2]), (5, LIST[4])]
     assert popped[3] is None
-    assert popped[0].callback == queue.spider.parse_page and popped[0].errback == queue.spider.on_error
+    rendered = WebsimWorkerSpider.prepare_request(_FakeConfigSpider(), popped[0])
+    assert rendered.meta["playwright"] and rendered.meta["websim_id"] == 1 and rendered.meta["websim_url"] == LIST[0]
+    assert rendered.callback.__name__ == "parse_page" and rendered.errback.__name__ == "on_error"
     assert job.counts()["leased"] == 3 and job.counts()["queued"] == 0
 
 
