@@ -1,7 +1,8 @@
 """End-to-end distributed crawl: real redis-server, real Chromium, the demo site, workers in subprocesses.
 
 One scenario asserting the issue's promises at once: a worker SIGKILLed mid-crawl (with its
-Chromium) while it holds leased URLs, two more workers joining the job under way finish it, Redis is
+Chromium) while it holds leased URLs, two more workers joining the job under way finish it (one
+``websim worker``, one ``scrapy crawl websim-worker`` in a project with the add-on), Redis is
 restarted before ``collect``, and the result equals a single-process crawl of the same list.
 """
 
@@ -35,6 +36,19 @@ def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
     log = open(os.path.join(cwd, f"worker-{time.monotonic_ns()}.log"), "w", encoding="utf-8")  # noqa: SIM115
     return subprocess.Popen([sys.executable, "-m", "scrapy_websim.cli", "worker", "--redis", url, "--job", job,
                              "--lease-timeout", "10", *TIMEOUTS, *extra], cwd=cwd, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def start_project_worker(url: str, job: str, tmp: str) -> subprocess.Popen:
+    """``scrapy crawl websim-worker`` in example_project: the add-on wires scrapy-redis from the settings."""
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")  # noqa: SIM115
+    settings = {"WEBSIM_REDIS_URL": url, "WEBSIM_REDIS_JOB": job, "WEBSIM_REDIS_LEASE_TIMEOUT": "10",
+                "WEBSIM_HTTP_TIMEOUT": "4", "WEBSIM_PAGE_TIMEOUT": "8", "WEBSIM_STABLE_TIMEOUT": "4"}
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "websim-worker"]
+    for name, value in settings.items():
+        cmd += ["-s", f"{name}={value}"]
+    return subprocess.Popen(cmd, cwd=os.path.join(REPO, "example_project"), env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -83,9 +97,10 @@ def test_killed_worker_loses_nothing_and_many_workers_equal_one_process(tmp_path
         at_kill = job.counts()
         assert at_kill["leased"] >= 1 and at_kill["unrecorded"] >= 1, at_kill  # it died holding URLs
 
-        # two workers join the crawl under way: they take the queue and the dead worker's expired leases
+        # two workers join the crawl under way: they take the queue and the dead worker's expired leases;
+        # the second is a Scrapy project's crawl with the add-on and WEBSIM_REDIS_URL
         first = start_worker(redis_server.url, "demo", str(tmp_path))
-        late = start_worker(redis_server.url, "demo", str(tmp_path))
+        late = start_project_worker(redis_server.url, "demo", str(tmp_path))
         try:
             assert first.wait(timeout=600) == 0
             assert late.wait(timeout=600) == 0
