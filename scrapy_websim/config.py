@@ -169,9 +169,10 @@ class WebsimConfig:
 
 def _lease_timeout(settings: Any, page_timeout: float) -> float:
     """``WEBSIM_REDIS_LEASE_TIMEOUT``: a live worker renews its leases every quarter of it, so it only
-    needs to outlast a stalled heartbeat; still at least one page budget."""
-    value = get_number(settings, "WEBSIM_REDIS_LEASE_TIMEOUT", 120.0, 4.0, 86400.0)
-    if value < page_timeout:
+    needs to outlast a stalled heartbeat; still at least one page budget (the default grows with it)."""
+    explicit = _get(settings, "WEBSIM_REDIS_LEASE_TIMEOUT", None) is not None
+    value = get_number(settings, "WEBSIM_REDIS_LEASE_TIMEOUT", max(120.0, page_timeout), 4.0, 86400.0)
+    if explicit and value < page_timeout:
         raise ConfigError(f"WEBSIM_REDIS_LEASE_TIMEOUT ({value:g} s) must be >= WEBSIM_PAGE_TIMEOUT "
                           f"({page_timeout:g} s)")
     return value

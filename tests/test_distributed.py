@@ -193,3 +193,4 @@ def test_addon_wires_scrapy_redis_only_with_a_redis_url():
     with pytest.raises(ConfigError, match="WEBSIM_REDIS_LEASE_TIMEOUT \\(10 s\\) must be >= WEBSIM_PAGE_TIMEOUT"):
         WebsimConfig.from_settings({"WEBSIM_REDIS_LEASE_TIMEOUT": 10})
     assert WebsimConfig.from_settings({}).redis_lease_timeout == 120.0
+    assert WebsimConfig.from_settings({"WEBSIM_PAGE_TIMEOUT": 300}).redis_lease_timeout == 300.0
