@@ -121,6 +121,8 @@ def _scan_settings(settings: Any, launch: dict) -> None:
         _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
     _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", PER_HOST_CONCURRENCY)
+    if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
+        _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
 
 
 def max_pages_in_flight() -> int:

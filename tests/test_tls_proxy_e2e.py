@@ -57,9 +57,20 @@ class Recorder:
 def _handler(recorder: Recorder, slow_navigation: float):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = 10
 
         def log_message(self, *args: Any) -> None:
             pass
+
+        def handle(self) -> None:
+            # A TLS ClientHello on the plain port (https:// tried first on a port of unknown scheme):
+            # close at once, as nginx or Apache answer garbage, instead of waiting for a request line.
+            if not isinstance(self.connection, ssl.SSLSocket):
+                with contextlib.suppress(OSError):
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"\x16":
+                        return
+            with contextlib.suppress(OSError, ssl.SSLError):
+                super().handle()
 
         def do_GET(self) -> None:  # noqa: N802
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
@@ -155,7 +166,8 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
         proc = subprocess.run(
             ["python", "-m", "scrapy_websim.cli", "-l", "-", "-o", str(out), "--ports", f"{A},{B}",
              "-H", "X-Scan: websim-test", "-H", "Accept-Language: de", "--cookie", "session=abc123; theme=dark",
-             "--user-agent", "websim-test-UA/1.0", "--delay", "0.8", "--per-host", "2"],
+             "--user-agent", "websim-test-UA/1.0", "--delay", "1", "--per-host", "2",
+             "-s", "RANDOMIZE_DOWNLOAD_DELAY=false"],
             input="\n".join(lines) + "\n", cwd=str(tmp_path), capture_output=True, text=True, timeout=400,
             env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
         assert proc.returncode == 0, proc.stderr[-6000:]
@@ -205,12 +217,13 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
         nav = [r for r in got if r["port"] == port and r["path"] == "/article"]
         assert all({k.lower(): v for k, v in r["headers"].items()}.get("accept-language") == "de" for r in nav)
 
-    # politeness: with --delay 0.8, two navigations to one host never start together
-    # (Scrapy randomises the delay to 0.5-1.5x; without it both per-host slots start at once)
-    for host in ("127.0.0.1", "localhost"):
-        starts = sorted(r["time"] for r in got if r["host"] == host and r["navigation"])
-        gaps = [b - a for a, b in zip(starts, starts[1:])]
-        assert len(gaps) >= 3 and min(gaps) >= 0.3, (host, gaps)
+    # politeness: with --delay 1 (not randomised here), navigations to one host leave Scrapy >= 1 s
+    # apart; without it the two per-host slots start together. Per server (one browser each), the
+    # first gap is left out: the first two requests may both wait for that browser to launch.
+    for host, port in (("127.0.0.1", B), ("localhost", A)):
+        starts = sorted(r["time"] for r in got if r["host"] == host and r["port"] == port and r["navigation"])
+        gaps = [b - a for a, b in zip(starts, starts[1:])][1:]
+        assert gaps and min(gaps) >= 0.6, (host, port, gaps)
 
 
 def _tinyproxy(tmp_path, connect_ports: List[int]) -> Any:
@@ -284,8 +297,9 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
     for url in urls[1:]:
         assert f"GET {url} " in text, (url, text[-3000:])
     assert f"CONNECT localhost:{A} " in text, text[-3000:]
-    served = [r for r in recorder.requests if r["port"] in (B, C)]
-    assert served and all("tinyproxy" in r["headers"].get("Via", "") for r in served), served[:3]
-    assert all(r["headers"].get("X-Scan") == "proxied" for r in served)
+    served = [{k.lower(): v for k, v in r["headers"].items()} for r in recorder.requests if r["port"] in (B, C)]
+    assert served and all("tinyproxy" in h.get("via", "") for h in served), served[:3]
+    assert all(h.get("x-scan") == "proxied" for h in served), [h for h in served if h.get("x-scan") != "proxied"][:3]
     # --per-host 1: never two navigations of 127.0.0.1 at once, although each takes 0.6 s to answer
+    # (Scrapy 2.19 alone let 7 go at once with the asyncio reactor: scrapy_websim/downloader.py)
     assert recorder.max_in_flight.get("127.0.0.1") == 1, recorder.max_in_flight
