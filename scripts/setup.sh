@@ -17,6 +17,8 @@ if [ "$what" = test ]; then
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
   command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
   [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
+  command -v tinyproxy >/dev/null 2>&1 || need_apt+=(tinyproxy)   # the proxy test (tests/test_tls_proxy_e2e.py)
+  command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)       # its self-signed certificate
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -24,7 +26,7 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
     # apache2 and nginx start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop) >/dev/null 2>&1 || true
+    (service apache2 stop; service nginx stop; service tinyproxy stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
