@@ -18,6 +18,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import sys
 import time
 from typing import Any, Dict, Iterator, List
 
@@ -148,8 +149,12 @@ def _by_url(rows: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
     recorder = Recorder()
-    with serve(recorder, tls=tls_context) as tls_port, serve(recorder) as http_port:
-        A, B = tls_port, http_port
+    unsafe = _unsafe_port()
+    with contextlib.ExitStack() as stack:
+        A = stack.enter_context(serve(recorder, tls=tls_context))
+        B = stack.enter_context(serve(recorder))
+        # HTTPS on a port Chromium refuses: Scrapy's own client fetches it, and checks the certificate
+        U = stack.enter_context(serve(recorder, port=unsafe, tls=tls_context)) if unsafe else 0
         lines = [
             f"https://127.0.0.1:{A}/article",
             f"https://localhost:{A}/article",
@@ -161,10 +166,10 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
             json.dumps({"url": f"http://127.0.0.1:{B}/article?from=httpx", "title": "Appliance #1", "status_code": 200}),
             '{"url": broken',
             "gopher://127.0.0.1/",
-        ]
+        ] + ([f"https://localhost:{U}/article"] if U else [])
         out = tmp_path / "result.json"
         proc = subprocess.run(
-            ["python", "-m", "scrapy_websim.cli", "-l", "-", "-o", str(out), "--ports", f"{A},{B}",
+            [sys.executable, "-m", "scrapy_websim.cli", "-l", "-", "-o", str(out), "--ports", f"{A},{B}",
              "-H", "X-Scan: websim-test", "-H", "Accept-Language: de", "--cookie", "session=abc123; theme=dark",
              "--user-agent", "websim-test-UA/1.0", "--delay", "1", "--per-host", "2",
              "-s", "RANDOMIZE_DOWNLOAD_DELAY=false"],
@@ -174,11 +179,15 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
     data = load(str(out))
     rows = data["urls"]
     # ids: one per line, a bare host expanded into one record per port, in input order
-    assert [r["id"] for r in rows] == list(range(1, 12))
+    assert [r["id"] for r in rows] == list(range(1, 12 + bool(U)))
     urls = [r["url"] for r in rows]
     assert urls[5:8] == [f"https://localhost:{A}/", f"http://localhost:{B}/", f"http://127.0.0.1:{B}/"]
     assert [r["expanded_from"] for r in rows[5:8]] == ["localhost", "localhost", f"127.0.0.1:{B}"]
     assert all(r["expanded_from"] == "" for r in rows[:5] + rows[8:])
+    if U:  # not rendered, but TLS is checked the way a browser would
+        row = rows[11]
+        assert row["status_code"] == 200 and row["error"] == "" and row["tls_error"] == "ERR_CERT_AUTHORITY_INVALID", row
+        assert row["tls_subject"] == "localhost" and row["tls_valid_to"] > row["tls_valid_from"], row
     assert urls[8] == f"http://127.0.0.1:{B}/article?from=httpx" and not rows[8]["error"]
     assert "broken JSON line" in rows[9]["error"] and "unsupported scheme" in rows[10]["error"]
     by = _by_url(rows)

@@ -102,6 +102,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
         if not tls and "playwright" not in (response.flags or ()):
             tls = tls_from_certificate(getattr(response, "certificate", None))
+            tls["tls_error"] = response.meta.get("websim_tls_error", "")
         apply_tls(record, tls)
     return record, html, cap.get("screenshot") or b""
 

@@ -163,6 +163,41 @@ def tls_error_of_failure(text: str) -> str:
     return text[pos + 5 :].split()[0].rstrip(".,;:")
 
 
+#: OpenSSL verify codes -> the error Chromium shows for the same certificate problem.
+_VERIFY_CODES = {
+    9: "ERR_CERT_DATE_INVALID",  # not yet valid
+    10: "ERR_CERT_DATE_INVALID",  # expired
+    18: "ERR_CERT_AUTHORITY_INVALID",  # self-signed
+    19: "ERR_CERT_AUTHORITY_INVALID",  # self-signed certificate in the chain
+    20: "ERR_CERT_AUTHORITY_INVALID",  # unable to get the local issuer certificate
+    21: "ERR_CERT_AUTHORITY_INVALID",  # unable to verify the first certificate
+    23: "ERR_CERT_REVOKED",
+    62: "ERR_CERT_COMMON_NAME_INVALID",  # host name mismatch
+    64: "ERR_CERT_COMMON_NAME_INVALID",  # IP address mismatch
+}
+
+
+def verify_tls(host: str, port: int, timeout: float = 10.0) -> str:
+    """Why a browser would warn about ``host:port``'s certificate, by a TLS handshake that verifies
+    the chain against the system's CA store and the host name (Python's ``ssl``); ``""`` if valid.
+
+    For pages of Scrapy's own client, which does not verify. Blocking: run it in a thread.
+    """
+    import socket  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+
+    context = ssl.create_default_context()
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout) as sock:
+            with context.wrap_socket(sock, server_hostname=host.strip("[]")):
+                return ""
+    except ssl.SSLCertVerificationError as exc:
+        code = _VERIFY_CODES.get(exc.verify_code)
+        return code or f"ERR_CERT_INVALID ({exc.verify_message})"
+    except (OSError, ValueError) as exc:
+        return f"not checked ({type(exc).__name__}: {str(exc)[:100]})"
+
+
 def apply_tls(record: Any, fields: Dict[str, str]) -> None:
     for name in TLS_FIELDS:
         if fields.get(name):
@@ -183,6 +218,7 @@ class WebsimScanDownloaderMiddleware:
             self.headers.append(("User-Agent", config.user_agent))
         self.proxy = config.proxy
         self.socks = config.proxy.lower().startswith("socks")
+        self._verified: Dict[Tuple[str, int], str] = {}  # (host, port) -> tls_error, one check per origin
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimScanDownloaderMiddleware":
@@ -209,3 +245,23 @@ class WebsimScanDownloaderMiddleware:
                                     f"cannot use the SOCKS proxy {self.proxy.split('@')[-1]}")
             request.meta["proxy"] = self.proxy
         return None
+
+    async def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
+        """``meta["websim_tls_error"]`` for an HTTPS page of Scrapy's own client (Chromium's pages
+        carry Chromium's verdict). Not checked through a proxy: the check would bypass it."""
+        if "playwright" in (response.flags or ()) or not response.url.lower().startswith("https:"):
+            return response
+        from scrapy.utils.httpobj import urlparse_cached  # noqa: PLC0415
+
+        parts = urlparse_cached(response)
+        key = (parts.hostname or "", parts.port or 443)
+        if self.proxy:
+            error = "not checked (fetched through a proxy)"
+        elif key in self._verified:
+            error = self._verified[key]
+        else:
+            import asyncio  # noqa: PLC0415
+
+            error = self._verified[key] = await asyncio.to_thread(verify_tls, *key)
+        request.meta["websim_tls_error"] = error
+        return response
