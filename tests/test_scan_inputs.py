@@ -142,3 +142,26 @@ def test_tls_helpers():
     assert iso_time(1795417741) == "2026-11-23T07:09:01Z" and iso_time(None) == ""
     assert tls_error_of_failure("Page.goto: net::ERR_CERT_DATE_INVALID at https://x/") == "ERR_CERT_DATE_INVALID"
     assert tls_error_of_failure("net::ERR_CONNECTION_REFUSED") == ""
+
+
+def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
+    from scrapy.settings import Settings
+
+    from scrapy_websim.addon import Addon
+
+    settings = Settings({"WEBSIM_PROXY": "http://u:p@127.0.0.1:3128", "WEBSIM_STRICT_TLS": True})
+    Addon().update_settings(settings)
+    assert settings["PLAYWRIGHT_LAUNCH_OPTIONS"]["proxy"] == {"server": "http://127.0.0.1:3128", "username": "u",
+                                                              "password": "p"}
+    assert settings["DOWNLOADER_CLIENTCONTEXTFACTORY"].endswith("BrowserLikeContextFactory")
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 2
+    assert settings["DOWNLOADER"] == "scrapy_websim.downloader.WebsimDownloader"
+    assert "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware" in str(settings.getdict("DOWNLOADER_MIDDLEWARES"))
+
+    mine = Settings()
+    mine.set("CONCURRENT_REQUESTS_PER_DOMAIN", 5, priority="project")
+    mine.set("DOWNLOADER", "my.Downloader", priority="project")
+    Addon().update_settings(mine)
+    assert mine.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 5 and mine["DOWNLOADER"] == "my.Downloader"
+    assert "proxy" not in mine["PLAYWRIGHT_LAUNCH_OPTIONS"]
+    assert not str(mine.get("DOWNLOADER_CLIENTCONTEXTFACTORY")).endswith("BrowserLikeContextFactory")
