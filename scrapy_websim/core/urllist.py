@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import IO, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -201,6 +201,28 @@ def _line_entries(raw: str, ports: Sequence[Tuple[str, int]]) -> Iterator[Tuple[
     yield raw, url, error, "", ""
 
 
+def _nmap_host_name(host: Any) -> str:
+    """The name the user scanned (``type="user"``), else the host's IP address (IPv6 in brackets)."""
+    names = [h.get("name", "") for h in host.iter("hostname") if h.get("type") == "user"]
+    addrs = [a.get("addr", "") for a in host.findall("address") if a.get("addrtype") in ("ipv4", "ipv6")]
+    name = (names or addrs or [""])[0]
+    return f"[{name}]" if ":" in name else name
+
+
+def _nmap_http_service(port: Any) -> Optional[Tuple[str, int, str]]:
+    """``(scheme, port, label)`` of an open HTTP(S) port, else None."""
+    state, service = port.find("state"), port.find("service")
+    if state is None or state.get("state") != "open" or service is None:
+        return None
+    name = (service.get("name") or "").lower()
+    if name not in _NMAP_HTTP:
+        return None
+    tunnel = (service.get("tunnel") or "").lower()
+    scheme = "https" if "https" in name or tunnel == "ssl" or name.startswith("ssl/") else "http"
+    number = int(port.get("portid", "0") or 0)
+    return scheme, number, f"{'ssl/' if tunnel == 'ssl' else ''}{name}"
+
+
 def nmap_services(text: str) -> Iterator[Tuple[str, str]]:
     """``(url, "nmap host:port/service")`` for every open HTTP(S) port of an nmap XML report."""
     import xml.etree.ElementTree as ET  # noqa: PLC0415
@@ -212,26 +234,14 @@ def nmap_services(text: str) -> Iterator[Tuple[str, str]]:
     except ET.ParseError as exc:
         raise UrlListError(f"the nmap XML report cannot be read: {exc}") from None
     for host in root.iter("host"):
-        names = [h.get("name", "") for h in host.iter("hostname") if h.get("type") == "user"]
-        addrs = [a.get("addr", "") for a in host.findall("address") if a.get("addrtype") in ("ipv4", "ipv6")]
-        name = (names or addrs or [""])[0]
+        name = _nmap_host_name(host)
         if not name:
             continue
-        if ":" in name:
-            name = f"[{name}]"
         for port in host.iter("port"):
-            state = port.find("state")
-            service = port.find("service")
-            if state is None or state.get("state") != "open" or service is None:
-                continue
-            sname = (service.get("name") or "").lower()
-            tunnel = (service.get("tunnel") or "").lower()
-            if sname not in _NMAP_HTTP:
-                continue
-            scheme = "https" if "https" in sname or tunnel == "ssl" or sname.startswith("ssl/") else "http"
-            number = int(port.get("portid", "0") or 0)
-            url, _fallback = _candidate(name, scheme, number)
-            yield url, f"nmap {name}:{number}/{'ssl/' if tunnel == 'ssl' else ''}{sname}"
+            found = _nmap_http_service(port)
+            if found is not None:
+                scheme, number, label = found
+                yield _candidate(name, scheme, number)[0], f"nmap {name}:{number}/{label}"
 
 
 def _read_text(value: str, base_dir: Optional[str], stdin: Optional[IO[str]]) -> Optional[str]:
