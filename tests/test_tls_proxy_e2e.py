@@ -242,6 +242,7 @@ def _tinyproxy(tmp_path, connect_ports: List[int]) -> Any:
     conf.write_text("\n".join([
         f"Port {port}", "Listen 127.0.0.1", "Timeout 60", f'LogFile "{log}"', "LogLevel Info",
         f'PidFile "{tmp_path / "tinyproxy.pid"}"', "MaxClients 50", "Allow 127.0.0.1",
+        "BasicAuth scanner s3cret",  # --proxy with credentials in the URL
         *[f"ConnectPort {p}" for p in connect_ports], "",
     ]))
     proc = subprocess.Popen(["tinyproxy", "-d", "-c", str(conf)], stdout=subprocess.DEVNULL,
@@ -280,7 +281,7 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
             listing.write_text("\n".join(urls) + "\n")
             out = tmp_path / "result.csv"
             proc = run_websim(["-l", str(listing), "-o", str(out), "--strict-tls", "--per-host", "1",
-                               "--proxy", f"http://127.0.0.1:{proxy_port}", "-H", "X-Scan: proxied"],
+                               "--proxy", f"http://scanner:s3cret@127.0.0.1:{proxy_port}", "-H", "X-Scan: proxied"],
                               cwd=str(tmp_path), timeout=400)
             assert proc.returncode == 0, proc.stderr[-6000:]
         finally:
