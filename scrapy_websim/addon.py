@@ -68,6 +68,9 @@ class Addon:
         # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
+        # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
+        # DefaultHeadersMiddleware 400, before UserAgentMiddleware 500 and HttpProxyMiddleware 750)
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware", 450)
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():
@@ -92,6 +95,7 @@ class Addon:
             launch["executable_path"], _tried = find_browser(settings.get("WEBSIM_BROWSER_EXECUTABLE") or "")
         launch.setdefault("headless", True)
         launch.setdefault("args", list(DEFAULT_ARGS))
+        _scan_settings(settings, launch)
         settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", launch,
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
         if settings.get("WEBSIM_REDIS_URL"):
@@ -116,6 +120,26 @@ def _wire_redis(settings: Any) -> None:
         raise ConfigError(f"WEBSIM_REDIS_JOB: {exc}") from None
     for name, value in wiring.items():
         _set_if_default(settings, name, value)
+#: Pages of one host in flight at once, unless CONCURRENT_REQUESTS_PER_DOMAIN is set (README
+#: "Scanning many hosts": a list with hundreds of URLs of one host must not hammer it).
+PER_HOST_CONCURRENCY = 2
+
+
+def _scan_settings(settings: Any, launch: dict) -> None:
+    """Proxy for Chromium, TLS policy of Scrapy's own client, per-host politeness."""
+    from scrapy_websim.config import get_bool, parse_proxy, proxy_parts  # noqa: PLC0415
+
+    proxy = parse_proxy("WEBSIM_PROXY", settings.get("WEBSIM_PROXY") or "")
+    if proxy:
+        # Playwright also adds Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
+        launch.setdefault("proxy", proxy_parts(proxy))
+    if get_bool(settings, "WEBSIM_STRICT_TLS", False):
+        # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
+        _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
+                        "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
+    _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", PER_HOST_CONCURRENCY)
+    if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
+        _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
 
 
 def max_pages_in_flight() -> int:

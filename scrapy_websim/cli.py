@@ -70,6 +70,49 @@ def _settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespac
     return settings
 
 
+def _add_scan_options(parser: argparse.ArgumentParser) -> None:
+    """Options for scanning many hosts (README "Scanning many hosts")."""
+    group = parser.add_argument_group("scanning many hosts")
+    group.add_argument("--ports", metavar="LIST",
+                       help="expand bare host and host:port lines to URLs on these ports, e.g. 80,443,8080,8443 "
+                       "(http:PORT / https:PORT force a scheme)")
+    group.add_argument("--strict-tls", action="store_true", default=None,
+                       help="certificate errors stop a page (default: render it and record tls_error)")
+    group.add_argument("--proxy", metavar="URL", help="http://, https:// or socks5:// proxy (user:password@ allowed "
+                       "for http/https) for the browser and Scrapy's client")
+    group.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                       help="header sent with every request, sub-requests included (repeatable)")
+    group.add_argument("--cookie", metavar="'A=B; C=D'", help="cookies sent with every request")
+    group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request")
+    group.add_argument("--per-host", type=int, metavar="N",
+                       help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default 2)")
+    group.add_argument("--delay", type=float, metavar="SECONDS",
+                       help="wait between two requests to one host (DOWNLOAD_DELAY; default 0)")
+    group.add_argument("--autothrottle", action="store_true", default=None,
+                       help="adapt the per-host delay to the host's latency (Scrapy's AutoThrottle)")
+
+
+def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
+    settings: Dict[str, Any] = {}
+    if args.per_host is not None:
+        if not 1 <= args.per_host <= 1000:
+            parser.error(f"--per-host {args.per_host}: must be in [1, 1000]")
+        settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = args.per_host
+    if args.delay is not None:
+        if not 0 <= args.delay <= 3600:
+            parser.error(f"--delay {args.delay:g}: must be in [0, 3600] seconds")
+        settings["DOWNLOAD_DELAY"] = args.delay
+    if args.autothrottle:
+        settings["AUTOTHROTTLE_ENABLED"] = True
+    for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
+                         ("cookie", "WEBSIM_COOKIES"), ("user_agent", "WEBSIM_USER_AGENT")):
+        if getattr(args, option) is not None:
+            settings[name] = getattr(args, option)
+    if args.header:
+        settings["WEBSIM_HEADERS"] = list(args.header)
+    return settings
+
+
 def crawl_main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="websim",
@@ -78,7 +121,8 @@ def crawl_main(argv: List[str]) -> int:
         "'websim urls --dedupe FILE' reduces a URL list to its URL patterns.",
     )
     parser.add_argument("-l", "--list", required=True, metavar="URLS",
-                        help="a .txt file (one URL per line, # comments) or comma-separated URLs")
+                        help="a .txt file (one URL, host or host:port per line, # comments; httpx JSON lines), "
+                        "an nmap XML report, - for standard input, or comma-separated URLs")
     parser.add_argument("-o", "--output", required=True, help="result file: .json, .jsonl or .csv")
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
     parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
@@ -89,24 +133,26 @@ def crawl_main(argv: List[str]) -> int:
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
     parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")
     parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
+    _add_scan_options(parser)
     _add_decision_options(parser)
     args = parser.parse_args(argv)
     fmt = _output_format(parser, args.output)
     if not 1 <= args.threads <= 1000:
         parser.error(f"-t {args.threads}: concurrency must be in [1, 1000]")
-    settings = _settings_from_args(parser, args)
+    settings = _scan_settings_from_args(parser, args)
+    settings.update(_settings_from_args(parser, args))
 
     from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
     from scrapy.settings import Settings  # noqa: PLC0415
 
     from scrapy_websim.addon import max_pages_in_flight  # noqa: PLC0415
     from scrapy_websim.config import ConfigError  # noqa: PLC0415
-    from scrapy_websim.core.urllist import UrlListError, read_entries  # noqa: PLC0415
+    from scrapy_websim.core.urllist import UrlListError, parse_ports, read_entries  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound  # noqa: PLC0415
     from scrapy_websim.spiders.urllist import UrlListSpider  # noqa: PLC0415
 
-    try:
-        read_entries(args.list)  # fail fast, before a browser starts
+    try:  # fail fast, before a browser starts; read once (standard input can be read once)
+        entries = read_entries(args.list, ports=parse_ports(args.ports) if args.ports else ())
     except UrlListError as exc:
         parser.error(str(exc))
     cap = max_pages_in_flight()
@@ -118,7 +164,6 @@ def crawl_main(argv: List[str]) -> int:
         "FEEDS": {args.output: {"format": fmt, "overwrite": True}},
         "LOG_LEVEL": args.loglevel,
         "CONCURRENT_REQUESTS": args.threads,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": args.threads,
         "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
         "WEBSIM_PAGE_TIMEOUT": args.page_timeout,
         "WEBSIM_BATCH_SIZE": args.batch_size,
@@ -140,7 +185,7 @@ def crawl_main(argv: List[str]) -> int:
     try:
         process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(UrlListSpider)
-        process.crawl(crawler, urls=args.list, follow=args.follow, max_pages=args.max_pages)
+        process.crawl(crawler, urls=args.list, follow=args.follow, max_pages=args.max_pages, entries=entries)
         process.start()
     except (ConfigError, BrowserNotFound, UrlListError) as exc:
         print(f"websim: error: {exc}", file=sys.stderr)

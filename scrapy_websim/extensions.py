@@ -70,7 +70,8 @@ class WebsimExtension:
 
     def register_inputs(self, entries: Iterable[Any]) -> None:
         for entry in entries:
-            self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED))
+            self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED,
+                                      expanded_from=getattr(entry, "expanded_from", "")))
             self.total_inputs += 1
         self.store.flush()
         self.stats.set_value("websim/inputs", self.total_inputs)

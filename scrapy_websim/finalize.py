@@ -124,6 +124,12 @@ def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
         "cluster_kind": a.cluster_kind if in_cluster else "",
         "match_rule": a.match_rule if in_cluster else "",
         "page_type": record.page_type,
+        "expanded_from": record.expanded_from,
+        "tls_error": record.tls_error,
+        "tls_subject": record.tls_subject,
+        "tls_issuer": record.tls_issuer,
+        "tls_valid_from": record.tls_valid_from,
+        "tls_valid_to": record.tls_valid_to,
     }
     if in_cluster and a.is_canonical:
         row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)

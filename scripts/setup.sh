@@ -18,14 +18,16 @@ if [ "$what" = test ]; then
   command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
   [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
   command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need_apt+=(redis-server)
+  command -v tinyproxy >/dev/null 2>&1 || need_apt+=(tinyproxy)   # the proxy test (tests/test_tls_proxy_e2e.py)
+  command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)       # its self-signed certificate
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx and redis-server start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop; service redis-server stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server and tinyproxy start system services on install; the tests start their own on free ports
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2

@@ -36,6 +36,13 @@ OUTPUT_FIELDS = (
     "cluster_kind",
     "match_rule",
     "page_type",
+    # scanning many hosts (after the seed's columns)
+    "expanded_from",
+    "tls_error",
+    "tls_subject",
+    "tls_issuer",
+    "tls_valid_from",
+    "tls_valid_to",
 )
 
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
@@ -91,6 +98,13 @@ class PageRecord:
     signals: Dict[str, Any] = field(default_factory=dict)
     # --- prediction (spider middleware) ---
     predicted_duplicate_of: str = ""  # URL the page was predicted to duplicate (not rendered)
+    # --- input and TLS (scanning many hosts) ---
+    expanded_from: str = ""  # the input line this URL was made from (host + --ports, nmap service)
+    tls_error: str = ""  # the certificate error a browser would warn about (ERR_CERT_...), "" when valid
+    tls_subject: str = ""
+    tls_issuer: str = ""
+    tls_valid_from: str = ""  # ISO 8601 UTC
+    tls_valid_to: str = ""
 
     def to_json(self) -> Dict[str, Any]:
         data = asdict(self)

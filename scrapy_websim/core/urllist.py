@@ -3,15 +3,25 @@
 Every entry becomes an :class:`Entry` with its input position as id (from 1). An entry that is
 not a usable URL keeps its id and carries an ``error``: it becomes a record, never a crash and
 never a silent drop.
+
+Besides URLs, a list may hold what scanning tools produce (README "Scanning many hosts"):
+
+* bare ``host`` and ``host:port`` lines, expanded with ``ports`` (``--ports 80,443,8080,8443``):
+  one entry per candidate URL, consecutive ids, each with ``expanded_from`` = the line;
+* httpx JSON lines (a ``{...}`` line: its ``url`` field);
+* an nmap XML report (``-oX``): one entry per open http/https service;
+* ``-`` reads the list from standard input.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
+import sys
 from dataclasses import dataclass
-from typing import Iterable, Iterator, List, Optional
+from typing import IO, Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -28,6 +38,8 @@ class Entry:
     raw: str
     url: str  # the URL to fetch ("" when error)
     error: str = ""
+    expanded_from: str = ""  # the input line a candidate URL was made from ("" for a URL line)
+    fallback_url: str = ""  # http:// URL tried when https:// fails at the TLS handshake (unknown ports)
 
 
 def _valid_host(host: str) -> bool:
@@ -94,29 +106,186 @@ def split_entries(lines: Iterable[str]) -> Iterator[str]:
         if not text or text.startswith("#"):
             continue
         # "http://x/ # note": a comment after white space; a '#' inside a URL is a fragment
-        text = re.split(r"\s+#", text, maxsplit=1)[0].strip()
+        if not text.startswith("{"):  # a JSON line's strings may hold " #"
+            text = re.split(r"\s+#", text, maxsplit=1)[0].strip()
         if text:
             yield text
 
 
-def read_entries(value: str, base_dir: Optional[str] = None) -> List[Entry]:
-    """Parse ``-l``/``urls``: a path to a text file (``.txt``, or any existing file), else a comma list."""
-    if not isinstance(value, str) or not value.strip():
-        raise UrlListError("the URL list is empty: give a .txt file (one URL per line) or comma-separated URLs")
-    value = value.strip()
+#: ``--ports`` entries whose scheme is known; any other port is tried with https first, then http
+#: when the TLS handshake fails (as httpx does). ``http:PORT`` / ``https:PORT`` force a scheme.
+HTTP_PORTS = frozenset({80, 8000, 8008, 8080, 8888})
+HTTPS_PORTS = frozenset({443, 8443, 9443})
+DEFAULT_PORTS = "80,443,8080,8443"
+
+#: A bare host or host:port line (no scheme, no path): what asset lists and nmap greps hold.
+_BARE_HOST_RE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^:/\s\[\]?#@]+)(?::(\d{1,5}))?$")
+#: nmap service names that speak HTTP (``ssl/http`` is ``http`` with ``tunnel="ssl"``).
+_NMAP_HTTP = ("http", "https", "http-alt", "http-proxy", "https-alt", "http-mgmt", "ssl/http", "ssl/https")
+_JSON_SHOWN = 200
+
+
+def parse_ports(text: str) -> Tuple[Tuple[str, int], ...]:
+    """``"80,443,https:8444"`` -> ``(("", 80), ("", 443), ("https", 8444))``; raises :class:`UrlListError`."""
+    ports = []
+    for part in (text or "").split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        scheme, _, number = part.rpartition(":")
+        if scheme not in ("", "http", "https") or not number.isdigit() or not 1 <= int(number) <= 65535:
+            raise UrlListError(f"--ports {text!r}: {part!r} is not a port (1-65535, optionally http:PORT or https:PORT)")
+        if (scheme, int(number)) not in ports:
+            ports.append((scheme, int(number)))
+    if not ports:
+        raise UrlListError(f"--ports {text!r}: no port given (e.g. --ports {DEFAULT_PORTS})")
+    return tuple(ports)
+
+
+def _candidate(host: str, scheme: str, port: int) -> Tuple[str, str]:
+    """``(url, fallback_url)`` for one host and port."""
+    if not scheme:
+        scheme = "http" if port in HTTP_PORTS else "https"
+        fallback = port not in HTTP_PORTS and port not in HTTPS_PORTS
+    else:
+        fallback = False
+    default = 80 if scheme == "http" else 443
+    netloc = host if port == default else f"{host}:{port}"
+    url = f"{scheme}://{netloc}/"
+    return url, (f"http://{host}:{port}/" if fallback else "")
+
+
+def expand_host(raw: str, ports: Sequence[Tuple[str, int]]) -> Optional[List[Tuple[str, str]]]:
+    """Candidate ``(url, fallback)`` pairs of a bare ``host`` / ``host:port`` line, None if not one."""
+    match = _BARE_HOST_RE.match(raw.strip())
+    if not match or not _valid_host(match.group(1)):
+        return None
+    host, port = match.group(1).lower(), match.group(2)
+    if port is not None:
+        number = int(port)
+        if not 1 <= number <= 65535:
+            return None
+        forced = [scheme for scheme, p in ports if p == number and scheme]
+        return [_candidate(host, forced[0] if forced else "", number)]
+    return [_candidate(host, scheme, number) for scheme, number in ports]
+
+
+def _json_line(raw: str) -> Tuple[str, str]:
+    """``(url_text, error)`` of an httpx JSON line."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return "", f"not a URL (broken JSON line: {exc})"
+    url = data.get("url") if isinstance(data, dict) else None
+    if not isinstance(url, str) or not url.strip():
+        return "", "JSON line without a 'url' field (httpx -json output has one)"
+    return url.strip(), ""
+
+
+def _line_entries(raw: str, ports: Sequence[Tuple[str, int]]) -> Iterator[Tuple[str, str, str, str, str]]:
+    """``(raw, url, error, expanded_from, fallback_url)`` for each entry one input line yields."""
+    if raw.startswith("{"):
+        text, error = _json_line(raw)
+        if error:
+            yield (raw if len(raw) <= _JSON_SHOWN else raw[:_JSON_SHOWN] + "..."), "", error, "", ""
+            return
+        url, error = check_url(text)
+        yield text, url, error, "", ""
+        return
+    candidates = expand_host(raw, ports) if ports else None
+    if candidates:
+        for url, fallback in candidates:
+            yield url, url, "", raw, fallback
+        return
+    url, error = check_url(raw)
+    yield raw, url, error, "", ""
+
+
+def _nmap_host_name(host: Any) -> str:
+    """The name the user scanned (``type="user"``), else the host's IP address (IPv6 in brackets)."""
+    names = [h.get("name", "") for h in host.iter("hostname") if h.get("type") == "user"]
+    addrs = [a.get("addr", "") for a in host.findall("address") if a.get("addrtype") in ("ipv4", "ipv6")]
+    name = (names or addrs or [""])[0]
+    return f"[{name}]" if ":" in name else name
+
+
+def _nmap_http_service(port: Any) -> Optional[Tuple[str, int, str]]:
+    """``(scheme, port, label)`` of an open HTTP(S) port, else None."""
+    state, service = port.find("state"), port.find("service")
+    if state is None or state.get("state") != "open" or service is None:
+        return None
+    name = (service.get("name") or "").lower()
+    if name not in _NMAP_HTTP:
+        return None
+    tunnel = (service.get("tunnel") or "").lower()
+    scheme = "https" if "https" in name or tunnel == "ssl" or name.startswith("ssl/") else "http"
+    number = int(port.get("portid", "0") or 0)
+    return scheme, number, f"{'ssl/' if tunnel == 'ssl' else ''}{name}"
+
+
+def nmap_services(text: str) -> Iterator[Tuple[str, str]]:
+    """``(url, "nmap host:port/service")`` for every open HTTP(S) port of an nmap XML report."""
+    import xml.etree.ElementTree as ET  # noqa: PLC0415
+
+    if "<!DOCTYPE" in text[:2000] and "<!ENTITY" in text:
+        raise UrlListError("nmap XML with entity declarations is refused (not what nmap -oX writes)")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise UrlListError(f"the nmap XML report cannot be read: {exc}") from None
+    for host in root.iter("host"):
+        name = _nmap_host_name(host)
+        if not name:
+            continue
+        for port in host.iter("port"):
+            found = _nmap_http_service(port)
+            if found is not None:
+                scheme, number, label = found
+                yield _candidate(name, scheme, number)[0], f"nmap {name}:{number}/{label}"
+
+
+def _read_text(value: str, base_dir: Optional[str], stdin: Optional[IO[str]]) -> Optional[str]:
+    """The list's text when ``value`` names a file or ``-`` (stdin); None for a comma list."""
+    if value == "-":
+        stream = stdin if stdin is not None else sys.stdin
+        try:
+            return stream.read().lstrip("\ufeff")
+        except UnicodeDecodeError:
+            raise UrlListError("standard input is not UTF-8 text") from None
     path = value if os.path.isabs(value) or base_dir is None else os.path.join(base_dir, value)
-    if value.lower().endswith(".txt") or (os.path.isfile(path) and "," not in value):
+    if value.lower().endswith((".txt", ".xml", ".jsonl", ".json")) or (os.path.isfile(path) and "," not in value):
         if not os.path.isfile(path):
             raise UrlListError(f"URL list file not found: {value!r}")
         try:
             with open(path, encoding="utf-8-sig") as fh:
-                raws = list(split_entries(fh))
+                return fh.read()
         except UnicodeDecodeError:
             raise UrlListError(f"URL list file {value!r} is not UTF-8 text") from None
+    return None
+
+
+def read_entries(value: str, base_dir: Optional[str] = None, ports: Sequence[Tuple[str, int]] = (),
+                 stdin: Optional[IO[str]] = None) -> List[Entry]:
+    """Parse ``-l``/``urls``: a file, ``-`` (standard input), else a comma list.
+
+    A file (or stdin) is an nmap XML report when it starts with ``<?xml`` or ``<nmaprun``, else one
+    entry per line (URLs, bare hosts expanded with ``ports``, httpx JSON lines).
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise UrlListError("the URL list is empty: give a .txt file (one URL per line), - for standard input, "
+                           "or comma-separated URLs")
+    value = value.strip()
+    text = _read_text(value, base_dir, stdin)
+    if text is not None and text.lstrip().startswith(("<?xml", "<nmaprun")):
+        found = list(nmap_services(text))
+        return [Entry(id=n, raw=url, url=url, expanded_from=origin) for n, (url, origin) in enumerate(found, start=1)]
+    if text is not None:
+        raws = list(split_entries(text.splitlines()))
     else:
         raws = [part.strip() for part in value.split(",") if part.strip()]
-    entries = []
-    for number, raw in enumerate(raws, start=1):
-        url, error = check_url(raw)
-        entries.append(Entry(id=number, raw=raw, url=url, error=error))
+    entries: List[Entry] = []
+    for raw in raws:
+        for shown, url, error, origin, fallback in _line_entries(raw, ports):
+            entries.append(Entry(id=len(entries) + 1, raw=shown, url=url, error=error, expanded_from=origin,
+                                 fallback_url=fallback))
     return entries

@@ -8,6 +8,8 @@ from typing import Any, Dict, List
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.render.capture import CaptureOptions, capture, make_init_callback, short_error
+from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
+                                       tls_from_security_details)
 
 __all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options", "short_error"]
 
@@ -21,6 +23,7 @@ def capture_options(config: WebsimConfig) -> CaptureOptions:
         network_idle_ms=config.network_idle_ms,
         dom_stable_checks=config.dom_stable_checks,
         dom_check_interval_ms=config.dom_check_interval_ms,
+        cookies=config.cookies,
     )
 
 
@@ -40,6 +43,7 @@ def render_meta(config: WebsimConfig) -> Dict[str, Any]:
         "playwright_page_init_callback": init,
         "playwright_page_methods": [PageMethod(capture, options)],
         "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": config.http_timeout * 1000},
+        "playwright_context_kwargs": context_kwargs(config),
         "handle_httpstatus_all": True,
         "websim_render": True,
         "websim_started": time.time(),
@@ -94,6 +98,12 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         rendered=bool(cap.get("rendered")) and is_html,
         timings=[round(float(t), 1) for t in timings if t is not None] if timings else [],
     )
+    if response.url.lower().startswith("https:"):
+        tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
+        if not tls and "playwright" not in (response.flags or ()):
+            tls = tls_from_certificate(getattr(response, "certificate", None))
+            tls["tls_error"] = response.meta.get("websim_tls_error", "")
+        apply_tls(record, tls)
     return record, html, cap.get("screenshot") or b""
 
 
@@ -101,7 +111,7 @@ def record_from_failure(request: Any, exc: BaseException, record_id: int, url: s
     """The record of a request that got no response (refused, DNS, timeout, TLS, crash...)."""
     chain: List[str] = list(request.meta.get("redirect_urls") or [])
     return PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain or [request.url],
-                      error=short_error(exc))
+                      error=short_error(exc), tls_error=tls_error_of_failure(str(exc)))
 
 
 def is_unsafe_port_error(failure: Any) -> bool:

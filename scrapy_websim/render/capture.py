@@ -22,6 +22,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from scrapy_websim.render.scan import add_cookies, tls_state, watch_tls
+
 logger = logging.getLogger(__name__)
 
 # Cheap DOM digest: size of the serialised tree, element count and text length. A page still
@@ -48,6 +50,7 @@ class CaptureOptions:
     dom_stable_checks: int = 3
     dom_check_interval_ms: int = 100
     screenshot: bool = True
+    cookies: str = ""  # WEBSIM_COOKIES, set in the page's context before navigation
 
 
 class NetworkTracker:
@@ -98,6 +101,8 @@ _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDic
 def make_init_callback(options: CaptureOptions):
     async def init_page(page: Any, request: Any) -> None:
         _trackers[page] = NetworkTracker(page)
+        await watch_tls(page)
+        await add_cookies(page, getattr(request, "url", ""), options.cookies)
         width, height = options.viewport
         await page.set_viewport_size({"width": width, "height": height})
 
@@ -138,7 +143,7 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
 async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     """Wait for a stable page, then capture what the features need. Never raises for page errors."""
     tracker = _trackers.get(page)
-    result: Dict[str, Any] = {"rendered": False}
+    result: Dict[str, Any] = {"rendered": False, "tls": tls_state(page)}
     content_type = ""
     if tracker is not None and tracker.main_response_headers:
         content_type = tracker.main_response_headers.get("content-type", "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Iterator, Optional
+from typing import Any, AsyncIterator, Iterator, List, Optional
 from urllib.parse import urlsplit
 
 import scrapy
@@ -11,7 +11,7 @@ from scrapy.http import Request, Response, TextResponse
 
 from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urllist import Entry, UrlListError, read_entries
+from scrapy_websim.core.urllist import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import is_unsafe_port_error, record_from_failure, record_from_response, render_meta
 
@@ -22,20 +22,25 @@ class UrlListSpider(scrapy.Spider):
     """``scrapy crawl websim -a urls=urls.txt -o result.json``
 
     Arguments: ``urls`` (a ``.txt`` file, one URL per line, blank lines and ``#`` comments skipped;
-    or comma-separated URLs), ``follow`` (``1`` to also render same-host links found on the
+    ``-`` for standard input; an nmap XML report; or comma-separated URLs), ``ports`` (bare
+    ``host`` / ``host:port`` lines are expanded with these, e.g. ``80,443,8080,8443``), ``follow`` (``1`` to also render same-host links found on the
     pages), ``max_pages`` (with ``follow``: stop discovering after this many pages, 0 = no limit).
     """
 
     name = "websim"
 
-    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = 0, *args: Any, **kwargs: Any):
+    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = 0, *args: Any,
+                 ports: Any = None, entries: Optional[List[Entry]] = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        if entries is not None:  # read by the caller already (the CLI reads -l once: stdin can be read once)
+            urls = urls or "-"
         if urls is None:
             raise UrlListError(
                 "the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt "
                 "(a .txt file, one URL per line) or -a urls=https://a.example,https://b.example"
             )
-        self.entries = read_entries(urls)
+        port_list = parse_ports(ports) if ports else ()
+        self.entries = list(entries) if entries is not None else read_entries(urls, ports=port_list)
         try:
             self.follow = get_bool({"follow": follow}, "follow", False)
             self.max_pages = get_number({"max_pages": max_pages}, "max_pages", 0, 0, 100_000_000, integer=True)
@@ -70,16 +75,33 @@ class UrlListSpider(scrapy.Spider):
             if entry.error:
                 yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
             else:
-                yield self.render_request(entry.url, entry.id, entry.raw)
+                request = self.render_request(entry.url, entry.id, entry.raw)
+                if entry.expanded_from:
+                    request.meta["websim_expanded_from"] = entry.expanded_from
+                if entry.fallback_url:
+                    request.meta["websim_fallback_url"] = entry.fallback_url
+                yield request
 
     def render_request(self, url: str, record_id: int, raw: str, dont_filter: bool = True) -> Request:
         meta = render_meta(self.config)
         meta.update({"websim_id": record_id, "websim_url": raw})
         return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=dont_filter)
 
+    def _scheme_fallback(self, failure: Any) -> Optional[Request]:
+        """https:// on a port of unknown scheme failed at the TLS handshake: try http:// (as httpx does)."""
+        meta = failure.request.meta
+        fallback = meta.get("websim_fallback_url")
+        if not fallback or not _is_tls_handshake_failure(str(failure.value)):
+            return None
+        logger.info("websim: %s does not speak TLS; trying %s", failure.request.url, fallback)
+        request = self.render_request(fallback, meta.get("websim_id", 0), fallback)
+        request.meta["websim_expanded_from"] = meta.get("websim_expanded_from", "")
+        return request
+
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
         record, html, screenshot = record_from_response(response, meta.get("websim_id", 0), meta.get("websim_url", response.request.url))
+        record.expanded_from = meta.get("websim_expanded_from", "")
         yield PageItem(record=record, html=html, screenshot=screenshot)
         if self.follow and isinstance(response, TextResponse) and 200 <= response.status < 300:
             yield from self.follow_links(response)
@@ -103,10 +125,26 @@ class UrlListSpider(scrapy.Spider):
         if is_unsafe_port_error(failure) and meta.get("playwright"):
             # Chromium refuses some ports outright; Scrapy's own HTTP client still fetches them.
             logger.info("websim: %s is on a port Chromium refuses; fetching it without rendering", request.url)
-            static_meta = {k: v for k, v in meta.items() if k in ("websim_id", "websim_url", "handle_httpstatus_all")}
+            static_meta = {k: v for k, v in meta.items()
+                           if k in ("websim_id", "websim_url", "handle_httpstatus_all", "websim_expanded_from")}
             static_meta.update({"websim_static": True, "dont_redirect": False})
             yield request.replace(meta=static_meta, dont_filter=True)
             return
+        retry = self._scheme_fallback(failure)
+        if retry is not None:
+            yield retry
+            return
         record = record_from_failure(request, failure.value, meta.get("websim_id", 0), meta.get("websim_url", request.url))
+        record.expanded_from = meta.get("websim_expanded_from", "")
         logger.info("websim: %s failed: %s", request.url, record.error)
         yield record
+
+
+#: Chromium's errors when https:// meets a server that does not speak TLS on that port.
+_TLS_HANDSHAKE_ERRORS = ("net::ERR_SSL_PROTOCOL_ERROR", "net::ERR_SSL_VERSION_OR_CIPHER_MISMATCH",
+                         "net::ERR_CONNECTION_CLOSED", "net::ERR_CONNECTION_RESET", "net::ERR_EMPTY_RESPONSE",
+                         "net::ERR_SSL_WRONG_VERSION", "wrong version number")
+
+
+def _is_tls_handshake_failure(text: str) -> bool:
+    return any(code in text for code in _TLS_HANDSHAKE_ERRORS)
