@@ -126,7 +126,17 @@ class WebsimConfig:
     same_host_only: bool = False
     follow_links: bool = False
     max_pages: int = 0
+    report_dir: str = ""
+    thumbnails_dir: str = ""
+    thumbnail_width: int = 320
+    thumbnail_format: str = "webp"
+    thumbnail_quality: int = 60
     extra: Dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def thumbnails_path(self) -> str:
+        """Where the crawl keeps thumbnails: WEBSIM_THUMBNAILS_DIR, else the report's thumbs/, else none."""
+        return self.thumbnails_dir or (os.path.join(self.report_dir, "thumbs") if self.report_dir else "")
 
     @classmethod
     def from_settings(cls, settings: Any) -> "WebsimConfig":
@@ -142,6 +152,11 @@ class WebsimConfig:
         screenshots_dir = get_str(settings, "WEBSIM_SCREENSHOTS_DIR", "")
         if screenshots_dir and os.path.exists(screenshots_dir) and not os.path.isdir(screenshots_dir):
             raise ConfigError(f"WEBSIM_SCREENSHOTS_DIR={screenshots_dir!r} exists and is not a directory")
+        report_dir = get_str(settings, "WEBSIM_REPORT_DIR", "")
+        thumbnails_dir = get_str(settings, "WEBSIM_THUMBNAILS_DIR", "")
+        for name, value in (("WEBSIM_REPORT_DIR", report_dir), ("WEBSIM_THUMBNAILS_DIR", thumbnails_dir)):
+            if value and os.path.exists(value) and not os.path.isdir(value):
+                raise ConfigError(f"{name}={value!r} exists and is not a directory")
         return cls(
             browser_executable=get_str(settings, "WEBSIM_BROWSER_EXECUTABLE", ""),
             viewport=viewport,
@@ -158,6 +173,11 @@ class WebsimConfig:
             progress_interval=get_number(settings, "WEBSIM_PROGRESS_INTERVAL", 30.0, 0.0, 86400.0),
             same_host_only=get_bool(settings, "WEBSIM_SAME_HOST_ONLY", False),
             max_pages=get_number(settings, "WEBSIM_MAX_PAGES", 0, 0, 100_000_000, integer=True),
+            report_dir=report_dir,
+            thumbnails_dir=thumbnails_dir,
+            thumbnail_width=get_number(settings, "WEBSIM_THUMBNAIL_WIDTH", 320, 32, 1280, integer=True),
+            thumbnail_format=get_str(settings, "WEBSIM_THUMBNAIL_FORMAT", "webp", choices=("webp", "jpeg")),
+            thumbnail_quality=get_number(settings, "WEBSIM_THUMBNAIL_QUALITY", 60, 1, 100, integer=True),
         )
 
 
