@@ -204,7 +204,7 @@ def report_main(argv: List[str]) -> int:
         print(f"websim report: error: {exc}", file=sys.stderr)
         return 2
     note = f"{info.thumbnails} thumbnails" if info.thumbnails else "no thumbnails"
-    print(f"websim report: {info.urls} URLs, {info.clusters} clusters, {note}, {info.bytes / 1e6:.1f} MB "
+    print(f"websim report: {info.urls} URLs, {info.clusters} clusters, {note}, {info.bytes / 1e6:.1f} MB of data "
           f"in {info.seconds:.1f} s -> {info.path}", file=sys.stderr)
     print(f"websim report: open {_file_url(info.path)}", file=sys.stderr)
     return 0

@@ -4,8 +4,10 @@ Layout of ``out_dir``::
 
     index.html          the page (a strict Content-Security-Policy, no inline script or style)
     report.js, report.css
-    data/meta.js        summary, counts, string tables, the cluster table, the list of row chunks
-    data/rows-NNN.js    the page rows, in chunks, loaded one after the other by <script src>
+    data/meta.js        summary, counts, string tables, the first clusters, the list of data files
+    data/rows-000.js    the first page rows (what the first view shows)
+    data/clusters.js    the whole cluster table and the host names  } loaded one after the other
+    data/rows-NNN.js    the other page rows, in chunks                } after the first view
     thumbs/             one small screenshot per page that has one (see ``thumbs.py``)
 
 The data are JavaScript files, not JSON fetched at run time, because a page opened from disk
@@ -16,7 +18,8 @@ or change the script), and U+2028/U+2029 escaped too.
 
 Row order: the first ``HEAD`` rows of every cluster (canonical first), clusters by size, then the
 other members of every cluster, then the pages in no cluster. The first view (summary and the
-first clusters) therefore needs only ``meta.js`` and the first chunk.
+first clusters) therefore needs only ``meta.js`` and the first chunk, a few hundred kilobytes
+whatever the number of URLs.
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ STATIC_FILES = ("index.html", "report.js", "report.css")
 HEAD = 6
 #: Rows per data file after the first; the first is smaller so that the first view comes fast.
 CHUNK_ROWS = 8000
-FIRST_CHUNK_ROWS = 3000
+FIRST_CHUNK_ROWS = 1000
+#: Clusters listed in meta.js, before the whole table arrives (the first pages of the list).
+FIRST_CLUSTERS = 200
 #: Crawled strings are cut to these lengths in the report (a hostile title can be megabytes).
 MAX_URL, MAX_TITLE, MAX_ERROR, MAX_EXTRA = 2048, 300, 500, 300
 #: Origins listed per cluster in the cluster table (the count is always exact).
@@ -78,7 +83,7 @@ class ReportInfo:
     clusters: int
     thumbnails: int
     seconds: float
-    bytes: int
+    bytes: int  # the page and its data, thumbnails not included
 
 
 def js_payload(payload: Any) -> str:
@@ -94,6 +99,8 @@ def _cut(value: Any, limit: int) -> str:
 
 
 def _int(value: Any) -> int:
+    if value.__class__ is int:
+        return value
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -101,6 +108,8 @@ def _int(value: Any) -> int:
 
 
 def _sim(value: Any) -> float:
+    if value.__class__ is float:
+        return round(value, 3) if value == value else 0.0
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -136,13 +145,14 @@ def _split(url: str) -> Tuple[str, str]:
 def _extras(row: Dict[str, Any]) -> Any:
     """Fields beyond the standard columns (other versions add e.g. ``tls_error``), as text."""
     extra = {}
-    for key, value in row.items():
-        if key in _KNOWN or value in (None, "", [], {}, False, 0):
+    for key in row.keys() - _KNOWN:
+        value = row[key]
+        if value in (None, "", [], {}, False, 0):
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         extra[_cut(key, 60)] = _cut(text, MAX_EXTRA)
-    ctype = row.get("content_type") or ""
-    if ctype and "html" not in str(ctype).lower():
+    ctype = _text(row.get("content_type"))
+    if ctype and "html" not in ctype:
         extra["content_type"] = _cut(ctype, 120)
     return extra or 0
 
@@ -163,7 +173,7 @@ class _Table:
 
 
 class _Builder:
-    """Compact rows and clusters from result rows (dicts), in one pass over the rows."""
+    """Compact rows from result rows (dicts), in one pass; per-row side facts in parallel lists."""
 
     def __init__(self, thumbs: Dict[str, str]) -> None:
         self.thumbs = thumbs
@@ -176,42 +186,40 @@ class _Builder:
         self.canonical: List[bool] = []
         self.cluster_of_row: List[str] = []
         self.kind_of_row: List[str] = []
-        self.status_counts: Counter = Counter()
-        self.host_counts: Counter = Counter()
-        self.rule_counts: Counter = Counter()
-        self.failed = 0
 
     def add(self, row: Dict[str, Any]) -> None:
-        url = row.get("url") or ""
-        url = url if isinstance(url, str) else str(url)
-        final = row.get("final_url") or ""
-        final = final if isinstance(final, str) else str(final)
-        host, origin = split_url(final or row.get("normalized_url") or url)
+        get = row.get
+        url = _text(get("url"))
+        final = _text(get("final_url"))
+        host, origin = split_url(final or _text(get("normalized_url")) or url)
         if not host:
-            host, origin = split_url(row.get("normalized_url") or url)
-        status = _int(row.get("status_code"))
-        error = _cut(row.get("error"), MAX_ERROR)
-        rule = str(row.get("match_rule") or "")
-        thumb = self.thumbs.get(thumbnail_stem(url), "")
+            host, origin = split_url(_text(get("normalized_url")) or url)
+        thumb = self.thumbs.get(thumbnail_stem(url), "") if self.thumbs else ""
         if thumb:
             self.used_thumbs.append(thumb)
         index = len(self.rows)
-        page_id = _int(row.get("id")) or index + 1
-        self.by_id.setdefault(page_id, index)
+        page_id = _int(get("id")) or index + 1
+        if page_id not in self.by_id:
+            self.by_id[page_id] = index
+        title = _text(get("title"))
+        error = _text(get("error"))
+        canonical = get("is_canonical")
         self.rows.append([
-            page_id, _cut(url, MAX_URL), _cut(row.get("title"), MAX_TITLE), status, -1, self.rules(rule),
-            _sim(row.get("content_sim")), _sim(row.get("structure_sim")), _sim(row.get("visual_sim")),
-            _sim(row.get("behavior_sim")), error, self.hosts(host), thumb,
-            "" if final in ("", url) else _cut(final, MAX_URL), _extras(row),
+            page_id, url if len(url) <= MAX_URL else _cut(url, MAX_URL),
+            title if len(title) <= MAX_TITLE else _cut(title, MAX_TITLE), _int(get("status_code")), -1,
+            self.rules(_text(get("match_rule"))),
+            _sim(get("content_sim")), _sim(get("structure_sim")), _sim(get("visual_sim")), _sim(get("behavior_sim")),
+            error if len(error) <= MAX_ERROR else _cut(error, MAX_ERROR), self.hosts(host), thumb,
+            "" if final == url else _cut(final, MAX_URL), _extras(row),
         ])
         self.origin_of.append(origin)
-        self.canonical.append(bool(row.get("is_canonical")) and row.get("is_canonical") not in ("false", "0"))
-        self.cluster_of_row.append(str(row.get("cluster_id") or ""))
-        self.kind_of_row.append(str(row.get("cluster_kind") or ""))
-        self.status_counts[status_class(status)] += 1
-        self.host_counts[host] += 1
-        self.rule_counts[rule] += 1
-        self.failed += bool(error)
+        self.canonical.append(canonical is True or canonical == "true")
+        self.cluster_of_row.append(_text(get("cluster_id")))
+        self.kind_of_row.append(_text(get("cluster_kind")))
+
+
+def _text(value: Any) -> str:
+    return value if value.__class__ is str else ("" if value is None else str(value))
 
 
 def status_class(status: int) -> str:
@@ -301,7 +309,11 @@ def _summary(b: _Builder, entries, kinds: List[str], meta: Dict[str, Any], thumb
         counts[1] += len(members)
     clustered = sum(len(e[2]) for e in entries)
     alone = len(b.rows) - clustered
-    failed_alone = sum(1 for i, r in enumerate(b.rows) if r[4] < 0 and r[10])
+    failed_alone = sum(1 for r in b.rows if r[4] < 0 and r[10])
+    failed = sum(1 for r in b.rows if r[10])
+    status_counts = Counter(status_class(r[3]) for r in b.rows)
+    host_counts = Counter(r[11] for r in b.rows)
+    rule_counts = Counter(r[5] for r in b.rows)
     kept = len(entries) + alone  # one page per cluster, plus every page in no cluster
     order = ["content"] + [k for k in KIND_NAMES if k != "content"]
     kind_rows = sorted(kind_counts.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 99, kv[0]))
@@ -312,15 +324,15 @@ def _summary(b: _Builder, entries, kinds: List[str], meta: Dict[str, Any], thumb
         "rule_clusters": len(entries) - kind_counts.get("content", [0])[0],
         "clustered": clustered,
         "alone": alone - failed_alone,
-        "failed": b.failed,
+        "failed": failed,
         "kept": kept,
         "saved": len(b.rows) - kept,
         "eligible": _int(meta.get("eligible_html_urls")),
         "thumbnails": thumbs,
         "by_kind": [[k, KIND_NAMES.get(k, k), n[0], n[1]] for k, n in kind_rows],
-        "by_rule": [[r or "", n] for r, n in b.rule_counts.most_common()],
-        "by_status": [[s, b.status_counts[s]] for s in ("2xx", "3xx", "4xx", "5xx", "none") if b.status_counts[s]],
-        "by_host": [[h, n] for h, n in b.host_counts.most_common(TOP_HOSTS)],
+        "by_rule": [[b.rules.names[r], n] for r, n in rule_counts.most_common()],
+        "by_status": [[s, status_counts[s]] for s in ("2xx", "3xx", "4xx", "5xx", "none") if status_counts[s]],
+        "by_host": [[b.hosts.names[h], n] for h, n in host_counts.most_common(TOP_HOSTS)],
     }
 
 
@@ -399,15 +411,18 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
         "kinds": kinds,
         "kind_names": {k: KIND_NAMES.get(k, k) for k in kinds},
         "rules": builder.rules.names,
-        "hosts": builder.hosts.names,
         "head": HEAD,
         "alone_start": alone_start,
-        "clusters": table,
+        "clusters": table[:FIRST_CLUSTERS],
+        "clusters_file": "data/clusters.js",
         "chunks": chunks,
     }
+    with open(os.path.join(data_dir, "clusters.js"), "w", encoding="utf-8") as fh:
+        fh.write(js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
     with open(os.path.join(data_dir, "meta.js"), "w", encoding="utf-8") as fh:
         fh.write(js_payload(payload))
-    total = sum(os.path.getsize(os.path.join(root, f)) for root, _d, files in os.walk(out_dir) for f in files)
+    total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
+    total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
     return ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
                       thumbnails=len(builder.used_thumbs), seconds=time.perf_counter() - started, bytes=total)
 

@@ -24,12 +24,14 @@
   var rows = [];
   var hay = [];
   var loadedRows = 0;
-  var nextChunk = 1;
   var allLoaded = false;
+  var clustersLoaded = false;
+  var pending = false;   // the list or the dialog on screen waits for data still loading
+  var queue = [];        // data files to load after the first view
   var state = { q: "", kind: "", rule: "", status: "", host: "", tab: "clusters", page: 0 };
   var view = null;       // cached result of compute()
   var hostOk = null;     // per host index: matches the host filter
-  var dialog = { ci: -1, page: 0 };
+  var dialog = { ci: -1, page: 0, pending: false };
 
   function $(id) { return document.getElementById(id); }
 
@@ -109,7 +111,13 @@
 
   function receive(p) {
     if (!p || typeof p !== "object") { return; }
-    if (p.type === "meta") { M = p; return; }
+    if (p.type === "meta") { M = p; M.hosts = []; return; }
+    if (p.type === "clusters") {
+      M.clusters = p.clusters;
+      M.hosts = p.hosts;
+      clustersLoaded = true;
+      return;
+    }
     if (p.type === "rows") {
       for (var i = 0; i < p.rows.length; i++) {
         var r = p.rows[i];
@@ -120,31 +128,37 @@
     }
   }
 
+  // One data file after the other (each one parsed while the page stays usable in between).
   function loadNext() {
-    if (!M || nextChunk >= M.chunks.length) {
+    if (!queue.length) {
       allLoaded = true;
+      view = null;
+      render();
       document.documentElement.setAttribute("data-loaded", "1");
-      showLoading();
       return;
     }
     var s = document.createElement("script");
-    s.src = M.chunks[nextChunk][0];
-    nextChunk++;
-    s.onload = function () { loadNext(); };
+    s.src = queue.shift();
+    s.onload = function () { setTimeout(loadNext, 0); };
     s.onerror = function () { $("loading").textContent = "A data file is missing: " + s.src; };
     document.body.appendChild(s);
   }
 
-  function onChunk() {
+  function onData(p) {
     view = null;
+    if (p && p.type === "clusters") { hostsReady(); }
     showLoading();
-    if (filtering() || state.tab !== "clusters" || needsRows()) { render(); }
-    if (dialog.ci >= 0) { renderDialog(); }
+    if (pending || filtering() || state.kind !== "" || state.tab !== "clusters") {
+      render();
+    } else {
+      renderChrome(compute());
+    }
+    if (dialog.ci >= 0 && dialog.pending) { renderDialog(); }
   }
 
   function showLoading() {
     var total = M ? M.summary.urls : 0;
-    $("loading").textContent = allLoaded ? "" : "loading pages " + fmt(loadedRows) + " / " + fmt(total) + "…";
+    $("loading").textContent = allLoaded ? "" : "loading: " + fmt(loadedRows) + " / " + fmt(total) + " pages…";
   }
 
   // ---- filters --------------------------------------------------------------------------------
@@ -154,7 +168,7 @@
   function rowMatches(r, pos) {
     if (state.status && statusClass(r[STATUS]) !== state.status) { return false; }
     if (state.rule !== "" && r[RULE] !== +state.rule) { return false; }
-    if (hostOk && !hostOk[r[HOST]]) { return false; }
+    if (state.host && !(hostOk && hostOk[r[HOST]])) { return false; }
     if (state.q && hay[pos].indexOf(state.q) < 0) { return false; }
     return true;
   }
@@ -192,7 +206,8 @@
       if (!r) { continue; }
       var clustered = r[CL] >= 0;
       if (r[ERR]) {
-        if ((clustered ? kindOk(M.clusters[r[CL]]) : kindAll) && (!filt || rowMatches(r, i))) { v.failed.push(i); }
+        var own = clustered ? M.clusters[r[CL]] : null;  // undefined until the cluster table is loaded
+        if ((clustered ? own && kindOk(own) : kindAll) && (!filt || rowMatches(r, i))) { v.failed.push(i); }
       } else if (!clustered && kindAll && (!filt || rowMatches(r, i))) {
         v.alone.push(i);
       }
@@ -201,30 +216,27 @@
     return v;
   }
 
-  function needsRows() {
-    // the rows the current page of clusters shows are not all here yet
-    if (state.tab !== "clusters") { return false; }
-    var v = compute();
-    var list = v.clusters.slice(state.page * PAGE.clusters, (state.page + 1) * PAGE.clusters);
-    for (var k = 0; k < list.length; k++) {
-      if (!rows[M.clusters[list[k]][C_HEAD]]) { return true; }
-    }
-    return false;
-  }
-
   function readFilters() {
     state.q = $("q").value.trim().toLowerCase();
     state.kind = $("f-kind").value;
     state.rule = $("f-rule").value;
     state.status = $("f-status").value;
     state.host = $("f-host").value.trim().toLowerCase();
+    hostsReady();
+    state.page = 0;
+    view = null;
+    render();
+  }
+
+  function hostsReady() {
     hostOk = null;
     if (state.host) {
       hostOk = M.hosts.map(function (h) { return h.toLowerCase().indexOf(state.host) >= 0; });
     }
-    state.page = 0;
-    view = null;
-    render();
+    var dl = $("hosts");
+    if (!dl.firstChild) {
+      M.hosts.slice(0, 2000).forEach(function (h) { if (h) { var o = el("option"); o.value = h; dl.appendChild(o); } });
+    }
   }
 
   function setFilter(id, value) {
@@ -285,7 +297,7 @@
     }
     var charts = el("div", "charts");
     var kinds = s.by_kind.map(function (k) {
-      return [k[0] + " · " + k[1] + " (" + fmt(k[2]) + " clusters)", k[3], safeClass("k-", k[0]), String(M.kinds.indexOf(k[0]))];
+      return [k[0] + " · " + k[1] + " (" + fmt(k[2]) + (k[2] === 1 ? " cluster)" : " clusters)"), k[3], safeClass("k-", k[0]), String(M.kinds.indexOf(k[0]))];
     });
     var inNone = s.urls - s.clustered;
     if (inNone) { kinds.push(["in no cluster", inNone, "k-none", "none"]); }
@@ -328,8 +340,6 @@
     M.rules.forEach(function (r, i) { option(rule, String(i), ruleName(r)); });
     var st = $("f-status");
     M.summary.by_status.forEach(function (s) { option(st, s[0], s[0] === "none" ? "no response" : s[0]); });
-    var dl = $("hosts");
-    M.hosts.slice(0, 2000).forEach(function (h) { if (h) { var o = el("option"); o.value = h; dl.appendChild(o); } });
   }
 
   // ---- lists --------------------------------------------------------------------------------
@@ -401,6 +411,7 @@
     var c = M.clusters[ci];
     var kind = M.kinds[c[C_KIND]];
     var canon = rows[c[C_HEAD]];
+    if (!canon) { pending = true; }
     var card = el("article", "card " + safeClass("k-", kind));
     card.setAttribute("data-cluster", c[C_ID]);
     var side = el("div", "side");
@@ -483,47 +494,64 @@
         b("next ›", page + 1, page >= pages - 1), b("last »", pages - 1, page >= pages - 1));
   }
 
-  function render() {
-    var v = compute();
-    var filt = filtering() || state.kind !== "";
+  // What the tabs, the note and the pager say; unfiltered counts come from the summary until all is loaded.
+  function totals(v) {
     var s = M.summary;
-    $("n-clusters").textContent = fmt(v.clusters.length);
-    $("n-alone").textContent = fmt(filt || allLoaded ? v.alone.length : s.alone);
-    $("n-failed").textContent = fmt(filt || allLoaded ? v.failed.length : s.failed);
+    var exact = allLoaded || filtering() || state.kind !== "";
+    return {
+      clusters: exact || clustersLoaded ? v.clusters.length : s.clusters,
+      alone: exact ? v.alone.length : s.alone,
+      failed: exact ? v.failed.length : s.failed,
+    };
+  }
+
+  function renderChrome(v) {
+    var n = totals(v);
+    var filt = filtering() || state.kind !== "";
+    $("n-clusters").textContent = fmt(n.clusters);
+    $("n-alone").textContent = fmt(n.alone);
+    $("n-failed").textContent = fmt(n.failed);
     Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
       var on = b.getAttribute("data-tab") === state.tab;
       b.className = on ? "on" : "";
       b.setAttribute("aria-selected", on ? "true" : "false");
     });
+    var what = { clusters: "clusters", alone: "pages in no cluster", failed: "failed URLs" }[state.tab];
+    $("matched").textContent = fmt(n[state.tab]) + " " + what + (filt ? " match the filters" : "") +
+      (state.tab === "clusters" ? ", largest first" : "") + (allLoaded || !filt ? "" : " (still loading)");
+    var pages = Math.max(1, Math.ceil(n[state.tab] / PAGE[state.tab]));
+    pager($("pager"), Math.min(state.page, pages - 1), pages, function (p) {
+      state.page = p;
+      render();
+      $("tabs").scrollIntoView({ block: "start" });
+    });
+    return pages;
+  }
+
+  function render() {
+    var v = compute();
+    var pages = renderChrome(v);
+    if (state.page >= pages) { state.page = pages - 1; }
+    pending = false;
     var list = $("list");
     list.textContent = "";
-    var items = v[state.tab];
     var size = PAGE[state.tab];
-    var pages = Math.max(1, Math.ceil(items.length / size));
-    if (state.page >= pages) { state.page = pages - 1; }
-    var slice = items.slice(state.page * size, (state.page + 1) * size);
-    var what = { clusters: "clusters", alone: "pages in no cluster", failed: "failed URLs" }[state.tab];
-    var note = fmt(items.length) + " " + what + (filt ? " match the filters" : "") +
-      (state.tab === "clusters" ? ", largest first" : "") + (allLoaded || !filt ? "" : " (still loading)");
-    $("matched").textContent = note;
+    var slice = v[state.tab].slice(state.page * size, (state.page + 1) * size);
     if (!slice.length) {
-      add(list, el("p", "empty", allLoaded || !filt ? "Nothing to show." : "Loading…"));
+      pending = !allLoaded;
+      add(list, el("p", "empty", allLoaded ? "Nothing to show." : "Loading…"));
     } else if (state.tab === "clusters") {
       slice.forEach(function (ci) { add(list, clusterCard(ci, v.matches[ci])); });
     } else {
       add(list, rowTable(slice, state.tab === "failed"));
     }
-    pager($("pager"), state.page, pages, function (p) {
-      state.page = p;
-      render();
-      $("tabs").scrollIntoView({ block: "start" });
-    });
   }
 
   // ---- one cluster, side by side ------------------------------------------------------------
 
   function tile(pos, c, j) {
     var r = rows[pos];
+    if (!r) { dialog.pending = true; }
     var d = el("figure", "tile" + (j === 0 ? " canonical" : ""));
     add(d, thumb(r, "shot", 320, 200));
     var cap = el("figcaption");
@@ -545,6 +573,7 @@
   function renderDialog() {
     var c = M.clusters[dialog.ci];
     var kind = M.kinds[c[C_KIND]];
+    dialog.pending = false;
     $("dlg-title").textContent = c[C_ID] + " — " + kindName(kind) + ", " + fmt(c[C_SIZE]) + (c[C_SIZE] === 1 ? " page" : " pages");
     var sub = $("dlg-sub");
     sub.textContent = "";
@@ -597,7 +626,7 @@
   function start() {
     var queue = window.WEBSIM_Q || [];
     for (var i = 0; i < queue.length; i++) { receive(queue[i]); }
-    window.WEBSIM_Q = { push: function (p) { receive(p); if (M) { onChunk(); } } };
+    window.WEBSIM_Q = { push: function (p) { receive(p); if (M) { onData(p); } } };
     if (!M) {
       $("nodata").hidden = false;
       return;
@@ -608,10 +637,15 @@
     wire();
     showLoading();
     render();
-    window.WEBSIM_FIRST_VIEW_MS = performance.now();
-    document.documentElement.setAttribute("data-ready", "1");
-    // the other chunks after the first paint
-    setTimeout(loadNext, 0);
+    queue = [M.clusters_file].concat(M.chunks.slice(1).map(function (c) { return c[0]; }));
+    // ready once the first view is painted; then the rest of the data, file by file
+    requestAnimationFrame(function () {
+      setTimeout(function () {
+        window.WEBSIM_FIRST_VIEW_MS = performance.now();
+        document.documentElement.setAttribute("data-ready", "1");
+        loadNext();
+      }, 0);
+    });
   }
 
   start();
