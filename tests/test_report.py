@@ -187,6 +187,12 @@ def test_thumbnails_are_small_named_by_url_and_copied_into_the_report(tmp_path):
         assert img.format == "WEBP" and img.size == (320, 200)
     with Image.open(io.BytesIO(make_thumbnail(png(), 160, "jpeg", 70))) as img:
         assert img.format == "JPEG" and img.size == (160, 100)
+    with Image.open(io.BytesIO(make_thumbnail(png(200, 300)))) as img:  # narrower: kept as is
+        assert img.size == (200, 300)
+    rgba = io.BytesIO()
+    Image.new("RGBA", (640, 400), (0, 0, 0, 0)).save(rgba, "PNG")
+    with Image.open(io.BytesIO(make_thumbnail(rgba.getvalue()))) as img:
+        assert img.size == (320, 200) and img.mode == "RGB"
     with pytest.raises(ValueError, match="not a decodable image"):
         make_thumbnail(b"not an image")
     assert thumbnail_stem("http://a.test/x") == thumbnail_stem("http://a.test/x") != thumbnail_stem("http://a.test/y")

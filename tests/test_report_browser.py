@@ -252,3 +252,65 @@ def test_report_command_without_and_with_thumbnails(browser, report):
     assert proc.returncode == 0, proc.stderr
     rendered = sum(1 for r in report["data"]["urls"] if r["status_code"] and "html" in r["content_type"])
     assert len(os.listdir(again / "thumbs")) >= rendered - 1  # one per rendered page (identical lines share one)
+
+
+def _many(n_clusters=120, big=400, alone=500, failed=150):
+    """A result big enough to span many data files: one cluster of ``big`` pages, many small ones."""
+    rows, clusters, next_id = [], [], 1
+
+    def page(**kw):
+        nonlocal next_id
+        r = {"id": next_id, "url": f"http://h{next_id % 37}.test/p/{next_id}", "status_code": 200, "error": "",
+             "title": f"title {next_id}", "cluster_id": "", "is_canonical": True, "match_rule": "", "cluster_kind": ""}
+        r.update(kw)
+        rows.append(r)
+        next_id += 1
+        return r["id"]
+
+    for c in range(n_clusters):
+        cid = f"cluster-{c + 1:05d}"
+        size = big if c == 0 else 2 + c % 5
+        ids = [page(cluster_id=cid, cluster_kind="content", is_canonical=j == 0,
+                    match_rule="canonical" if j == 0 else "rule1", content_sim=0.9) for j in range(size)]
+        clusters.append({"cluster_id": cid, "canonical_url": rows[ids[0] - 1]["url"], "member_ids": ids, "kind": "content"})
+    for _ in range(alone):
+        page()
+    for _ in range(failed):
+        page(status_code=0, error="net::ERR_CONNECTION_REFUSED", title="")
+    page(title="needle in the last data file")
+    return rows, clusters
+
+
+def test_a_report_in_many_data_files_loads_them_all(browser, tmp_path, monkeypatch):
+    from scrapy_websim.report import writer
+
+    monkeypatch.setattr(writer, "FIRST_CHUNK_ROWS", 100)
+    monkeypatch.setattr(writer, "CHUNK_ROWS", 300)
+    monkeypatch.setattr(writer, "FIRST_CLUSTERS", 10)
+    rows, clusters = _many()
+    info = writer.write_report(str(tmp_path / "r"), rows, clusters, {})
+    assert len(os.listdir(tmp_path / "r" / "data")) >= 8  # meta, clusters and 6 chunks of rows
+    p = Page(browser, tmp_path / "r" / "index.html")
+    try:
+        assert p.page.inner_text("#loading") == ""
+        assert p.page.inner_text("#n-clusters") == str(len(clusters))
+        assert p.page.inner_text("#n-alone") == "501" and p.page.inner_text("#n-failed") == "150"
+        assert p.cards()[0] == "cluster-00001"
+        p.page.click("#pager button:has-text('last')")
+        ordered = [c["cluster_id"] for c in sorted(clusters, key=lambda c: (-len(c["member_ids"]), c["cluster_id"]))]
+        assert p.cards() == ordered[-(len(ordered) % 20 or 20):]  # beyond the 10 clusters meta.js lists
+        assert "loading" not in p.page.inner_text("#list")
+        p.page.click("#pager button:has-text('first')")
+        p.page.click("article.card[data-cluster='cluster-00001'] button.open")
+        p.page.click("#dlg-pager button:has-text('last')")
+        tiles = p.page.locator("#dlg-grid figure.tile")
+        assert tiles.count() == 400 - 48 * 8
+        assert "loading" not in p.page.inner_text("#dlg-grid")
+        p.page.keyboard.press("Escape")
+        p.page.fill("#q", "needle")
+        p.page.click("#tabs button[data-tab=alone]")
+        p.page.wait_for_selector("#list table.rows")
+        assert p.page.locator("#list table.rows tbody tr").count() == 1
+        assert p.errors == [] and info.urls == len(rows)
+    finally:
+        p.close()

@@ -32,21 +32,24 @@ def make_thumbnail(image: bytes, width: int = 320, fmt: str = "webp", quality: i
 
     if fmt not in EXTENSIONS:
         raise ValueError(f"thumbnail format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out = io.BytesIO()
     try:
         with Image.open(io.BytesIO(image)) as img:
             img.draft("RGB", (width, width))  # JPEG input: decode at reduced size
-            rgb = img.convert("RGB")
+            img.load()
+            small = img
+            if img.width > width:
+                height = max(1, round(img.height * width / img.width))
+                # reducing_gap: a cheap integer downscale first, then a good filter on the small image
+                small = img.resize((width, height), Image.BICUBIC, reducing_gap=2.0)
+            if small.mode != "RGB":  # after the resize: fewer pixels to convert
+                small = small.convert("RGB")
+            if fmt == "webp":
+                small.save(out, "WEBP", quality=quality, method=2)  # method 2: ~half the time of 4, ~2 % larger
+            else:
+                small.save(out, "JPEG", quality=quality, optimize=True)
     except (UnidentifiedImageError, OSError) as exc:
         raise ValueError(f"not a decodable image: {exc}") from exc
-    if rgb.width > width:
-        height = max(1, round(rgb.height * width / rgb.width))
-        # reducing_gap: a cheap integer downscale first, then a good filter on the small image
-        rgb = rgb.resize((width, height), Image.BICUBIC, reducing_gap=2.0)
-    out = io.BytesIO()
-    if fmt == "webp":
-        rgb.save(out, "WEBP", quality=quality, method=4)
-    else:
-        rgb.save(out, "JPEG", quality=quality, optimize=True, progressive=False)
     return out.getvalue()
 
 

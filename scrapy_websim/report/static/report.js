@@ -133,6 +133,7 @@
     if (!queue.length) {
       allLoaded = true;
       view = null;
+      showLoading();
       render();
       document.documentElement.setAttribute("data-loaded", "1");
       return;
@@ -624,8 +625,8 @@
   }
 
   function start() {
-    var queue = window.WEBSIM_Q || [];
-    for (var i = 0; i < queue.length; i++) { receive(queue[i]); }
+    var arrived = window.WEBSIM_Q || [];
+    for (var i = 0; i < arrived.length; i++) { receive(arrived[i]); }
     window.WEBSIM_Q = { push: function (p) { receive(p); if (M) { onData(p); } } };
     if (!M) {
       $("nodata").hidden = false;
