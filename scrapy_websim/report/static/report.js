@@ -49,7 +49,8 @@
     return parent;
   }
 
-  function fmt(n) { return Number(n).toLocaleString("en-US"); }
+  // 12345 -> "12,345" (not toLocaleString: starting Intl costs a cold page hundreds of ms)
+  function fmt(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 
   function pct(n, total) { return total ? Math.round(1000 * n / total) / 10 : 0; }
 
@@ -644,7 +645,7 @@
       setTimeout(function () {
         window.WEBSIM_FIRST_VIEW_MS = performance.now();
         document.documentElement.setAttribute("data-ready", "1");
-        loadNext();
+        setTimeout(loadNext, 50);  // a moment for input and images before the next parse
       }, 0);
     });
   }
