@@ -123,9 +123,8 @@ def _title(rng: random.Random, i: int) -> str:
     return f"{rng.choice(words)} {rng.choice(words).lower()} — page {i}"
 
 
-def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: int = 1):
-    """(rows, clusters, meta) shaped like a scan of many hosts; writes thumbnails for a share of them."""
-    rng = random.Random(seed)
+def _base_rows(n: int, rng: random.Random):
+    """n pages with a response, on hosts with a long-tailed number of URLs each."""
     hosts = [f"host{h}.example{h % 7}.com" if h % 5 else f"10.{h // 250 % 250}.{h % 250}.{h % 9 + 1}"
              for h in range(max(50, n // 30))]
     weights = [1.0 / (k + 1) ** 0.8 for k in range(len(hosts))]
@@ -144,6 +143,36 @@ def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: in
             "similarity_to_canonical": 0.0, "content_sim": 0.0, "structure_sim": 0.0, "visual_sim": 0.0,
             "behavior_sim": 0.0, "cluster_kind": "", "match_rule": "", "page_type": "unknown",
         })
+    return rows
+
+
+def _link_thumbnails(rows, pool, thumbs_dir: str, share: float, rng: random.Random) -> int:
+    """Thumbnails for a share of the pages that got a response (a crawl makes one per rendered page)."""
+    os.makedirs(thumbs_dir, exist_ok=True)
+    originals = []
+    for k, data in enumerate(pool):  # hard links to a few real thumbnails: the sizes of a real folder, fast to make
+        originals.append(os.path.join(thumbs_dir, f"pool-{k}.webp.orig"))
+        with open(originals[-1], "wb") as fh:
+            fh.write(data)
+    written = 0
+    for r in rows:
+        if r["status_code"] and "html" in r["content_type"] and rng.random() < share:
+            target = os.path.join(thumbs_dir, thumbnail_stem(r["url"]) + ".webp")
+            if not os.path.exists(target):
+                try:
+                    os.link(originals[r["id"] % len(pool)], target)
+                except OSError:
+                    shutil.copyfile(originals[r["id"] % len(pool)], target)
+                written += 1
+    for name in originals:
+        os.remove(name)
+    return written
+
+
+def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: int = 1):
+    """(rows, clusters, meta) shaped like a scan of many hosts; writes thumbnails for a share of them."""
+    rng = random.Random(seed)
+    rows = _base_rows(n, rng)
     order = list(range(n))
     rng.shuffle(order)
     cursor = 0
@@ -222,25 +251,7 @@ def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: in
             rows[m].update(content_type="application/json", title="")
         if rng.random() < 0.03:
             rows[m]["status_code"] = rng.choice((301, 401, 418))
-    # thumbnails for a share of the pages that got a response (a crawl makes one per rendered page)
-    os.makedirs(thumbs_dir, exist_ok=True)
-    originals = []
-    for k, data in enumerate(pool):  # hard links to a few real thumbnails: the sizes of a real folder, fast to make
-        originals.append(os.path.join(thumbs_dir, f"pool-{k}.webp.orig"))
-        with open(originals[-1], "wb") as fh:
-            fh.write(data)
-    written = 0
-    for r in rows:
-        if r["status_code"] and "html" in r["content_type"] and rng.random() < thumb_share:
-            target = os.path.join(thumbs_dir, thumbnail_stem(r["url"]) + ".webp")
-            if not os.path.exists(target):
-                try:
-                    os.link(originals[r["id"] % len(pool)], target)
-                except OSError:
-                    shutil.copyfile(originals[r["id"] % len(pool)], target)
-                written += 1
-    for name in originals:
-        os.remove(name)
+    written = _link_thumbnails(rows, pool, thumbs_dir, thumb_share, rng)
     meta = {"total_urls": n, "eligible_html_urls": int(n * 0.6), "total_clusters": len(clusters),
             "sim_threshold": 0.85, "generated_at": "2026-01-01T00:00:00+00:00"}
     return rows, clusters, meta, written

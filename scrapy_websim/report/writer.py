@@ -301,12 +301,21 @@ def _layout(b: _Builder, clusters: List[Dict[str, Any]]):
     return order, table, kinds.names, entries, alone_start
 
 
-def _summary(b: _Builder, entries, kinds: List[str], meta: Dict[str, Any], thumbs: int) -> Dict[str, Any]:
+def _kind_rows(entries) -> List[list]:
+    """``[kind, name, clusters, pages]`` per cluster kind, content first, then the rules in order."""
     kind_counts: Dict[str, List[int]] = {}
     for _cid, kind, members, _c in entries:
         counts = kind_counts.setdefault(kind, [0, 0])
         counts[0] += 1
         counts[1] += len(members)
+    order = list(KIND_NAMES)  # content, then the rules in priority order
+    ranked = sorted(kind_counts.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 99, kv[0]))
+    return [[k, KIND_NAMES.get(k, k), n[0], n[1]] for k, n in ranked]
+
+
+def _summary(b: _Builder, entries, meta: Dict[str, Any], thumbs: int) -> Dict[str, Any]:
+    by_kind = _kind_rows(entries)
+    content_clusters = next((k[2] for k in by_kind if k[0] == "content"), 0)
     clustered = sum(len(e[2]) for e in entries)
     alone = len(b.rows) - clustered
     failed_alone = sum(1 for r in b.rows if r[4] < 0 and r[10])
@@ -315,13 +324,11 @@ def _summary(b: _Builder, entries, kinds: List[str], meta: Dict[str, Any], thumb
     host_counts = Counter(r[11] for r in b.rows)
     rule_counts = Counter(r[5] for r in b.rows)
     kept = len(entries) + alone  # one page per cluster, plus every page in no cluster
-    order = ["content"] + [k for k in KIND_NAMES if k != "content"]
-    kind_rows = sorted(kind_counts.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 99, kv[0]))
     return {
         "urls": len(b.rows),
         "clusters": len(entries),
-        "content_clusters": kind_counts.get("content", [0])[0],
-        "rule_clusters": len(entries) - kind_counts.get("content", [0])[0],
+        "content_clusters": content_clusters,
+        "rule_clusters": len(entries) - content_clusters,
         "clustered": clustered,
         "alone": alone - failed_alone,
         "failed": failed,
@@ -329,7 +336,7 @@ def _summary(b: _Builder, entries, kinds: List[str], meta: Dict[str, Any], thumb
         "saved": len(b.rows) - kept,
         "eligible": _int(meta.get("eligible_html_urls")),
         "thumbnails": thumbs,
-        "by_kind": [[k, KIND_NAMES.get(k, k), n[0], n[1]] for k, n in kind_rows],
+        "by_kind": by_kind,
         "by_rule": [[b.rules.names[r], n] for r, n in rule_counts.most_common()],
         "by_status": [[s, status_counts[s]] for s in ("2xx", "3xx", "4xx", "5xx", "none") if status_counts[s]],
         "by_host": [[b.hosts.names[h], n] for h, n in host_counts.most_common(TOP_HOSTS)],
@@ -388,7 +395,7 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
     order, table, kinds, entries, alone_start = _layout(builder, cluster_list)
     if builder.used_thumbs:
         _copy_thumbs(builder.used_thumbs, thumbs_dir, dest_thumbs)
-    summary = _summary(builder, entries, kinds, meta, len(builder.used_thumbs))
+    summary = _summary(builder, entries, meta, len(builder.used_thumbs))
 
     chunks = []
     start = 0
