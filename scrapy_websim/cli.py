@@ -9,6 +9,8 @@
   per URL pattern, without fetching anything.
 * ``websim push | worker | status | collect --redis URL --job NAME``: many workers on many machines
   (``scrapy_websim/distributed/commands.py``).
+* ``websim report result.json -o report/ [--thumbnails DIR]`` writes the offline HTML report of a
+  result file (``--report DIR`` on a crawl writes it at the end, with thumbnails).
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ def crawl_main(argv: List[str]) -> int:
         prog="websim",
         description="Render a list of URLs in headless Chromium, cluster duplicate pages and label special pages.",
         epilog="Other commands: 'websim cluster FEATURES.jsonl -o OUT' re-clusters without rendering; "
-        "'websim urls --dedupe FILE' reduces a URL list to its URL patterns.",
+        "'websim urls --dedupe FILE' reduces a URL list to its URL patterns; "
+        "'websim report RESULT.json -o DIR' writes the HTML report.",
     )
     parser.add_argument("-l", "--list", required=True, metavar="URLS",
                         help="a .txt file (one URL, host or host:port per line, # comments; httpx JSON lines), "
@@ -134,9 +137,15 @@ def crawl_main(argv: List[str]) -> int:
     parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")
     parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
     _add_scan_options(parser)
+    parser.add_argument("--report", metavar="DIR", help="also write the HTML report (with screenshot thumbnails) here")
+    parser.add_argument("--thumbnails-dir", metavar="DIR",
+                        help="keep a small screenshot per page here (default with --report: DIR/thumbs)")
     _add_decision_options(parser)
     args = parser.parse_args(argv)
     fmt = _output_format(parser, args.output)
+    for flag, value in (("--report", args.report), ("--thumbnails-dir", args.thumbnails_dir)):
+        if value and os.path.exists(value) and not os.path.isdir(value):
+            parser.error(f"{flag} {value!r}: exists and is not a directory")
     if not 1 <= args.threads <= 1000:
         parser.error(f"-t {args.threads}: concurrency must be in [1, 1000]")
     settings = _scan_settings_from_args(parser, args)
@@ -170,6 +179,10 @@ def crawl_main(argv: List[str]) -> int:
         "WEBSIM_FEATURES_FILE": args.features_file or "",
         "WEBSIM_SCREENSHOTS_DIR": args.screenshots_dir or "",
     }
+    if args.report:
+        base["WEBSIM_REPORT_DIR"] = args.report
+    if args.thumbnails_dir:
+        base["WEBSIM_THUMBNAILS_DIR"] = args.thumbnails_dir
     base.update(settings)
     try:  # every setting and the browser checked before anything starts: one clear line, exit 2
         from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
@@ -197,6 +210,50 @@ def crawl_main(argv: List[str]) -> int:
         return 1
     print(f"websim: {stats['websim/total_urls']} URLs, {stats.get('websim/total_clusters', 0)} clusters "
           f"-> {args.output}", file=sys.stderr)
+    report = stats.get("websim/report")
+    if report:
+        print(f"websim: report -> {report} (open it in a browser: {_file_url(report)})", file=sys.stderr)
+    elif args.report:
+        print(f"websim: error: the report was not written to {args.report!r}; see the log above", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _file_url(path: str) -> str:
+    from pathlib import Path  # noqa: PLC0415
+
+    return Path(path).resolve().as_uri()
+
+
+def report_main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="websim report",
+        description="Write the offline HTML report of a result file: summary, clusters with screenshots, "
+                    "filters and search. Open DIR/index.html in a browser; nothing is loaded from the network.")
+    parser.add_argument("result", help="result file written by websim or websim cluster: .json (or .jsonl, .csv)")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder (created if missing)")
+    parser.add_argument("--thumbnails", metavar="DIR",
+                        help="thumbnails kept by the crawl (--thumbnails-dir, WEBSIM_THUMBNAILS_DIR or the crawl "
+                             "report's thumbs/); default: DIR/thumbs of the output when it exists")
+    args = parser.parse_args(argv)
+    if not os.path.isfile(args.result):
+        parser.error(f"result file not found: {args.result!r}")
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        parser.error(f"-o {args.output!r}: exists and is not a directory")
+    if args.thumbnails and not os.path.isdir(args.thumbnails):
+        parser.error(f"--thumbnails {args.thumbnails!r}: no such directory")
+
+    from scrapy_websim.report import ReportError, report_from_file  # noqa: PLC0415
+
+    try:
+        info = report_from_file(args.result, args.output, args.thumbnails)
+    except (ReportError, OSError) as exc:
+        print(f"websim report: error: {exc}", file=sys.stderr)
+        return 2
+    note = f"{info.thumbnails} thumbnails" if info.thumbnails else "no thumbnails"
+    print(f"websim report: {info.urls} URLs, {info.clusters} clusters, {note}, {info.bytes / 1e6:.1f} MB of data "
+          f"in {info.seconds:.1f} s -> {info.path}", file=sys.stderr)
+    print(f"websim report: open {_file_url(info.path)}", file=sys.stderr)
     return 0
 
 
@@ -238,6 +295,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         from scrapy_websim.distributed.commands import COMMANDS  # noqa: PLC0415
 
         return COMMANDS[argv[0]](argv[1:])
+    if argv and argv[0] == "report":
+        return report_main(argv[1:])
     if argv and argv[0] == "urls":
         from scrapy_websim.core.urlsimhash import main as urls_main  # noqa: PLC0415
 

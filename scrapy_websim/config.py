@@ -241,7 +241,17 @@ class WebsimConfig:
     headers: Tuple[Tuple[str, str], ...] = ()
     cookies: str = ""
     user_agent: str = ""
+    report_dir: str = ""
+    thumbnails_dir: str = ""
+    thumbnail_width: int = 320
+    thumbnail_format: str = "webp"
+    thumbnail_quality: int = 60
     extra: Dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def thumbnails_path(self) -> str:
+        """Where the crawl keeps thumbnails: WEBSIM_THUMBNAILS_DIR, else the report's thumbs/, else none."""
+        return self.thumbnails_dir or (os.path.join(self.report_dir, "thumbs") if self.report_dir else "")
 
     @classmethod
     def from_settings(cls, settings: Any) -> "WebsimConfig":
@@ -257,6 +267,11 @@ class WebsimConfig:
         screenshots_dir = get_str(settings, "WEBSIM_SCREENSHOTS_DIR", "")
         if screenshots_dir and os.path.exists(screenshots_dir) and not os.path.isdir(screenshots_dir):
             raise ConfigError(f"WEBSIM_SCREENSHOTS_DIR={screenshots_dir!r} exists and is not a directory")
+        report_dir = get_str(settings, "WEBSIM_REPORT_DIR", "")
+        thumbnails_dir = get_str(settings, "WEBSIM_THUMBNAILS_DIR", "")
+        for name, value in (("WEBSIM_REPORT_DIR", report_dir), ("WEBSIM_THUMBNAILS_DIR", thumbnails_dir)):
+            if value and os.path.exists(value) and not os.path.isdir(value):
+                raise ConfigError(f"{name}={value!r} exists and is not a directory")
         return cls(
             browser_executable=get_str(settings, "WEBSIM_BROWSER_EXECUTABLE", ""),
             viewport=viewport,
@@ -281,6 +296,11 @@ class WebsimConfig:
             headers=parse_headers("WEBSIM_HEADERS", _get(settings, "WEBSIM_HEADERS", {})),
             cookies=parse_cookies("WEBSIM_COOKIES", _get(settings, "WEBSIM_COOKIES", "")),
             user_agent=_one_line("WEBSIM_USER_AGENT", get_str(settings, "WEBSIM_USER_AGENT", "")),
+            report_dir=report_dir,
+            thumbnails_dir=thumbnails_dir,
+            thumbnail_width=get_number(settings, "WEBSIM_THUMBNAIL_WIDTH", 320, 32, 1280, integer=True),
+            thumbnail_format=get_str(settings, "WEBSIM_THUMBNAIL_FORMAT", "webp", choices=("webp", "jpeg")),
+            thumbnail_quality=get_number(settings, "WEBSIM_THUMBNAIL_QUALITY", 60, 1, 100, integer=True),
         )
 
 

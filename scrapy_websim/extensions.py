@@ -57,6 +57,7 @@ class WebsimExtension:
         self._started = time.monotonic()
         self._last_progress = self._started
         self._result = None
+        self._report_written = False
         self._discovered: set = set()  # 8-byte digests of URLs recorded for spiders other than websim
         self.sink: Any = None  # a distributed worker's record sink (scrapy_websim.distributed), set by its spider
         _extensions[crawler] = self
@@ -144,4 +145,21 @@ class WebsimExtension:
     def spider_closed(self, spider: Any, reason: str) -> None:
         if self.sink is not None:  # a distributed worker: its records are in Redis, 'websim collect' clusters
             return
-        self.finalize()
+        result = self.finalize()
+        if self.config.report_dir and not self._report_written:
+            self._report_written = True
+            self.write_report(result)
+
+    def write_report(self, result: Any) -> None:
+        """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl."""
+        from scrapy_websim.report import ReportError, write_report  # noqa: PLC0415
+
+        try:
+            info = write_report(self.config.report_dir, result.url_rows(), result.cluster_rows(), result.meta,
+                                thumbs_dir=self.config.thumbnails_path or None)
+        except (ReportError, OSError) as exc:
+            logger.error("websim: the report could not be written to %s: %s", self.config.report_dir, exc)
+            return
+        self.stats.set_value("websim/report", info.path)
+        logger.info("websim: report of %d URLs, %d clusters, %d thumbnails written to %s in %.1f s",
+                    info.urls, info.clusters, info.thumbnails, info.path, info.seconds)
