@@ -56,7 +56,9 @@ MAX_ORIGINS = 12
 #: Hosts in the summary chart.
 TOP_HOSTS = 15
 
-_KNOWN = set(OUTPUT_FIELDS)
+#: Columns the report shows in their own places; every other field (``expanded_from``, the
+#: ``tls_*`` facts, fields of newer versions) is shown under the title when it is not empty.
+_KNOWN = set(OUTPUT_FIELDS[: OUTPUT_FIELDS.index("page_type") + 1])
 _ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 
 KIND_NAMES = {
