@@ -100,7 +100,7 @@ def write_csv(write: Callable[[str], None], result: Any) -> None:
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(OUTPUT_FIELDS)
     for n, row in enumerate(result.url_rows(), start=1):
-        writer.writerow([csv_cell(row[name]) for name in OUTPUT_FIELDS])
+        writer.writerow([csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS])
         if n % 1000 == 0:
             write(buf.getvalue())
             buf.seek(0)
