@@ -491,19 +491,21 @@ def _hits(keywords: Tuple[str, ...], text: str) -> int:
     return len(kept)
 
 
-def page_signals(doc, title: str, params: RuleParams = RuleParams()) -> Dict[str, Any]:
+def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = "") -> Dict[str, Any]:
     """Compact rule signals of one rendered page (see module docstring). Does not mutate ``doc``.
 
     Keys: ``vis`` visible text length; ``head`` first characters of the visible text; ``h``
     first characters of the h1-h3 text; ``kw`` {rule: [title hits, heading hits, body hits]} for
     the rules with any hit (hits = number of different keywords); ``pw`` password inputs;
     ``inputs`` visible form controls; ``forms`` form elements; ``fs`` share of the visible page
-    (text + 20 chars per control) inside forms, 0..1.
+    (text + 20 chars per control) inside forms, 0..1; ``mv`` visible text length outside page
+    chrome. Keyword hits skip what the page echoes of its own ``url`` (a wiki's 404 titled
+    "Maintenance window" for ``/wiki/Maintenance_window`` is not a maintenance page).
     """
-    return _signals(_walk(doc), title, params)
+    return _signals(_walk(doc), title, params, url)
 
 
-def _signals(walk: _Walk, title: str, params: RuleParams) -> Dict[str, Any]:
+def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict[str, Any]:
     # Keyword hits, controls and headings count in the page's own content, not its chrome
     # (navigation, site header/footer, sidebars); a page that is all chrome is read whole.
     main = 0 if walk.main_parts or not walk.parts else None
@@ -512,7 +514,7 @@ def _signals(walk: _Walk, title: str, params: RuleParams) -> Dict[str, Any]:
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
     headings = " | ".join(h for h in head_list if h)
     title = _WS.sub(" ", title or "").strip()
-    low = (title.lower(), headings.lower(), text.lower())
+    low = tuple(_strip_echoes(part, url).lower() for part in (title, headings, text))
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = tuple(params.keywords(rule))
@@ -588,12 +590,17 @@ def _echoes(url: str) -> List[str]:
     return sorted(out, key=lambda v: (-len(v), v))
 
 
-def _strip_echoes(text: str, url: str) -> str:
+@lru_cache(maxsize=64)
+def _echo_pattern(url: str) -> Optional["re.Pattern[str]"]:
     echoes = _echoes(url)
     if not echoes:
-        return text
-    pattern = "|".join(re.escape(e) for e in echoes)
-    return re.sub(rf"(?<!\w)(?:{pattern})(?!\w)", " ", text, flags=re.I)
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(e) for e in echoes) + r")(?!\w)", re.I)
+
+
+def _strip_echoes(text: str, url: str) -> str:
+    pattern = _echo_pattern(url) if url and text else None
+    return pattern.sub(" ", text) if pattern is not None else text
 
 
 def template_fingerprint(doc, url: str = "") -> int:
@@ -618,10 +625,10 @@ def _fingerprint(walk: _Walk, url: str = "") -> int:
 
 def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
                   ) -> Tuple[Dict[str, Any], int]:
-    """``(page_signals(doc, title, params), template_fingerprint(doc, url))`` from one walk of
+    """``(page_signals(doc, title, params, url), template_fingerprint(doc, url))`` from one walk of
     ``doc``: what the pipeline calls per page (about half the cost of calling the two)."""
     walk = _walk(doc, skeleton=True)
-    return _signals(walk, title, params), _fingerprint(walk, url)
+    return _signals(walk, title, params, url), _fingerprint(walk, url)
 
 
 # ---------------------------------------------------------------------------------------------
