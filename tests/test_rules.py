@@ -415,7 +415,7 @@ MISSING = ("<p>This wiki does not have a page with this exact title. You can sea
 
 
 def wiki(title: str, body: str = MISSING) -> str:
-    return WIKI_SKIN.format(title=title, body=body, stamp="2026-11-23 07:00", rid=_token(12))
+    return WIKI_SKIN.format(title=title, body=body, stamp="2026-11-23 07:00", rid=os.urandom(16).hex())
 
 
 def test_a_404_whose_sidebar_says_log_in_is_an_error_page_and_one_template():
