@@ -516,12 +516,12 @@ def test_cjk_keyword_lists_leave_real_cjk_documentation_alone():
         assert special_label(whole) is None, (path, whole.signals["kw"])
         whole.text_len = 150  # an extractor that kept only a heading
         assert special_label(whole) is None, path
-        for sec in doc.xpath('//div[contains(@class, "section")]'):
-            body = lxml.html.tostring(sec, encoding="unicode")
+        for sec in doc.xpath('//div[contains(@class, "section")][not(.//div[contains(@class, "section")])]'):
+            body = lxml.html.tostring(sec, encoding="unicode")  # a leaf section: the shortest pages
             rec = make_record(f"<html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>")
             assert special_label(rec) in (None, "T1"), (path, rec.signals["h"], rec.signals["kw"])
             sections += 1
-    assert sections > 500
+    assert sections > 400
 
 
 def test_a_list_page_with_real_entries_is_not_thin():
