@@ -1,6 +1,6 @@
 """A fleet of real server software on many 127.0.0.1 ports: pair F1 against a written truth.
 
-    python bench/fleet.py [--sets fleet,wiki] [--keep DIR]
+    python bench/fleet.py [--sets fleet,wiki] [--keep DIR] [--code DIR]
 
 ``fleet``: nginx (4 ports), Apache httpd (3), lighttpd (3) and Django (2), started from the Debian
 packages with tests/servers.py. Each serves its real default/error pages (404, 403, 5xx, proxy
@@ -291,6 +291,12 @@ class WikiHandler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
+        try:
+            self._get()
+        except (BrokenPipeError, ConnectionResetError):  # the browser stopped loading: fine
+            pass
+
+    def _get(self) -> None:
         path = urlsplit(self.path).path
         rid = os.urandom(8).hex()
         stamp = time.strftime("%d %B %Y, at %H:%M:%S")
@@ -390,7 +396,7 @@ def score(name: str, truth: Truth, rows: Dict[str, dict], bodies: Dict[str, str]
             f"({100.0 * right / max(1, len(special)):.1f}%) content_mislabelled={len(content_bad)} urls={len(truth)}")
 
 
-def run_set(name: str, truth: Truth, workdir: str) -> str:
+def run_set(name: str, truth: Truth, workdir: str, code: str = "") -> str:
     urls = list(truth)
     bodies = {}
     for u in urls:  # the baseline: exact hash of the raw body, fetched in the same run
@@ -400,7 +406,8 @@ def run_set(name: str, truth: Truth, workdir: str) -> str:
         fh.write("\n".join(urls) + "\n")
     out = os.path.join(workdir, f"{name}.json")
     started = time.monotonic()
-    proc = run_websim(["-l", listing, "-o", out, "-s", "WEBSIM_STABLE_TIMEOUT=4"], cwd=workdir, timeout=1800)
+    env = {"PYTHONPATH": os.path.abspath(code)} if code else None
+    proc = run_websim(["-l", listing, "-o", out, "-s", "WEBSIM_STABLE_TIMEOUT=4"], cwd=workdir, timeout=1800, env=env)
     if proc.returncode != 0:
         print(proc.stderr[-4000:])
         raise SystemExit(f"websim failed with {proc.returncode}")
@@ -419,6 +426,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default="fleet,wiki")
     ap.add_argument("--keep", default="", help="write the URL lists and results here")
+    ap.add_argument("--code", default="", help="crawl with the scrapy_websim of this tree (e.g. another checkout)")
     args = ap.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     for binary in ("nginx", "apache2", "lighttpd"):
@@ -430,9 +438,9 @@ def main() -> int:
     with ExitStack() as stack:
         if "fleet" in sets:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="websim-fleet-auth-"))
-            lines.append(run_set("fleet", build_fleet(stack, tmp), workdir))
+            lines.append(run_set("fleet", build_fleet(stack, tmp), workdir, args.code))
         if "wiki" in sets:
-            lines.append(run_set("wiki", build_wiki(stack), workdir))
+            lines.append(run_set("wiki", build_wiki(stack), workdir, args.code))
     for line in lines:
         print(line)
     return 0

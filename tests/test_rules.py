@@ -192,6 +192,11 @@ LOGIN_FORM = ("<h1>Sign in</h1><form method=post><label>Email <input name=email>
     (200, page("Just a moment...", "<h1>Checking your browser before accessing example.com"
                "</h1><p>Performance &amp; security by Cloudflare</p>", nav=False), "W1"),
     (403, page("Forbidden", "<h1>Forbidden</h1><p>You don't have permission.</p>"), "E3"),
+    # a plain "access denied" is any server's 403 (Tomcat's); a WAF names the block or its vendor
+    (403, page("403 Access Denied", "<h1>403 Access Denied</h1><p>You are not authorized to view "
+               "this page.</p>", nav=False), "E3"),
+    (403, page("Access Denied", "<h1>Access Denied</h1><p>You don't have permission to access this "
+               "server.</p><p>Reference #18.2f3c1702.1700000000.5a3e1b</p>", nav=False), "W1"),
     (200, page("Scheduled maintenance", "<h1>We'll be back soon</h1><p>We are upgrading.</p>"),
      "M1"),
     (200, page("网站维护", "<h1>系统维护中</h1><p>请稍后访问</p>"), "M1"),

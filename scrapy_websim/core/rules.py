@@ -78,19 +78,21 @@ ERROR_KEYWORDS: Tuple[str, ...] = (
     "an error has occurred", "error", "bad request", "forbidden", "unauthorized",
     "not authorized", "permission denied", "internal server error", "server error",
     "service unavailable", "bad gateway", "gateway timeout", "dead link", "broken link",
+    "access denied",
     # Chinese
     "页面不存在", "页面未找到", "找不到页面", "页面找不到", "您访问的页面不存在", "你访问的页面不存在",
     "您要访问的页面不存在", "无法找到", "找不到该页面", "内容不存在", "文章不存在", "信息不存在",
     "已被删除", "出错了", "出错啦", "发生错误", "错误页面", "服务器错误", "系统错误",
-    "请求错误", "无权访问", "没有权限", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
+    "请求错误", "无权访问", "没有权限", "访问被拒绝", "拒绝访问", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
     "找不到网页", "网页不存在", "页面已失效",
     # Chinese (traditional)
-    "找不到網頁", "網頁不存在", "頁面不存在", "找不到頁面", "發生錯誤", "伺服器錯誤", "系統錯誤",
+    "找不到網頁", "網頁不存在", "訪問被拒絕", "拒絕訪問", "頁面不存在", "找不到頁面", "發生錯誤", "伺服器錯誤", "系統錯誤",
     # Japanese
     "ページが見つかりません", "ページが見つかりませんでした", "お探しのページは見つかりません",
     "お探しのページが見つかりません", "ページは存在しません", "ページが存在しません",
     "指定されたページは存在しません", "ファイルが見つかりません", "エラーが発生しました",
-    "サーバーエラー", "サーバエラー", "アクセスできません", "削除された可能性があります",
+    "サーバーエラー", "サーバエラー", "アクセスできません", "アクセスが拒否されました", "アクセス拒否",
+    "アクセスは拒否されました", "削除された可能性があります",
 )
 LOGIN_KEYWORDS: Tuple[str, ...] = (
     # English
@@ -107,9 +109,11 @@ LOGIN_KEYWORDS: Tuple[str, ...] = (
     "ログイン", "サインイン", "ログインしてください", "パスワード", "パスワードを忘れ",
     "ユーザー名", "ユーザ名", "ユーザーid", "メールアドレス", "会員ログイン", "ログイン状態を保持",
 )
+#: A plain "access denied" is what any 403 says (Tomcat's, IIS's): an error page (E3). A WAF or
+#: challenge page names the blocking, the firewall, the check or the vendor.
 WAF_KEYWORDS: Tuple[str, ...] = (
     # English, generic
-    "access denied", "access to this page has been denied", "request blocked",
+    "access to this page has been denied", "request blocked",
     "request rejected", "the requested url was rejected", "you have been blocked",
     "sorry, you have been blocked", "blocked by", "web application firewall", "firewall",
     "security check", "security verification", "checking your browser",
@@ -126,14 +130,14 @@ WAF_KEYWORDS: Tuple[str, ...] = (
     "aws waf", "support id", "incident id", "mod_security", "modsecurity", "wordfence",
     "barracuda", "fortiguard", "403 forbidden by waf",
     # Chinese
-    "访问被拒绝", "拒绝访问", "访问受限", "请求被拒绝", "请求被拦截", "已被拦截", "拦截", "防火墙",
+    "访问受限", "请求被拒绝", "请求被拦截", "已被拦截", "拦截", "防火墙",
     "网站防火墙", "安全验证", "安全检测", "人机验证", "验证码", "滑动验证", "请完成验证",
     "检测到异常", "异常访问", "访问过于频繁", "访问频率过高", "非法请求", "您的访问被阻断",
     "安全狗", "云锁", "知道创宇", "创宇盾", "阿里云盾", "腾讯云waf", "百度云加速", "长亭", "雷池",
     # Chinese (traditional)
-    "訪問被拒絕", "拒絕訪問", "存取被拒", "安全驗證", "人機驗證", "驗證碼",
+    "存取被拒", "安全驗證", "人機驗證", "驗證碼",
     # Japanese
-    "アクセスが拒否されました", "アクセス拒否", "アクセスは拒否されました", "ファイアウォール",
+    "ファイアウォール",
     "セキュリティチェック", "セキュリティ確認", "ロボットではありません", "不正なアクセス",
     "不正なリクエスト", "アクセスが制限されています", "アクセスが集中",
 )
