@@ -78,12 +78,6 @@ def mirror_copy(rel: str, mirror: str) -> str:
     return re.sub(r"(<body[^>]*>)", r"\1" + banner, html, count=1)
 
 
-def doc_files(mirror: str, singles: List[str]) -> Dict[str, str]:
-    files = {f"docs/{rel}": mirror_copy(rel, mirror) for rel in MIRRORED}
-    files.update({f"docs/{rel}": mirror_copy(rel, mirror) for rel in singles})
-    return files
-
-
 LOGIN = ("<!doctype html><html><head><title>Sign in - Acme Portal</title></head><body>"
          "<div class=card><h1>Sign in to Acme Portal</h1><form method=post action=/session>"
          '<input type=hidden name=authenticity_token value="$request_id">'

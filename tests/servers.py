@@ -87,6 +87,19 @@ def _write_files(root: str, files: Mapping[str, str]) -> None:
             f.write(text)
 
 
+def _readable_root(tmp: str, files: Optional[Mapping[str, str]]) -> str:
+    """``tmp/www`` with ``files`` in it, everything readable by a server that dropped root."""
+    os.chmod(tmp, 0o755)
+    root = os.path.join(tmp, "www")
+    os.makedirs(root)
+    _write_files(root, files or {})
+    for dirpath, _dirs, names in os.walk(tmp):
+        os.chmod(dirpath, 0o755)
+        for n in names:
+            os.chmod(os.path.join(dirpath, n), 0o644)
+    return root
+
+
 @contextlib.contextmanager
 def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterator[str]:
     with open(log, "ab") as out:
@@ -152,14 +165,7 @@ def apache_server(
     (``{root}`` in it is the document root, ``{tmp}`` the server's directory); ``modules`` are
     loaded besides the usual ones (e.g. ``auth_basic``, ``proxy_http``, ``autoindex``)."""
     with tempfile.TemporaryDirectory(prefix="websim-apache-") as tmp:
-        os.chmod(tmp, 0o755)
-        root = os.path.join(tmp, "www")
-        os.makedirs(root)
-        _write_files(root, files or {})
-        for dirpath, _dirs, names in os.walk(tmp):
-            os.chmod(dirpath, 0o755)
-            for n in names:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        root = _readable_root(tmp, files)
         port = free_port()
         loads = "\n".join(
             f"LoadModule {m}_module {modules_dir}/mod_{m}.so" for m in (*_APACHE_MODULES, *modules)
@@ -207,14 +213,7 @@ def lighttpd_server(
     ``config`` (lighttpd syntax; ``{root}``/``{tmp}`` as for Apache). ``modules`` are loaded
     (e.g. ``mod_auth``, ``mod_authn_file``, ``mod_dirlisting``, ``mod_proxy``)."""
     with tempfile.TemporaryDirectory(prefix="websim-lighttpd-") as tmp:
-        os.chmod(tmp, 0o755)
-        root = os.path.join(tmp, "www")
-        os.makedirs(root)
-        _write_files(root, files or {})
-        for dirpath, _dirs, names in os.walk(tmp):
-            os.chmod(dirpath, 0o755)
-            for n in names:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        root = _readable_root(tmp, files)
         port = free_port()
         mods = ", ".join(f'"{m}"' for m in ("mod_indexfile", "mod_access", "mod_alias", *modules))
         conf = os.path.join(tmp, "lighttpd.conf")

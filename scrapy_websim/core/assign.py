@@ -6,13 +6,17 @@ Every input URL ends in exactly one cluster, or in none (empty ``cluster_id``, `
 true). The steps run in this order, and a page placed by an earlier step is never moved:
 
 1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
-   generic", see ``core/rules.py``) do not take part in content clustering. They are grouped per
-   origin (``scheme://host[:port]`` of the final URL): E1 by origin alone (``err5xx-{origin}``);
-   the others by origin and template fingerprint (``{prefix}-{origin}-{fingerprint}``, the
-   fingerprint as 16 hex digits); E3 groups are further split so that HTML lengths within one
-   group differ by at most 20% (the second and later length bands of one template get ``-2``,
+   generic", see ``core/rules.py``) do not take part in content clustering. By default
+   (``RuleParams.scope == "template"``) they are grouped by rule and template fingerprint across
+   hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code),
+   so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
+   tool's ids) they are grouped per origin (``scheme://host[:port]`` of the final URL): E1 by
+   origin alone (``err5xx-{origin}``), the others by origin and fingerprint
+   (``{prefix}-{origin}-{fingerprint}``). E3 groups are further split so that HTML lengths within
+   one group differ by at most 20% (the second and later length bands of one template get ``-2``,
    ``-3``, ... appended). A single matching page gets its own rule cluster: a lone login wall is
-   still a login wall.
+   still a login wall. Every cluster records ``origins``, the number of distinct origins of its
+   members.
 2. **Content clusters** come from content clustering of the eligible pages, unchanged. (If a page
    is both in a content cluster and matches a rule, the content cluster wins.)
 3. **R1**: pages still alone whose final URL equals the final URL of another page. If that other
