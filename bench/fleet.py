@@ -88,6 +88,17 @@ LOGIN = ("<!doctype html><html><head><title>Sign in - Acme Portal</title></head>
 WAF = ("<!doctype html><html><head><title>Request blocked</title></head><body><h1>Request blocked</h1>"
        "<p>This request was blocked by the web application firewall of this site.</p>"
        "<p>Incident ID: $request_id</p><p>Time: $time_iso8601</p><p>Client: $remote_addr</p></body></html>")
+# A login screen written by JavaScript (a single-page app) with a per-load build id, and a web
+# shop's 404 that echoes the requested path and the host:port.
+JS_LOGIN = ("<!doctype html><html><head><title>Grafite</title></head><body><div id=root>Loading...</div><script>"
+            "document.getElementById(\"root\").innerHTML = \"<h1>Welcome to Grafite</h1><form><label>Email or "
+            "username <input name=user></label><label>Password <input type=password name=password></label>"
+            "<button>Log in</button></form><p>Session \" + Math.random().toString(16).slice(2) + \"</p>\";"
+            "</script></body></html>")
+SHOP_404 = ("<!doctype html><html><head><title>Product not found - Widgets</title></head><body><header><nav>"
+            "<a href=/>Home</a> <a href=/shop/>Shop</a> <a href=/account/login>Log in</a></nav></header>"
+            "<main><h1>Sorry, we could not find that product</h1><p>Nothing is sold at $uri on $host:$server_port "
+            "any more. Try the search box.</p></main></body></html>")
 MAINT = ("<!doctype html><html><head><meta charset=utf-8><title>Down for maintenance</title></head>"
          "<body><h1>We'll be back soon</h1><p>Sorry for the inconvenience: the site is down for "
          "scheduled maintenance. Please try again in a few minutes.</p></body></html>")
@@ -102,6 +113,8 @@ location /files/ {{ autoindex on; }}
 location = /login {{ default_type text/html; return 200 '{LOGIN}'; }}
 location = /blocked {{ default_type text/html; return 403 '{WAF}'; }}
 location = /maintenance {{ error_page 503 /maint.html; return 503; }}
+location = /app/login {{ default_type text/html; return 200 '{JS_LOGIN}'; }}
+location /shop/ {{ default_type text/html; return 404 '{SHOP_404}'; }}
 """
 
 
@@ -173,6 +186,8 @@ def build_fleet(stack: ExitStack, tmp: str) -> Truth:
             ng + "/login": ("acme-login", "L1"),
             ng + "/blocked": ("acme-waf", "W1"),
             ng + "/maint.html": ("maint-200", "M1"),
+            ng + "/app/login": ("grafite-login", "L1"),
+            ng + f"/shop/blue-widget-{n}": ("shop-404", "E3"), ng + "/shop/a/very/long/product/path/x": ("shop-404", "E3"),
         })
     for n in range(3):  # Apache httpd
         files = dict(LISTING_FILES, **{"index.html": read("/usr/share/apache2/default-site/index.html")})
