@@ -427,7 +427,7 @@ def run_set(name: str, truth: Truth, workdir: str, code: str = "") -> str:
     assert not missing and len(data["urls"]) == len(urls), f"URLs missing from the output: {missing}"
     print(f"{name}: crawled {len(urls)} URLs in {time.monotonic() - started:.0f} s; "
           f"{len(data['clusters'])} clusters, origins of the rule clusters: "
-          f"{sorted((c['kind'], c['origins'], len(c['member_ids'])) for c in data['clusters'] if c['kind'] != 'content')}")
+          f"{sorted((c['kind'], c.get('origins', 0), len(c['member_ids'])) for c in data['clusters'] if c['kind'] != 'content')}")
     return score(name, truth, rows, bodies)
 
 
