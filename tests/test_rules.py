@@ -537,3 +537,26 @@ def test_a_list_page_with_real_entries_is_not_thin():
     assert special_label(rec) is None
     rec.page_type = "detail"
     assert special_label(rec) == "T1"
+
+
+def test_chromium_refusals_are_fetched_again_without_the_browser():
+    """A 401 auth challenge Chromium will not show (and an unsafe port) is fetched again with
+    Scrapy's own HTTP client, for the websim spider and for any spider's tracked requests."""
+    from scrapy import Request
+
+    from scrapy_websim.render import static_fallback_reason
+    from scrapy_websim.render.middlewares import TRACK, WebsimFailureDownloaderMiddleware
+
+    auth = Exception("Page.goto: net::ERR_INVALID_AUTH_CREDENTIALS at http://127.0.0.1:8080/secret/")
+    assert static_fallback_reason(auth) == "ERR_INVALID_AUTH_CREDENTIALS"
+    assert static_fallback_reason(type("Failure", (), {"value": auth})()) == "ERR_INVALID_AUTH_CREDENTIALS"
+    assert static_fallback_reason(Exception("net::ERR_UNSAFE_PORT")) == "ERR_UNSAFE_PORT"
+    assert static_fallback_reason(Exception("net::ERR_CONNECTION_REFUSED")) == ""
+    mw = WebsimFailureDownloaderMiddleware(crawler=None)
+    req = Request("http://127.0.0.1:8080/secret/", meta={TRACK: True, "playwright": True, "playwright_page_methods": [],
+                                                         "handle_httpstatus_all": True, "websim_render": True})
+    again = mw.process_exception(req, auth)
+    assert isinstance(again, Request) and again.url == req.url and again.dont_filter
+    assert not any(k.startswith("playwright") for k in again.meta)
+    assert again.meta[TRACK] and again.meta["handle_httpstatus_all"] and again.meta["websim_static"]
+    assert mw.process_exception(Request("http://127.0.0.1:8080/x"), auth) is None  # not tracked: not ours

@@ -115,8 +115,9 @@ STATIC_FALLBACK_ERRORS = ("ERR_UNSAFE_PORT", "ERR_INVALID_AUTH_CREDENTIALS")
 
 
 def static_fallback_reason(failure: Any) -> str:
-    """The Chromium error code that calls for a plain HTTP fetch of the page, or ``""``."""
-    text = str(getattr(failure, "value", ""))
+    """The Chromium error code that calls for a plain HTTP fetch of the page, or ``""``
+    (``failure`` is a Twisted Failure or the exception itself)."""
+    text = str(getattr(failure, "value", failure))
     return next((code for code in STATIC_FALLBACK_ERRORS if code in text), "")
 
 
