@@ -560,3 +560,14 @@ def test_chromium_refusals_are_fetched_again_without_the_browser():
     assert not any(k.startswith("playwright") for k in again.meta)
     assert again.meta[TRACK] and again.meta["handle_httpstatus_all"] and again.meta["websim_static"]
     assert mw.process_exception(Request("http://127.0.0.1:8080/x"), auth) is None  # not tracked: not ours
+
+
+def test_echo_is_a_whole_piece_or_quoted_not_a_word_in_a_sentence():
+    form = page("Sign in", "<h1>Sign in to your account</h1><form><input name=u><input type=password name=p>"
+                "<button>Sign in</button></form>")
+    a, b = (make_record(form, 200, f"http://127.0.0.1:8080{p}") for p in ("/login", "/account"))
+    assert a.fingerprint == b.fingerprint  # "account" in a sentence is the template's own word
+    search = "<h1>Search</h1><p>No results for “{q}”. Try other words.</p>"
+    c, d = (make_record(page("Search", search.format(q=q)), 200, f"http://127.0.0.1:8080/search?q={q}")
+            for q in ("blue widgets", "maintenance"))
+    assert c.fingerprint == d.fingerprint and special_label(d) != "M1"

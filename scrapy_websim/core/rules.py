@@ -524,11 +524,11 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict
     # (navigation, site header/footer, sidebars); a page that is all chrome is read whole.
     main = 0 if walk.main_parts or not walk.parts else None
     pick = (lambda pair: pair[0]) if main == 0 else sum
-    text = " ".join(walk.main_parts if main == 0 else walk.parts)
+    text = " ".join(_drop_echoes(walk.main_parts if main == 0 else walk.parts, url))
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
-    headings = " | ".join(h for h in head_list if h)
-    title = _WS.sub(" ", title or "").strip()
-    low = tuple(_strip_echoes(part, url).lower() for part in (title, headings, text))
+    headings = " | ".join(h for h in _drop_echoes(head_list, url) if h)
+    title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
+    low = (title.lower(), headings.lower(), text.lower())
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = tuple(params.keywords(rule))
@@ -583,12 +583,12 @@ def _normalise_text(text: str) -> str:
     return _WS.sub(" ", text).strip().lower()
 
 
-def _echoes(url: str) -> List[str]:
+def _echoes(url: str) -> Tuple[str, ...]:
     """What a page may echo of its own URL besides the path: the last path segment and the
     query values, decoded, with ``_``/``+``/``-`` also read as spaces (a wiki's "no page
-    titled Foo Bar" for ``/wiki/Foo_Bar``), longest first."""
+    titled Foo Bar" for ``/wiki/Foo_Bar``), lower-cased, longest first."""
     if not url:
-        return []
+        return ()
     parts = urlsplit(url)
     raw = [unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])]
     raw += [v for _k, v in parse_qsl(parts.query)]
@@ -601,20 +601,44 @@ def _echoes(url: str) -> List[str]:
                 variant = _WS.sub(" ", variant).strip().lower()
                 if len(variant) >= 3:
                     out.add(variant)
-    return sorted(out, key=lambda v: (-len(v), v))
+    return tuple(sorted(out, key=lambda v: (-len(v), v)))
+
+
+_QUOTES = "\"'“”‘’«»「」『』"
+_TITLE_SEPARATORS = re.compile(r"\s+[-|–—:·•]+\s+")
 
 
 @lru_cache(maxsize=64)
-def _echo_pattern(url: str) -> Optional["re.Pattern[str]"]:
+def _echo_matcher(url: str) -> Tuple[frozenset, Optional["re.Pattern[str]"]]:
+    """(the echoes, a pattern of an echo in quotes)."""
     echoes = _echoes(url)
     if not echoes:
-        return None
-    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(e) for e in echoes) + r")(?!\w)", re.I)
+        return frozenset(), None
+    alternatives = "|".join(re.escape(e) for e in echoes)
+    quoted = re.compile(rf"[{_QUOTES}]\s*(?:{alternatives})\s*[{_QUOTES}]", re.I)
+    return frozenset(echoes), quoted
 
 
-def _strip_echoes(text: str, url: str) -> str:
-    pattern = _echo_pattern(url) if url and text else None
-    return pattern.sub(" ", text) if pattern is not None else text
+def _is_echo(piece: str, echoes: frozenset) -> bool:
+    return _WS.sub(" ", piece.strip(_QUOTES + " .,:;!?()[]")).lower() in echoes
+
+
+def _drop_echoes(pieces: List[str], url: str) -> List[str]:
+    """Text pieces without what the page echoes of its own URL: a piece (an element's text, a
+    heading) that *is* the echo, or the echo in quotes inside a piece. Words that only happen to
+    equal a URL segment inside longer text ("your account" on ``/account``) stay."""
+    echoes, quoted = _echo_matcher(url) if url else (frozenset(), None)
+    if not echoes:
+        return pieces
+    return [quoted.sub('""', p) for p in pieces if not _is_echo(p, echoes)]
+
+
+def _drop_title_echo(title: str, url: str) -> str:
+    """The title without a part (split at `` - ``, `` | ``...) that is the echo."""
+    echoes, _quoted = _echo_matcher(url) if url else (frozenset(), None)
+    if not echoes or not title:
+        return title
+    return " - ".join(p for p in _TITLE_SEPARATORS.split(title) if not _is_echo(p, echoes))
 
 
 def template_fingerprint(doc, url: str = "") -> int:
@@ -632,7 +656,7 @@ def _fingerprint(walk: _Walk, url: str = "") -> int:
     h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
-    text = _strip_echoes(" ".join(walk.parts), url)
+    text = " ".join(_drop_echoes(walk.parts, url))
     h.update(_normalise_text(text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 
