@@ -739,31 +739,38 @@ def _thin(record, params: RuleParams) -> bool:
     return not (record.page_type == "list" and own >= params.thin_text_chars)
 
 
+def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Optional[str]]:
+    """(decided, label) from the status and content type alone: failures, 5xx, HTTP auth walls,
+    non-HTML responses and 1xx/3xx final statuses are decided here."""
+    if record.error or status <= 0:
+        return True, None
+    if 500 <= status <= 599:
+        return True, ("E1" if "E1" in enabled else None)
+    if status == 401 and record.www_authenticate and "L1" in enabled:
+        return True, "L1"  # an HTTP auth wall (basic, digest, ...): whatever its body says
+    if not (200 <= status <= 299 or 400 <= status <= 499):
+        return True, None  # 1xx/3xx as final status: nothing to say
+    if not _is_html(record):
+        return True, ("E3" if status >= 400 and "E3" in enabled else None)
+    return False, None
+
+
 def special_label(record, params: RuleParams = RuleParams()) -> Optional[str]:
     """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML)."""
     enabled = params.enabled_rules
     status = int(record.status_code or 0)
-    if record.error or status <= 0:
-        return None
-    if 500 <= status <= 599:
-        return "E1" if "E1" in enabled else None
-    if status == 401 and record.www_authenticate and "L1" in enabled:
-        return "L1"  # an HTTP auth wall (basic, digest, ...): whatever its body says
-    error_status = 400 <= status <= 499
-    ok = 200 <= status <= 299
-    if not _is_html(record):
-        return "E3" if error_status and "E3" in enabled else None
-    if not (ok or error_status):  # 1xx/3xx as final status: nothing to say
-        return None
+    decided, label = _by_status(record, status, enabled)
+    if decided:
+        return label
+    ok = status < 300
     signals = record.signals or {}
     short = _short(record, params)
     if "L1" in enabled and _login_page(signals, ok, short, params):
         return "L1"
-    if "W1" in enabled and _keyword_page(signals, "W1", ok, short):
-        return "W1"
-    if "M1" in enabled and _keyword_page(signals, "M1", ok, short):
-        return "M1"
-    if "E3" in enabled and (error_status or _keyword_page(signals, "E3", ok, short)):
+    for rule in ("W1", "M1"):
+        if rule in enabled and _keyword_page(signals, rule, ok, short):
+            return rule
+    if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short)):
         return "E3"
     if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params):
         return "T1"
