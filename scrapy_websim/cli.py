@@ -32,6 +32,8 @@ DECISION_OPTIONS = (
     ("--visual-fallback-threshold", "WEBSIM_VISUAL_FALLBACK_THRESHOLD", float, "rule 2: visual similarity alone (>1 disables)"),
     ("--structure-measure", "WEBSIM_STRUCTURE_MEASURE", str, "paths, lcs or both"),
     ("--same-host-only", "WEBSIM_SAME_HOST_ONLY", None, "only cluster pages of the same host"),
+    ("--rule-scope", "WEBSIM_RULE_SCOPE", str,
+     "rule clusters: 'template' (one per template across hosts, default) or 'origin' (per-origin ids)"),
 )
 
 

@@ -70,6 +70,7 @@ RULE_SETTINGS = {
     "form_share": "WEBSIM_LOGIN_FORM_SHARE",
     "e3_length_tolerance": "WEBSIM_ERROR_LENGTH_TOLERANCE",
     "signal_text_chars": "WEBSIM_RULE_SIGNAL_CHARS",
+    "scope": "WEBSIM_RULE_SCOPE",
 }
 
 
@@ -96,7 +97,8 @@ class Result:
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
         for c in self.clusters:
             yield OrderedDict(
-                cluster_id=c.cluster_id, canonical_url=c.canonical_url, member_ids=list(c.member_ids), kind=c.kind)
+                cluster_id=c.cluster_id, canonical_url=c.canonical_url, member_ids=list(c.member_ids), kind=c.kind,
+                origins=c.origins)
 
 
 def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:

@@ -20,6 +20,11 @@ if [ "$what" = test ]; then
   command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need_apt+=(redis-server)
   command -v tinyproxy >/dev/null 2>&1 || need_apt+=(tinyproxy)   # the proxy test (tests/test_tls_proxy_e2e.py)
   command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)       # its self-signed certificate
+  # a third real web server, and real Chinese/Japanese pages for the rule keyword lists
+  command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || need_apt+=(lighttpd)
+  [ -f /usr/share/debian-reference/ch04.zh-cn.html ] || need_apt+=(debian-reference-zh-cn)
+  [ -f /usr/share/debian-reference/ch04.ja.html ] || need_apt+=(debian-reference-ja)
+  [ -d /usr/share/doc/maint-guide-ja/html ] || need_apt+=(maint-guide-ja)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -27,7 +32,7 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
     # apache2, nginx, redis-server and tinyproxy start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop) >/dev/null 2>&1 || true
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2

@@ -1,4 +1,4 @@
-"""Real web servers on 127.0.0.1 for tests: nginx, Apache httpd and a Django project.
+"""Real web servers on 127.0.0.1 for tests: nginx, Apache httpd, lighttpd and a Django project.
 
 Each is a context manager that picks a free port, writes its own configuration, logs, pid and
 temp files into a fresh temporary directory, starts the server in the foreground as a child
@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence
 
 __all__ = [
     "Fetched",
@@ -33,6 +33,8 @@ __all__ = [
     "fetch",
     "free_port",
     "have",
+    "htpasswd_line",
+    "lighttpd_server",
     "nginx_server",
 ]
 
@@ -83,6 +85,19 @@ def _write_files(root: str, files: Mapping[str, str]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def _readable_root(tmp: str, files: Optional[Mapping[str, str]]) -> str:
+    """``tmp/www`` with ``files`` in it, everything readable by a server that dropped root."""
+    os.chmod(tmp, 0o755)
+    root = os.path.join(tmp, "www")
+    os.makedirs(root)
+    _write_files(root, files or {})
+    for dirpath, _dirs, names in os.walk(tmp):
+        os.chmod(dirpath, 0o755)
+        for n in names:
+            os.chmod(os.path.join(dirpath, n), 0o644)
+    return root
 
 
 @contextlib.contextmanager
@@ -144,21 +159,16 @@ _APACHE_MODULES = ("mpm_event", "authz_core", "authz_host", "dir", "mime", "unix
 @contextlib.contextmanager
 def apache_server(
     config: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "apache2",
-    modules_dir: str = "/usr/lib/apache2/modules",
+    modules_dir: str = "/usr/lib/apache2/modules", modules: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Apache httpd (foreground) serving ``files`` from its document root plus extra ``config``."""
+    """Apache httpd (foreground) serving ``files`` from its document root plus extra ``config``
+    (``{root}`` in it is the document root, ``{tmp}`` the server's directory); ``modules`` are
+    loaded besides the usual ones (e.g. ``auth_basic``, ``proxy_http``, ``autoindex``)."""
     with tempfile.TemporaryDirectory(prefix="websim-apache-") as tmp:
-        os.chmod(tmp, 0o755)
-        root = os.path.join(tmp, "www")
-        os.makedirs(root)
-        _write_files(root, files or {})
-        for dirpath, _dirs, names in os.walk(tmp):
-            os.chmod(dirpath, 0o755)
-            for n in names:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        root = _readable_root(tmp, files)
         port = free_port()
         loads = "\n".join(
-            f"LoadModule {m}_module {modules_dir}/mod_{m}.so" for m in _APACHE_MODULES
+            f"LoadModule {m}_module {modules_dir}/mod_{m}.so" for m in (*_APACHE_MODULES, *modules)
             if os.path.exists(f"{modules_dir}/mod_{m}.so")
         )
         user = "User nobody\nGroup nogroup\n" if os.geteuid() == 0 else ""
@@ -179,10 +189,48 @@ DocumentRoot {root}
     Require all granted
     Options -Indexes
 </Directory>
-{config}
+{config.replace("{root}", root).replace("{tmp}", tmp)}
 """)
         log = os.path.join(tmp, "stdout.log")
         with _server([binary, "-f", conf, "-D", "FOREGROUND"], port, log, tmp) as base:
+            yield base
+
+
+def htpasswd_line(user: str, password: str) -> str:
+    """An htpasswd line ({SHA} scheme) that nginx, Apache and lighttpd all accept."""
+    import base64  # noqa: PLC0415
+    import hashlib  # noqa: PLC0415
+
+    return f"{user}:{{SHA}}{base64.b64encode(hashlib.sha1(password.encode()).digest()).decode()}\n"
+
+
+@contextlib.contextmanager
+def lighttpd_server(
+    config: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "lighttpd",
+    modules: Sequence[str] = (),
+) -> Iterator[str]:
+    """lighttpd (foreground, ``-D``) serving ``files`` from its document root plus extra
+    ``config`` (lighttpd syntax; ``{root}``/``{tmp}`` as for Apache). ``modules`` are loaded
+    (e.g. ``mod_auth``, ``mod_authn_file``, ``mod_dirlisting``, ``mod_proxy``)."""
+    with tempfile.TemporaryDirectory(prefix="websim-lighttpd-") as tmp:
+        root = _readable_root(tmp, files)
+        port = free_port()
+        mods = ", ".join(f'"{m}"' for m in ("mod_indexfile", "mod_access", "mod_alias", *modules))
+        conf = os.path.join(tmp, "lighttpd.conf")
+        with open(conf, "w") as f:
+            f.write(f"""server.modules = ( {mods} )
+server.document-root = "{root}"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.errorlog = "{tmp}/error.log"
+server.pid-file = "{tmp}/lighttpd.pid"
+server.upload-dirs = ( "{tmp}" )
+index-file.names = ( "index.html" )
+mimetype.assign = ( ".html" => "text/html", ".txt" => "text/plain", ".css" => "text/css" )
+{config.replace("{root}", root).replace("{tmp}", tmp)}
+""")
+        log = os.path.join(tmp, "stdout.log")
+        with _server([binary, "-D", "-f", conf], port, log, tmp) as base:
             yield base
 
 

@@ -50,34 +50,57 @@ def by_id(clusters):
     return {c.cluster_id: c for c in clusters}
 
 
-def test_rule_groups_per_spec():
-    records = [
+def _rule_records():
+    return [
         rec(1, A + "/x", 500, page("Error", ARTICLE)),
         rec(2, A + "/y", 502, page("Bad gateway", "<h1>Bad gateway</h1>")),
-        rec(3, B + "/x", 503, page("Error", ARTICLE)),
+        rec(3, B + "/x", 500, page("Error", ARTICLE)),
         rec(4, A + "/nf1", 404, page("Not found", "<h1>Not found</h1><p>/nf1 is gone</p>")),
         rec(5, A + "/nf2", 404, page("Not found", "<h1>Not found</h1><p>/a/b/c is gone</p>")),
         rec(6, A + "/waf1", 403, waf_page("id1abc", "t1", "2024")),
         rec(7, A + "/waf2", 403, waf_page("Zz9QwErTy", "t2", "2025")),
         rec(8, A + "/login", 200, page("Sign in", LOGIN_FORM.format(csrf="q1"))),
         rec(9, A + "/c1", 200),
+        rec(10, B + "/nf3", 404, page("Not found", "<h1>Not found</h1><p>/x/y is gone</p>")),
+        rec(11, B + "/waf", 403, waf_page("Qq1", "t3", "2026")),
+        rec(12, B + "/busy", 503, page("Error", ARTICLE)),  # the 500 page's template as a 503
     ]
+
+
+def test_rule_groups_one_cluster_per_template_across_hosts():
+    records = _rule_records()
     out, clusters = combine(records, {}, [])
     check_partition(records, out, clusters)
-    cl = by_id(clusters)
-    assert cl["err5xx-http://a.test"].member_ids == [1, 2]
-    assert cl["err5xx-http://b.test:8080"].member_ids == [3]
-    e3 = [c for c in clusters if c.kind == "E3"]
-    assert len(e3) == 1 and e3[0].member_ids == [4, 5]
-    assert e3[0].cluster_id.startswith("errtpl-http://a.test-") and len(e3[0].cluster_id) == len(
-        "errtpl-http://a.test-") + 16
-    waf = [c for c in clusters if c.kind == "W1"]
-    assert len(waf) == 1 and waf[0].member_ids == [6, 7]
-    login = [c for c in clusters if c.kind == "L1"]
-    assert len(login) == 1 and login[0].member_ids == [8]  # a lone login wall is labelled
-    assert out[8].is_canonical and out[8].match_rule == "canonical"
+    groups = {c.kind + ":" + ",".join(map(str, c.member_ids)): c for c in clusters}
+    assert sorted(groups) == ["E1:1,3", "E1:12", "E1:2", "E3:4,5,10", "L1:8", "W1:6,7,11"]
+    for c in clusters:
+        prefix, digest = c.cluster_id.rsplit("-", 1)
+        assert prefix == {"E1": "err5xx", "E3": "errtpl", "L1": "loginwall", "W1": "waf"}[c.kind]
+        assert len(digest) == 16 and int(digest, 16) >= 0  # the full 64-bit template hash
+    assert [groups[k].origins for k in ("E1:1,3", "E1:2", "E3:4,5,10", "L1:8", "W1:6,7,11")] == [2, 1, 2, 1, 2]
+    assert out[8].is_canonical and out[8].match_rule == "canonical"  # a lone login wall is labelled
     assert out[9] == Assignment()
-    assert sorted(out[i].match_rule for i in (6, 7)) == ["W1", "canonical"]
+    assert sorted(out[i].match_rule for i in (6, 7, 11)) == ["W1", "W1", "canonical"]
+
+
+def test_origin_scope_gives_the_reference_tools_ids():
+    records = _rule_records()
+    params = AssignParams(rules=RuleParams(scope="origin"))
+    out, clusters = combine(records, {}, [], params)
+    check_partition(records, out, clusters)
+    cl = by_id(clusters)
+    assert cl["err5xx-http://a.test"].member_ids == [1, 2]  # every 5xx of an origin
+    assert cl["err5xx-http://b.test:8080"].member_ids == [3, 12]
+    e3 = sorted((c.member_ids, c.cluster_id) for c in clusters if c.kind == "E3")
+    assert [m for m, _ in e3] == [[4, 5], [10]]
+    assert e3[0][1].startswith("errtpl-http://a.test-") and len(e3[0][1]) == len("errtpl-http://a.test-") + 16
+    assert e3[1][1].startswith("errtpl-http://b.test:8080-")
+    assert e3[0][1].rsplit("-", 1)[1] == e3[1][1].rsplit("-", 1)[1]  # same template hash
+    waf = sorted(c.member_ids for c in clusters if c.kind == "W1")
+    assert waf == [[6, 7], [11]]
+    assert all(c.origins == 1 for c in clusters)
+    with pytest.raises(ValueError, match="scope"):
+        RuleParams(scope="host").validate()
 
 
 def test_e3_groups_split_by_length():
@@ -94,14 +117,14 @@ def test_e3_groups_split_by_length():
 
 
 def test_canonical_of_rule_cluster_prefers_200_then_longest_text_then_smallest_id():
-    html = page("Down for maintenance", "<h1>Down for maintenance</h1>")
-    records = [rec(5, A + "/m1", 503, html), rec(3, A + "/m2", 500, html),
-               rec(4, A + "/m3", 500, html)]
-    records[0].text_len = 999
+    html = page("Sign in", LOGIN_FORM.format(csrf="abc"))
+    records = [rec(5, A + "/m1", 200, html), rec(3, A + "/m2", 401, html),
+               rec(4, A + "/m3", 401, html)]
+    records[0].text_len = 1
     out, clusters = combine(records, {}, [])
     (c,) = clusters
-    assert c.canonical_id == 5 and c.canonical_url == A + "/m1"
-    records[0].text_len = 1
+    assert c.canonical_id == 5 and c.canonical_url == A + "/m1"  # status 200 first
+    records[0].status_code = 401
     _, (c,) = combine(records, {}, [])
     assert c.canonical_id == 3
 
@@ -198,8 +221,11 @@ def test_deterministic_whatever_the_input_order(rnd):
     assert combine(shuffled, dict(content_items), cc) == expected
     check_partition(recs, *expected)
     logins = [c for c in expected[1] if c.kind == "L1"]
-    assert len(logins) == 2  # same template, different origins: different clusters
-    assert logins[0].cluster_id != logins[1].cluster_id
+    assert len(logins) == 1 and logins[0].origins == 2  # same template on two origins: one cluster
+    origin_scope = AssignParams(rules=RuleParams(scope="origin"))
+    per_origin = combine(recs, content, cc, origin_scope)
+    assert combine(shuffled, dict(content_items), cc, origin_scope) == per_origin
+    assert len([c for c in per_origin[1] if c.kind == "L1"]) == 2
 
 
 def test_real_site_grouping(nginx_site):
@@ -213,7 +239,8 @@ def test_real_site_grouping(nginx_site):
     def same(*paths):
         return len({out[ids[p]].cluster_id for p in paths}) == 1 and out[ids[paths[0]]].cluster_id
 
-    assert same("/dead", "/dead2", "/maint503")
+    assert same("/dead", "/dead2")  # nginx's 502 page; the 503 maintenance page is another template
+    assert out[ids["/maint503"]].cluster_kind == "E1" and not same("/dead", "/maint503")
     assert same("/missing-1", "/missing/2.html")
     assert same("/shop/a", "/shop/b?x=1")
     assert same("/waf/1", "/waf/2")

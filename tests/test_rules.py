@@ -19,6 +19,7 @@ from scrapy_websim.core.rules import (
     RULE_CODES,
     RuleParams,
     page_signals,
+    rule_features,
     special_label,
     template_fingerprint,
     visible_text,
@@ -52,8 +53,7 @@ def make_record(
     rec.normalized_url = normalize_url(url)
     if "html" in content_type:
         rec.text_len = len(extract_main_text(doc))
-        rec.signals = page_signals(doc, title, params)
-        rec.fingerprint = template_fingerprint(doc)
+        rec.signals, rec.fingerprint = rule_features(doc, title, params, url=rec.final_url)
     return rec
 
 
@@ -192,6 +192,11 @@ LOGIN_FORM = ("<h1>Sign in</h1><form method=post><label>Email <input name=email>
     (200, page("Just a moment...", "<h1>Checking your browser before accessing example.com"
                "</h1><p>Performance &amp; security by Cloudflare</p>", nav=False), "W1"),
     (403, page("Forbidden", "<h1>Forbidden</h1><p>You don't have permission.</p>"), "E3"),
+    # a plain "access denied" is any server's 403 (Tomcat's); a WAF names the block or its vendor
+    (403, page("403 Access Denied", "<h1>403 Access Denied</h1><p>You are not authorized to view "
+               "this page.</p>", nav=False), "E3"),
+    (403, page("Access Denied", "<h1>Access Denied</h1><p>You don't have permission to access this "
+               "server.</p><p>Reference #18.2f3c1702.1700000000.5a3e1b</p>", nav=False), "W1"),
     (200, page("Scheduled maintenance", "<h1>We'll be back soon</h1><p>We are upgrading.</p>"),
      "M1"),
     (200, page("网站维护", "<h1>系统维护中</h1><p>请稍后访问</p>"), "M1"),
@@ -386,3 +391,183 @@ def test_django_admin_login_and_404():
     assert special_label(rec) == "L1"
     assert rec.fingerprint == rec2.fingerprint  # different CSRF token and next=, same template
     assert missing.status == 404 and special_label(from_fetch(missing)) == "E3"
+
+
+def test_rule_scope_setting():
+    from scrapy_websim.config import ConfigError, WebsimConfig
+    from scrapy_websim.finalize import Finalizer
+
+    assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"
+    params = Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "origin"}, WebsimConfig())
+    assert params.assign.rules.scope == "origin"
+    with pytest.raises(ConfigError, match="WEBSIM_RULE_SCOPE must be one of 'template', 'origin', got 'host'"):
+        Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "host"}, WebsimConfig())
+
+
+# --------------------------------------------------------------------------------------------
+# Fleets: what the rules judge is the page itself (its status and own content), not its chrome,
+# its topic or what it echoes of its URL; fingerprints survive per-host and per-request bytes.
+
+WIKI_SKIN = ("<!doctype html><html><head><title>{title} - Wiki</title></head><body>"
+             "<div id=mw-head><nav id=p-personal><a href=/login>Log in</a> <a href=/join>Create account</a></nav>"
+             "<div role=search><form><input name=search><input type=submit value=Go></form></div></div>"
+             "<div id=mw-panel><div class=portlet><h3>Navigation</h3><a href=/>Main page</a> "
+             "<a href=/help>Help</a> <a href=/maint>Maintenance tasks</a></div></div>"
+             "<main id=content><h1>{title}</h1>{body}</main>"
+             "<footer>Last edited {stamp}. Request {rid}.</footer></body></html>")
+MISSING = ("<p>This wiki does not have a page with this exact title. You can search for this page title "
+           "in other pages, or create this page.</p>")
+
+
+def wiki(title: str, body: str = MISSING) -> str:
+    return WIKI_SKIN.format(title=title, body=body, stamp="2026-11-23 07:00", rid=os.urandom(16).hex())
+
+
+def test_a_404_whose_sidebar_says_log_in_is_an_error_page_and_one_template():
+    urls = ["/wiki/Fleet_Topology", "/wiki/Maintenance_window", "/wiki/Login", "/wiki/Access_denied"]
+    records = [make_record(wiki(u.rsplit("/", 1)[1].replace("_", " ")), 404, "http://127.0.0.1:8080" + u)
+               for u in urls]
+    assert [special_label(r) for r in records] == ["E3"] * 4
+    assert len({r.fingerprint for r in records}) == 1  # the echoed title is not part of the template
+    other = make_record(wiki("Fleet Topology", "<p>Nothing here, the page was removed.</p>"), 404,
+                        "http://127.0.0.1:8080/wiki/Fleet_Topology")
+    assert other.fingerprint != records[0].fingerprint
+
+
+def test_chrome_login_box_on_an_error_page_does_not_make_a_login_wall():
+    sidebar_login = ("<aside><form action=/login><h3>Log in</h3><input name=u>"
+                     "<input type=password name=p><button>Log in</button></form></aside>")
+    html = page("Not found", "<h1>Not found</h1><p>No such page.</p>" + sidebar_login)
+    assert special_label(make_record(html, 404)) == "E3"
+
+
+def test_http_auth_wall_is_a_login_wall_whatever_its_body():
+    rec = make_record("<html><head><title>401 Unauthorized</title></head><body><h1>Unauthorized</h1>"
+                      "<p>This server could not verify that you are authorized.</p></body></html>", 401)
+    assert special_label(rec) == "E3"  # a plain 401 page
+    rec.www_authenticate = 'Basic realm="Restricted"'
+    assert special_label(rec) == "L1"
+    plain = PageRecord(id=1, url="http://h/", status_code=401, content_type="text/plain",
+                       www_authenticate='Digest realm="x"')
+    assert special_label(plain) == "L1"
+    assert special_label(rec, RuleParams(enabled_rules=("E1", "E3"))) == "E3"
+
+
+APACHE_ERROR = ("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\"><html><head><title>{code} {reason}</title>"
+                "</head><body><h1>{reason}</h1><p>{message}</p><hr><address>Apache/2.4.62 (Debian) Server at "
+                "{host} Port {port}</address></body></html>")
+
+
+def test_fingerprint_ignores_host_port_path_and_tokens():
+    def apache(host, port, path, reason="Not Found"):
+        return parse(APACHE_ERROR.format(code=404, reason=reason, host=host, port=port,
+                                         message=f"The requested URL {path} was not found on this server."))
+
+    fps = {template_fingerprint(apache(h, p, path)) for h, p, path in (
+        ("127.0.0.1", 8080, "/a"), ("localhost", 80, "/b/c.html"), ("www.example.org", 443, "/x?y=1"),
+        ("intranet.corp.example", 8443, "/%7Euser/"))}
+    assert len(fps) == 1
+    assert template_fingerprint(apache("127.0.0.1", 80, "/a", "Gone")) not in fps
+    login = ("<html><body><h1>Sign in</h1><form><input type=hidden name=csrf value='{t}'><input name=u>"
+             "<input type=password name=p><button>Sign in</button></form><p>Request {t} at {when}</p>"
+             "</body></html>")
+    a = template_fingerprint(parse(login.format(t=_token(), when="2026-11-23T07:00:01+00:00")))
+    b = template_fingerprint(parse(login.format(t=_token(), when="2025-01-02T23:59:59+00:00")))
+    assert a == b
+
+
+CJK_SPECIAL = [
+    (200, "系统维护中", "<h1>系统维护中</h1><p>本站正在进行系统维护，预计两小时后恢复访问。</p>", "M1"),
+    (200, "メンテナンスのお知らせ", "<h1>ただいまメンテナンス中です</h1><p>ご迷惑をおかけしております。</p>", "M1"),
+    (200, "網站維護中", "<h1>網站維護中</h1><p>本站正在進行例行維護，請稍後再來。</p>", "M1"),
+    (404, "ページが見つかりません", "<h1>ページが見つかりません</h1><p>お探しのページは見つかりませんでした。</p>", "E3"),
+    (200, "ログイン", "<h1>会員ログイン</h1><form><input name=mail><input type=password name=pw>"
+                     "<button>ログイン</button></form>", "L1"),
+    (403, "アクセスが拒否されました", "<h1>アクセスが拒否されました</h1><p>不正なアクセスと判断されました。</p>", "W1"),
+]
+
+
+@pytest.mark.parametrize("status, title, body, expected", CJK_SPECIAL)
+def test_cjk_special_pages(status, title, body, expected):
+    html = f"<html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>"
+    assert special_label(make_record(html, status)) == expected
+
+
+DEBREF = "/usr/share/debian-reference"
+MAINT_JA = "/usr/share/doc/maint-guide-ja/html"
+
+
+def _cjk_doc_pages():
+    import glob
+
+    return sorted(glob.glob(f"{DEBREF}/*.zh-cn.html") + glob.glob(f"{DEBREF}/*.ja.html")
+                  + glob.glob(f"{MAINT_JA}/*.html"))
+
+
+@pytest.mark.skipif(not _cjk_doc_pages(), reason="debian-reference-zh-cn/-ja, maint-guide-ja not installed")
+def test_cjk_keyword_lists_leave_real_cjk_documentation_alone():
+    """Every chapter and every section of the Chinese/Japanese Debian documentation is content:
+    chapters about authentication, access control, firewalls, upgrades and errors included, also
+    when the main-text extractor misses most of a page (tables of contents, noisy copies)."""
+    import re as _re
+
+    sections = 0
+    for path in _cjk_doc_pages():
+        raw = _re.sub(rb"^<\?xml[^>]*>", b"", open(path, "rb").read())
+        doc = lxml.html.document_fromstring(raw)
+        title = (doc.findtext(".//title") or "").strip()
+        html = raw.decode("utf-8", "replace")
+        whole = make_record(html)
+        assert special_label(whole) is None, (path, whole.signals["kw"])
+        whole.text_len = 150  # an extractor that kept only a heading
+        assert special_label(whole) is None, path
+        for sec in doc.xpath('//div[contains(@class, "section")][not(.//div[contains(@class, "section")])]'):
+            body = lxml.html.tostring(sec, encoding="unicode")  # a leaf section: the shortest pages
+            rec = make_record(f"<html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>")
+            assert special_label(rec) in (None, "T1"), (path, rec.signals["h"], rec.signals["kw"])
+            sections += 1
+    assert sections > 400
+
+
+def test_a_list_page_with_real_entries_is_not_thin():
+    entries = "".join(f"<li><a href='/f/report-{i}.txt'>report-{i}.txt</a> 12 KB</li>" for i in range(25))
+    html = page("Index of /f/", f"<h1>Index of /f/</h1><ul>{entries}</ul>")
+    rec = make_record(html)
+    rec.text_len, rec.page_type = 40, "list"
+    assert special_label(rec) is None
+    rec.page_type = "detail"
+    assert special_label(rec) == "T1"
+
+
+def test_chromium_refusals_are_fetched_again_without_the_browser():
+    """A 401 auth challenge Chromium will not show (and an unsafe port) is fetched again with
+    Scrapy's own HTTP client, for the websim spider and for any spider's tracked requests."""
+    from scrapy import Request
+
+    from scrapy_websim.render import static_fallback_reason
+    from scrapy_websim.render.middlewares import TRACK, WebsimFailureDownloaderMiddleware
+
+    auth = Exception("Page.goto: net::ERR_INVALID_AUTH_CREDENTIALS at http://127.0.0.1:8080/secret/")
+    assert static_fallback_reason(auth) == "ERR_INVALID_AUTH_CREDENTIALS"
+    assert static_fallback_reason(type("Failure", (), {"value": auth})()) == "ERR_INVALID_AUTH_CREDENTIALS"
+    assert static_fallback_reason(Exception("net::ERR_UNSAFE_PORT")) == "ERR_UNSAFE_PORT"
+    assert static_fallback_reason(Exception("net::ERR_CONNECTION_REFUSED")) == ""
+    mw = WebsimFailureDownloaderMiddleware(crawler=None)
+    req = Request("http://127.0.0.1:8080/secret/", meta={TRACK: True, "playwright": True, "playwright_page_methods": [],
+                                                         "handle_httpstatus_all": True, "websim_render": True})
+    again = mw.process_exception(req, auth)
+    assert isinstance(again, Request) and again.url == req.url and again.dont_filter
+    assert not any(k.startswith("playwright") for k in again.meta)
+    assert again.meta[TRACK] and again.meta["handle_httpstatus_all"] and again.meta["websim_static"]
+    assert mw.process_exception(Request("http://127.0.0.1:8080/x"), auth) is None  # not tracked: not ours
+
+
+def test_echo_is_a_whole_piece_or_quoted_not_a_word_in_a_sentence():
+    form = page("Sign in", "<h1>Sign in to your account</h1><form><input name=u><input type=password name=p>"
+                "<button>Sign in</button></form>")
+    a, b = (make_record(form, 200, f"http://127.0.0.1:8080{p}") for p in ("/login", "/account"))
+    assert a.fingerprint == b.fingerprint  # "account" in a sentence is the template's own word
+    search = "<h1>Search</h1><p>No results for “{q}”. Try other words.</p>"
+    c, d = (make_record(page("Search", search.format(q=q)), 200, f"http://127.0.0.1:8080/search?q={q}")
+            for q in ("blue widgets", "maintenance"))
+    assert c.fingerprint == d.fingerprint and special_label(d) != "M1"

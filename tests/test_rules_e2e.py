@@ -12,6 +12,7 @@ T1 off. The assertions are on ``cluster_kind`` / ``cluster_id`` in the written r
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from tests.crawl import REPO, by_url, crawl, load
+from tests.crawl import REPO, by_url, crawl, load, run_websim
 from tests.servers import apache_server, django_server, free_port, have, nginx_server
 
 pytestmark = pytest.mark.crawl
@@ -134,7 +135,8 @@ class Site:
         }
         self.groups: List[List[str]] = [
             [n + "/missing-1", n + "/missing/2.html"],  # nginx's 404 template
-            [n + "/dead", n + "/dead2", n + "/maint503"],  # every 5xx of the origin
+            [n + "/dead", n + "/dead2"],  # nginx's 502 page (one template)
+            [n + "/maint503"],  # a 503 maintenance page: another 5xx template
             [n + "/shop/a", n + "/shop/b?x=1"],  # soft 404
             [n + "/waf/1", n + "/waf/2"],  # random incident ids, one template
             [n + "/private/a", n + "/private/b"],  # 401 login form, random CSRF value
@@ -147,7 +149,7 @@ class Site:
             [n + "/files/b.txt", n + "/files/b.txt?utm_source=news&utm_medium=mail",
              n + "/files/b.txt?fbclid=abc123"],  # U1
             [n + "/docs/", n + "/docs/index.html", n + "/docs/?utm_source=news"],
-            [a + "/missing", a + "/other/missing.html"], [a + "/deny"], [a + "/boom", a + "/busy"],
+            [a + "/missing", a + "/other/missing.html"], [a + "/deny"], [a + "/boom"], [a + "/busy"],
             [d + "/admin/", d + "/admin/login/?next=/admin/auth/user/"], [d + "/no/such/page"],
         ]
         if port80:  # default port: http://127.0.0.1:80/x and http://127.0.0.1/x are one URL
@@ -259,11 +261,10 @@ def test_cluster_ids_and_kinds(site):
         assert row["cluster_id"].startswith(prefix[expected]), (url, row["cluster_id"])
         assert clusters[row["cluster_id"]]["kind"] == expected
         assert row["match_rule"] in ("canonical", expected)
-    assert rows[s.ng + "/dead"]["cluster_id"] == f"err5xx-{s.ng}"
-    assert rows[s.ap + "/boom"]["cluster_id"] == f"err5xx-{s.ap}"
-    # the template hash is the full 64 bits: 16 hex digits
-    waf = rows[s.ng + "/waf/1"]["cluster_id"]
-    assert len(waf.rsplit("-", 1)[1]) == 16 and waf.startswith(f"waf-{s.ng}-")
+    # one cluster per template whatever the host: the rule prefix and the full 64-bit hash
+    for url in (s.ng + "/dead", s.ap + "/boom", s.ng + "/waf/1", s.ng + "/missing-1", s.dj + "/admin/"):
+        assert re.fullmatch(r"[a-z0-9]+-[0-9a-f]{16}", rows[url]["cluster_id"]), rows[url]["cluster_id"]
+    assert rows[s.ap + "/boom"]["cluster_id"] != rows[s.ap + "/busy"]["cluster_id"]
     assert rows[s.ng + "/files/b.txt?fbclid=abc123"]["cluster_id"] == f"urlcanon-{s.ng}-/files/b.txt"
 
 
@@ -309,7 +310,7 @@ def test_spider_custom_settings_add_a_keyword_and_switch_a_rule_off(site):
     assert default[ng + "/club.html"]["cluster_kind"] == "T1"
     # ...and a login wall for the spider that added the keyword
     assert strict["/club.html"]["cluster_kind"] == "L1"
-    assert strict["/club.html"]["cluster_id"].startswith(f"loginwall-{ng}-")
+    assert re.fullmatch(r"loginwall-[0-9a-f]{16}", strict["/club.html"]["cluster_id"])
     # T1 is off for the spider: thin pages are no rule page (the two variants are not URL variants)
     for p in ("/thin1.html", "/thin1b.html"):
         assert default[ng + p]["cluster_kind"] == "T1"
@@ -335,3 +336,112 @@ def test_rule_features_is_signals_and_fingerprint_from_one_walk():
         doc = lxml.html.document_fromstring(html)
         title = (doc.findtext(".//title") or "").strip()
         assert rule_features(doc, title, params) == (page_signals(doc, title, params), template_fingerprint(doc))
+
+
+# --------------------------------------------------------------------------------------------
+# A fleet: the same server software on several 127.0.0.1 ports. One rule cluster per template
+# across ports by default; WEBSIM_RULE_SCOPE = "origin" gives the reference tool's per-origin ids.
+
+FLEET_LOGIN = ("<!doctype html><html><head><title>Sign in - Acme</title></head><body><h1>Sign in to Acme</h1>"
+               "<form method=post><input type=hidden name=token value=\"$request_id\"><input name=email>"
+               "<input type=password name=password><button>Sign in</button></form>"
+               "<p>Request $request_id at $time_iso8601</p></body></html>")
+APACHE_MODULES = ("auth_basic", "authn_core", "authn_file", "authz_user", "proxy", "proxy_http")
+PREFIX = {"E1": "err5xx", "E3": "errtpl", "L1": "loginwall", "W1": "waf", "M1": "maint", "T1": "thin"}
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    from tests.servers import htpasswd_line, lighttpd_server
+
+    for binary in ("nginx", "apache2", "lighttpd"):
+        if not have(binary):
+            pytest.skip(f"{binary} not installed")
+    auth_dir = tmp_path_factory.mktemp("auth")
+    os.chmod(auth_dir, 0o755)
+    htpasswd = auth_dir / "htpasswd"
+    htpasswd.write_text(htpasswd_line("admin", "secret"))
+    os.chmod(htpasswd, 0o644)
+    nginx_conf = (f"location /secret/ {{ auth_basic \"Restricted\"; auth_basic_user_file {htpasswd}; }}\n"
+                  f"location = /bad {{ proxy_pass http://127.0.0.1:{free_port()}; }}\n"
+                  f"location = /login {{ default_type text/html; return 200 '{FLEET_LOGIN}'; }}\n")
+    apache_conf = (f"ServerSignature On\nRewriteEngine on\nRewriteRule ^/boom$ - [R=500]\n"
+                   f"ProxyPass /app/ http://127.0.0.1:{free_port()}/\n"
+                   f"<Location /secret>\nAuthType Basic\nAuthName \"Restricted\"\nAuthUserFile {htpasswd}\n"
+                   f"Require valid-user\n</Location>\n")
+    lighttpd_conf = (f'auth.backend = "htpasswd"\nauth.backend.htpasswd.userfile = "{htpasswd}"\n'
+                     f'auth.require = ( "/secret/" => ( "method" => "basic", "realm" => "Restricted", '
+                     f'"require" => "valid-user" ) )\n')
+    groups: Dict[str, List[str]] = {}  # template -> URLs (two per port for the 404s)
+    labels: Dict[str, str] = {}
+    with ExitStack() as stack:
+        for n in range(2):
+            ng = stack.enter_context(nginx_server(nginx_conf))
+            ap = stack.enter_context(apache_server(apache_conf, {"index.html": APACHE_HOME}, modules=APACHE_MODULES))
+            lt = stack.enter_context(lighttpd_server(lighttpd_conf, modules=("mod_auth", "mod_authn_file")))
+            for name, label, urls in (
+                ("nginx-404", "E3", [ng + f"/missing-{n}", ng + "/a/b.html"]), ("nginx-502", "E1", [ng + "/bad"]),
+                ("nginx-401", "L1", [ng + "/secret/"]), ("acme-login", "L1", [ng + "/login"]),
+                ("apache-404", "E3", [ap + f"/missing-{n}", ap + "/a/b.html"]), ("apache-500", "E1", [ap + "/boom"]),
+                ("apache-proxy-503", "E1", [ap + "/app/x"]), ("apache-401", "L1", [ap + "/secret/"]),
+                ("lighttpd-404", "E3", [lt + f"/missing-{n}", lt + "/a/b.html"]), ("lighttpd-401", "L1", [lt + "/secret/"]),
+            ):
+                groups.setdefault(name, []).extend(urls)
+                labels[name] = label
+        urls = [u for members in groups.values() for u in members]
+        tmp = tmp_path_factory.mktemp("fleet")
+        features = str(tmp / "features.jsonl")
+        default = crawl(tmp, urls, extra=[*TIMEOUTS, "--features-file", features], timeout=300)["data"]
+    # the same pages re-clustered offline in origin scope (what a crawl with the setting gives)
+    out = str(tmp / "origin.json")
+    proc = run_websim(["cluster", features, "-o", out, "--rule-scope", "origin"], cwd=str(tmp))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return {"groups": groups, "labels": labels, "default": default, "origin": load(out)}
+
+
+def test_fleet_one_cluster_per_template_across_ports(fleet):
+    data = fleet["default"]
+    rows, clusters = by_url(data), {c["cluster_id"]: c for c in data["clusters"]}
+    assert len(data["urls"]) == sum(len(m) for m in fleet["groups"].values())
+    ids = {}
+    for name, members in fleet["groups"].items():
+        got = {rows[u]["cluster_id"] for u in members}
+        assert len(got) == 1, (name, {u: rows[u]["cluster_id"] for u in members})
+        cid = ids[name] = got.pop()
+        label = fleet["labels"][name]
+        assert re.fullmatch(PREFIX[label] + r"-[0-9a-f]{16}", cid), (name, cid)
+        assert {rows[u]["cluster_kind"] for u in members} == {label}, name
+        cluster = clusters[cid]
+        assert sorted(cluster["member_ids"]) == sorted(rows[u]["id"] for u in members)
+        assert cluster["origins"] == 2 and cluster["kind"] == label
+    assert len(set(ids.values())) == len(ids), ids  # different templates never share an id
+    # E1 by template: Apache's own 500 page and its proxy's 503 page are two clusters
+    assert ids["apache-500"] != ids["apache-proxy-503"] != ids["nginx-502"]
+
+
+def test_fleet_basic_auth_401_is_a_recorded_login_wall(fleet):
+    rows = by_url(fleet["default"])
+    for name in ("nginx-401", "apache-401", "lighttpd-401"):
+        for url in fleet["groups"][name]:
+            row = rows[url]
+            assert row["status_code"] == 401 and row["error"] == "", row
+            assert "html" in row["content_type"] and "401" in row["title"], row
+            assert row["cluster_kind"] == "L1"
+
+
+def test_fleet_origin_scope_gives_the_reference_tools_ids(fleet):
+    data = fleet["origin"]
+    rows = by_url(data)
+    for name, members in fleet["groups"].items():
+        label = fleet["labels"][name]
+        for url in members:
+            origin = url.split("/", 3)
+            origin = f"{origin[0]}//{origin[2]}"
+            cid = rows[url]["cluster_id"]
+            if label == "E1":
+                assert cid == f"err5xx-{origin}", (url, cid)  # every 5xx of the origin
+            else:
+                assert re.fullmatch(re.escape(f"{PREFIX[label]}-{origin}-") + "[0-9a-f]{16}", cid), (url, cid)
+    assert all(c["origins"] == 1 for c in data["clusters"])
+    ap = fleet["groups"]["apache-500"][0]
+    assert rows[ap]["cluster_id"] == rows[ap.replace("/boom", "/app/x")]["cluster_id"]

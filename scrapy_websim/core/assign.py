@@ -6,13 +6,17 @@ Every input URL ends in exactly one cluster, or in none (empty ``cluster_id``, `
 true). The steps run in this order, and a page placed by an earlier step is never moved:
 
 1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
-   generic", see ``core/rules.py``) do not take part in content clustering. They are grouped per
-   origin (``scheme://host[:port]`` of the final URL): E1 by origin alone (``err5xx-{origin}``);
-   the others by origin and template fingerprint (``{prefix}-{origin}-{fingerprint}``, the
-   fingerprint as 16 hex digits); E3 groups are further split so that HTML lengths within one
-   group differ by at most 20% (the second and later length bands of one template get ``-2``,
+   generic", see ``core/rules.py``) do not take part in content clustering. By default
+   (``RuleParams.scope == "template"``) they are grouped by rule and template fingerprint across
+   hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code),
+   so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
+   tool's ids) they are grouped per origin (``scheme://host[:port]`` of the final URL): E1 by
+   origin alone (``err5xx-{origin}``), the others by origin and fingerprint
+   (``{prefix}-{origin}-{fingerprint}``). E3 groups are further split so that HTML lengths within
+   one group differ by at most 20% (the second and later length bands of one template get ``-2``,
    ``-3``, ... appended). A single matching page gets its own rule cluster: a lone login wall is
-   still a login wall.
+   still a login wall. Every cluster records ``origins``, the number of distinct origins of its
+   members.
 2. **Content clusters** come from content clustering of the eligible pages, unchanged. (If a page
    is both in a content cluster and matches a rule, the content cluster wins.)
 3. **R1**: pages still alone whose final URL equals the final URL of another page. If that other
@@ -173,6 +177,35 @@ def _group_alone(
             state.new_cluster(make_id(best, k), rule, (r.id for r in alone), rule)
 
 
+def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
+    """(origin part, template part) of a special page's group key; ``""`` where the scope
+    leaves that part out. The status code is part of an E1/E3 template: digits are normalised
+    away in the fingerprint, and a page that says only "Error 500" is not the 503 one."""
+    if scope == "origin":
+        return _origin(r), ("" if code == "E1" else f"{_template_key(r):016x}")
+    template = _template_key(r)
+    if code in ("E1", "E3"):
+        template = int(_h64(f"{r.status_code}|{template:016x}"), 16)
+    return "", f"{template:016x}"
+
+
+def _rule_clusters(state: "_State", pages: Iterable[PageRecord], rules: RuleParams) -> None:
+    """Special pages: one cluster per rule and template across hosts (``{prefix}-{hash}``), or
+    per origin (``{prefix}-{origin}-{hash}``, E1 ``err5xx-{origin}``) with ``scope="origin"``.
+    E3 groups are split into HTML-length bands (the second and later get ``-2``, ``-3``...)."""
+    groups: Dict[Tuple[str, str, str], List[PageRecord]] = {}
+    for r in pages:
+        code = special_label(r, rules)
+        if code is not None:
+            groups.setdefault((code, *_rule_key(code, r, rules.scope)), []).append(r)
+    for (code, origin, template), members in sorted(groups.items()):
+        base = "-".join(part for part in (RULE_PREFIX[code], origin, template) if part)
+        bands = _length_bands(members, rules.e3_length_tolerance) if code == "E3" else [members]
+        for n, band in enumerate(bands, start=1):
+            cid = base if n == 1 else f"{base}-{n}"
+            state.new_cluster(cid, code, (r.id for r in band), code)
+
+
 def _resolve_predicted(
     recs: List[PageRecord], by_url: Dict[str, int], by_final: Dict[str, int],
     records: Dict[int, PageRecord],
@@ -232,27 +265,7 @@ def combine(
             state.assign[i] = a
 
     # 1: special pages, grouped per SPEC section 7.
-    groups: Dict[Tuple[str, str, int], List[PageRecord]] = {}
-    for r in recs:
-        if r.id in state.assign or r.id in predicted:
-            continue
-        code = special_label(r, params.rules)
-        if code is None:
-            continue
-        template = 0 if code == "E1" else _template_key(r)
-        groups.setdefault((code, _origin(r), template), []).append(r)
-    for (code, origin, template), members in sorted(groups.items()):
-        prefix = RULE_PREFIX[code]
-        if code == "E1":
-            state.new_cluster(f"{prefix}-{origin}", code, (r.id for r in members), code)
-            continue
-        base = f"{prefix}-{origin}-{template:016x}"
-        bands = (
-            _length_bands(members, params.rules.e3_length_tolerance) if code == "E3" else [members]
-        )
-        for n, band in enumerate(bands, start=1):
-            cid = base if n == 1 else f"{base}-{n}"
-            state.new_cluster(cid, code, (r.id for r in band), code)
+    _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
 
     # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
     rule_on = params.rules.enabled_rules
@@ -288,6 +301,7 @@ def combine(
             canonical_url=by_id[state.canonical[cid]].url if state.canonical[cid] in by_id else "",
             member_ids=list(state.members[cid]),
             kind=state.kind[cid],
+            origins=len({_origin(by_id[i]) for i in state.members[cid] if i in by_id}),
         )
         for cid in state.members
     ]

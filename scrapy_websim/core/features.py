@@ -73,5 +73,6 @@ def compute_features(record: PageRecord, html: str, screenshot: bytes, params: F
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
     record.page_type = pagetype.page_type(doc, record.text_len, params.pagetype)
-    record.signals, record.fingerprint = rules.rule_features(doc, record.title, params.rules)
+    record.signals, record.fingerprint = rules.rule_features(
+        doc, record.title, params.rules, url=record.final_url or record.url)
     return main_text

@@ -6,9 +6,13 @@ Two steps, so the HTML is read once and never kept:
    keeps a few hundred bytes of what a *person* sees: the visible text (scripts, styles,
    ``template``/``noscript``, hidden elements and attributes are never read; visible button labels
    are), keyword hits per rule split by where they occur (title, headings, body), password inputs
-   and the share of the page that forms take. :func:`template_fingerprint` hashes the normalised
-   visible text and the tag skeleton into 64 bits, with per-request tokens (numbers, ids, hex,
-   timestamps, echoed paths/URLs, attribute values such as CSRF tokens) taken out first.
+   and the share of the page that forms take, all of the page's *own* content: page chrome
+   (``nav``, ``aside``, a site header/footer outside ``main``/``article``, navigation roles,
+   sidebar/menu/navbar-style class or id, see :func:`_region`) and what the page echoes of its own
+   URL are not read for keywords. :func:`template_fingerprint` hashes the normalised visible text
+   and the tag skeleton into 64 bits, with per-host and per-request tokens (host names, "at HOST
+   port N", numbers, ids, hex, timestamps, echoed paths/URLs/titles, attribute values such as CSRF
+   tokens) taken out first.
 2. :func:`special_label` (at close, on the compact :class:`~scrapy_websim.core.types.PageRecord`)
    decides the label.
 
@@ -18,8 +22,9 @@ gets its chance):
 * failed fetches (``error`` set, or no status) get no label; non-HTML responses get E1/E3 from
   their status only.
 * **E1** status 5xx. A 503 maintenance or WAF page is still E1 (5xx first).
-* **L1** login wall. On a 4xx page: a password input, or a login keyword anywhere in the visible
-  text of a page that has a form or input. On a 2xx page: a password input and the page is mostly
+* **L1** HTTP auth wall: a 401 with ``WWW-Authenticate`` (basic, digest...), whatever its body.
+* **L1** login wall. On a 4xx page: a password input, or login keywords in the title/headings
+  (or two in the body) of a page that has a form or input. On a 2xx page: a password input and the page is mostly
   that form (``form_share``) or its main text is short; or a login keyword in the title/headings of
   a short page that has a form or input. A content page with a login box in its sidebar, or a
   documentation page about logging in, stays content.
@@ -32,11 +37,16 @@ gets its chance):
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off).
 
-"Short" means main text below ``short_text_chars`` (600): soft-404, challenge and maintenance
-pages say one thing; documentation that mentions "error", "login" or "maintenance" says a lot.
+"Short" means main text below ``short_text_chars`` (600), and own visible text below 5 times that
+(a table of contents whose main text the extractor missed is not short): soft-404, challenge and
+maintenance pages say one thing; documentation that mentions "error", "login" or "maintenance"
+says a lot. T1 leaves alone a list page whose own text reaches ``thin_text_chars`` and a page whose
+own visible text reaches ``short_text_chars``.
 Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
 hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings; a keyword
-inside a longer keyword that hit is not counted twice.
+inside (or overlapping) a longer keyword that hit is not counted twice. The Chinese and Japanese
+lists were checked on every chapter and section of debian-reference-zh-cn/-ja and maint-guide-ja
+(no label) and on CJK maintenance, 404, login and WAF pages (the right label).
 
 Pure: no Scrapy import; never mutates the document.
 """
@@ -48,6 +58,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 __all__ = [
     "RULE_CODES",
@@ -61,6 +72,8 @@ __all__ = [
 
 #: All rule codes in priority order (SPEC section 7). R1/U1 are applied by core.assign.
 RULE_CODES = ("E1", "E3", "L1", "W1", "M1", "T1", "R1", "U1")
+#: How rule clusters group pages (RuleParams.scope).
+RULE_SCOPES = ("template", "origin")
 #: The rules whose keyword hits page_signals records.
 KEYWORD_RULES = ("E3", "L1", "W1", "M1")
 
@@ -75,11 +88,21 @@ ERROR_KEYWORDS: Tuple[str, ...] = (
     "an error has occurred", "error", "bad request", "forbidden", "unauthorized",
     "not authorized", "permission denied", "internal server error", "server error",
     "service unavailable", "bad gateway", "gateway timeout", "dead link", "broken link",
+    "access denied",
     # Chinese
     "页面不存在", "页面未找到", "找不到页面", "页面找不到", "您访问的页面不存在", "你访问的页面不存在",
     "您要访问的页面不存在", "无法找到", "找不到该页面", "内容不存在", "文章不存在", "信息不存在",
-    "已被删除", "已删除", "出错了", "出错啦", "发生错误", "错误页面", "服务器错误", "系统错误",
-    "请求错误", "无权访问", "没有权限", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
+    "已被删除", "出错了", "出错啦", "发生错误", "错误页面", "服务器错误", "系统错误",
+    "请求错误", "无权访问", "没有权限", "访问被拒绝", "拒绝访问", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
+    "找不到网页", "网页不存在", "页面已失效",
+    # Chinese (traditional)
+    "找不到網頁", "網頁不存在", "訪問被拒絕", "拒絕訪問", "頁面不存在", "找不到頁面", "發生錯誤", "伺服器錯誤", "系統錯誤",
+    # Japanese
+    "ページが見つかりません", "ページが見つかりませんでした", "お探しのページは見つかりません",
+    "お探しのページが見つかりません", "ページは存在しません", "ページが存在しません",
+    "指定されたページは存在しません", "ファイルが見つかりません", "エラーが発生しました",
+    "サーバーエラー", "サーバエラー", "アクセスできません", "アクセスが拒否されました", "アクセス拒否",
+    "アクセスは拒否されました", "削除された可能性があります",
 )
 LOGIN_KEYWORDS: Tuple[str, ...] = (
     # English
@@ -90,10 +113,17 @@ LOGIN_KEYWORDS: Tuple[str, ...] = (
     # Chinese
     "登录", "登入", "登陆", "用户登录", "请先登录", "请登录", "密码", "用户名", "账号", "帐号",
     "忘记密码", "记住我", "扫码登录", "验证码登录", "手机号登录", "统一身份认证",
+    # Chinese (traditional)
+    "會員登入", "請登入", "密碼", "帳號", "忘記密碼",
+    # Japanese
+    "ログイン", "サインイン", "ログインしてください", "パスワード", "パスワードを忘れ",
+    "ユーザー名", "ユーザ名", "ユーザーid", "メールアドレス", "会員ログイン", "ログイン状態を保持",
 )
+#: A plain "access denied" is what any 403 says (Tomcat's, IIS's): an error page (E3). A WAF or
+#: challenge page names the blocking, the firewall, the check or the vendor.
 WAF_KEYWORDS: Tuple[str, ...] = (
     # English, generic
-    "access denied", "access to this page has been denied", "request blocked",
+    "access to this page has been denied", "request blocked",
     "request rejected", "the requested url was rejected", "you have been blocked",
     "sorry, you have been blocked", "blocked by", "web application firewall", "firewall",
     "security check", "security verification", "checking your browser",
@@ -110,10 +140,16 @@ WAF_KEYWORDS: Tuple[str, ...] = (
     "aws waf", "support id", "incident id", "mod_security", "modsecurity", "wordfence",
     "barracuda", "fortiguard", "403 forbidden by waf",
     # Chinese
-    "访问被拒绝", "拒绝访问", "访问受限", "请求被拒绝", "请求被拦截", "已被拦截", "拦截", "防火墙",
+    "访问受限", "请求被拒绝", "请求被拦截", "已被拦截", "拦截", "防火墙",
     "网站防火墙", "安全验证", "安全检测", "人机验证", "验证码", "滑动验证", "请完成验证",
     "检测到异常", "异常访问", "访问过于频繁", "访问频率过高", "非法请求", "您的访问被阻断",
     "安全狗", "云锁", "知道创宇", "创宇盾", "阿里云盾", "腾讯云waf", "百度云加速", "长亭", "雷池",
+    # Chinese (traditional)
+    "存取被拒", "安全驗證", "人機驗證", "驗證碼",
+    # Japanese
+    "ファイアウォール",
+    "セキュリティチェック", "セキュリティ確認", "ロボットではありません", "不正なアクセス",
+    "不正なリクエスト", "アクセスが制限されています", "アクセスが集中",
 )
 MAINTENANCE_KEYWORDS: Tuple[str, ...] = (
     # English
@@ -124,7 +160,14 @@ MAINTENANCE_KEYWORDS: Tuple[str, ...] = (
     "under construction", "briefly unavailable",
     # Chinese
     "维护中", "正在维护", "系统维护", "网站维护", "维护公告", "停机维护", "升级中", "正在升级",
-    "系统升级", "网站升级", "升级维护", "暂停服务", "暂停访问", "建设中",
+    "升级维护", "暂停服务", "暂停访问", "建设中", "系统维护中", "维护期间",
+    # Chinese (traditional)
+    "維護中", "正在維護", "系統維護", "網站維護", "維護公告", "停機維護", "升級中", "系統升級",
+    "暫停服務",
+    # Japanese
+    "メンテナンス中", "メンテナンスのお知らせ", "システムメンテナンス", "メンテナンスを実施",
+    "メンテナンス作業", "ただいまメンテナンス", "定期メンテナンス", "緊急メンテナンス",
+    "サービスを一時停止", "一時停止しております", "工事中", "準備中",
 )
 
 
@@ -151,6 +194,9 @@ class RuleParams:
     e3_length_tolerance: float = 0.2
     #: Characters of visible text / headings kept in the signals (for reports and debugging).
     signal_text_chars: int = 120
+    #: Rule clusters: "template" (one cluster per rule and template across hosts) or "origin"
+    #: (the reference tool's per-origin ids: ``err5xx-{origin}``, ``errtpl-{origin}-{hash}``...).
+    scope: str = "template"
 
     def validate(self) -> "RuleParams":
         unknown = [r for r in self.enabled_rules if r not in RULE_CODES]
@@ -171,6 +217,8 @@ class RuleParams:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        if self.scope not in RULE_SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(map(repr, RULE_SCOPES))}, got {self.scope!r}")
         for name in ("form_share", "e3_length_tolerance"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
@@ -247,19 +295,24 @@ def _hidden(el, tag: str) -> bool:
 
 
 class _Walk:
-    """One pass over the document: what is visible, and (if asked) the tag skeleton."""
+    """One pass over the document: what is visible, and (if asked) the tag skeleton.
+
+    Counters are pairs ``[main, chrome]``: index 1 counts what sits in page chrome (navigation,
+    site header/footer, sidebars, see :func:`_region`), index 0 everything else.
+    """
 
     __slots__ = ("parts", "headings", "form_weight", "total_weight", "password_inputs",
-                 "inputs", "forms", "skeleton")
+                 "inputs", "forms", "skeleton", "main_parts")
 
     def __init__(self) -> None:
-        self.parts: List[str] = []
-        self.headings: List[str] = []
-        self.form_weight = 0
-        self.total_weight = 0
-        self.password_inputs = 0
-        self.inputs = 0
-        self.forms = 0
+        self.parts: List[str] = []  # all visible text, in order (the fingerprint reads it)
+        self.main_parts: List[str] = []  # visible text outside chrome
+        self.headings: List[List[str]] = [[], []]
+        self.form_weight = [0, 0]
+        self.total_weight = [0, 0]
+        self.password_inputs = [0, 0]
+        self.inputs = [0, 0]
+        self.forms = [0, 0]
         self.skeleton: Optional[List[str]] = None
 
 
@@ -272,6 +325,47 @@ def _start(doc):
 # Stack entry phases: enter an element that may be visible, emit an element's tail (visible
 # because its parent is), enter an element only for the skeleton (inside something not visible).
 _ENTER, _TAIL, _SKELETON_ONLY = 0, 1, 2
+# Regions: ordinary page, page chrome (navigation, site header/footer, sidebars), main content
+# (``main``/``article``/``role=main``: a header or footer inside it is the article's own).
+_PAGE, _CHROME, _MAIN = 0, 1, 2
+_CHROME_TAGS = frozenset({"nav", "aside"})
+_CHROME_ROLES = frozenset({"navigation", "search", "menubar", "menu", "complementary"})
+_TOP_CHROME_TAGS = frozenset({"header", "footer"})
+_TOP_CHROME_ROLES = frozenset({"banner", "contentinfo"})
+#: class/id tokens of chrome containers: the whole token, or its last ``-``/``_`` word.
+_CHROME_TOKENS = frozenset({"header", "site-header", "masthead", "topbar", "top-bar"})
+_CHROME_WORDS = frozenset({
+    "nav", "navbar", "navigation", "menu", "menubar", "sidebar", "aside", "footer", "breadcrumb",
+    "breadcrumbs", "toolbar", "portlet", "usertools", "sitetools", "pagetools", "personal",
+})
+_TOKEN_SPLIT = re.compile(r"[-_]+")
+
+
+def _chrome_attr(el) -> bool:
+    for attr in ("id", "class"):
+        value = el.get(attr)
+        if not value:
+            continue
+        for token in value.lower().split():
+            if token in _CHROME_TOKENS or _TOKEN_SPLIT.split(token)[-1] in _CHROME_WORDS:
+                return True
+    return False
+
+
+def _region(el, tag: str, region: int) -> int:
+    """The region of ``el`` given its parent's: chrome stays chrome; ``nav``/``aside``/navigation
+    roles are chrome anywhere; ``main``/``article`` start the main content; a header/footer or a
+    chrome class/id is chrome outside the main content."""
+    if region == _CHROME:
+        return _CHROME
+    role = (el.get("role") or "").lower()
+    if tag in _CHROME_TAGS or role in _CHROME_ROLES:
+        return _CHROME
+    if tag in ("main", "article") or role == "main":
+        return _MAIN
+    if region == _PAGE and (tag in _TOP_CHROME_TAGS or role in _TOP_CHROME_ROLES or _chrome_attr(el)):
+        return _CHROME
+    return region
 
 
 def _walk(doc, skeleton: bool = False) -> _Walk:
@@ -283,16 +377,16 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     out = _Walk()
     skel = out.skeleton = [] if skeleton else None
     start = _start(doc)
-    # Stack of (element, in_form, heading index or -1, phase, depth).
-    stack: List[Tuple[Any, bool, int, int, int]] = [(start, False, -1, _ENTER, 0)]
+    # Stack of (element, in_form, heading index or -1, phase, depth, region).
+    stack: List[Tuple[Any, bool, int, int, int, int]] = [(start, False, -1, _ENTER, 0, _PAGE)]
     push, pop = stack.append, stack.pop
     skip_tags, heading_tags = _SKIP_TAGS, _HEADING_TAGS
     while stack:
-        el, in_form, heading, phase, depth = pop()
+        el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:
             tail = el.tail
             if tail:
-                _add_text(out, tail, in_form, heading)
+                _add_text(out, tail, in_form, heading, region)
             continue
         tag = el.tag
         if tag.__class__ is not str:  # comments, processing instructions, entities
@@ -301,7 +395,7 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
             tag = _tag(el)
         if phase == _ENTER:
             if el is not start:
-                push((el, in_form, heading, _TAIL, depth))  # the tail is visible even if el is not
+                push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
             visible = bool(tag) and tag not in skip_tags and not _hidden(el, tag)
         else:
             visible = False
@@ -309,55 +403,60 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
             skel.append(f"{depth}{tag}")
             if not visible or tag in ("input", "textarea"):
                 for child in reversed(el):
-                    push((child, False, -1, _SKELETON_ONLY, depth + 1))
+                    push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
         if not visible:
             continue
+        region = _region(el, tag, region)
+        c = 1 if region == _CHROME else 0
         if tag == "form":
             in_form = True
-            out.forms += 1
-        elif tag == "input":
-            kind = (el.get("type") or "").lower()
-            if kind in _BUTTON_INPUT_TYPES:
-                label = el.get("value") or ""
-                if label:
-                    _add_text(out, label, in_form, heading)
-            elif kind in _CONTROL_INPUT_TYPES:
-                out.inputs += 1
-                out.total_weight += _CONTROL_WEIGHT
-                if in_form:
-                    out.form_weight += _CONTROL_WEIGHT
-                if kind == "password":
-                    out.password_inputs += 1
-            continue
-        elif tag == "textarea":
-            out.inputs += 1
-            out.total_weight += _CONTROL_WEIGHT
-            if in_form:
-                out.form_weight += _CONTROL_WEIGHT
+            out.forms[c] += 1
+        elif tag == "input" or tag == "textarea":
+            _add_control(out, el, tag, in_form, heading, region)
             continue
         if heading < 0 and tag in heading_tags:
-            out.headings.append("")
-            heading = len(out.headings) - 1
+            out.headings[c].append("")
+            heading = len(out.headings[c]) - 1
         text = el.text
         if text:
-            _add_text(out, text, in_form, heading)
+            _add_text(out, text, in_form, heading, region)
         depth += 1
         for child in reversed(el):
-            push((child, in_form, heading, _ENTER, depth))
+            push((child, in_form, heading, _ENTER, depth, region))
     return out
 
 
-def _add_text(out: _Walk, text: str, in_form: bool, heading: int) -> None:
+def _add_control(out: _Walk, el, tag: str, in_form: bool, heading: int, region: int) -> None:
+    c = 1 if region == _CHROME else 0
+    kind = (el.get("type") or "").lower() if tag == "input" else "textarea"
+    if kind in _BUTTON_INPUT_TYPES:
+        label = el.get("value") or ""
+        if label:
+            _add_text(out, label, in_form, heading, region)
+    elif kind in _CONTROL_INPUT_TYPES or kind == "textarea":
+        out.inputs[c] += 1
+        out.total_weight[c] += _CONTROL_WEIGHT
+        if in_form:
+            out.form_weight[c] += _CONTROL_WEIGHT
+        if kind == "password":
+            out.password_inputs[c] += 1
+
+
+def _add_text(out: _Walk, text: str, in_form: bool, heading: int, region: int = _PAGE) -> None:
     text = " ".join(text.split())  # the same as collapsing \s+ and stripping, only faster
     if not text:
         return
+    c = 1 if region == _CHROME else 0
     out.parts.append(text)
+    if not c:
+        out.main_parts.append(text)
     weight = len(text)
-    out.total_weight += weight
+    out.total_weight[c] += weight
     if in_form:
-        out.form_weight += weight
-    if heading >= 0:
-        out.headings[heading] = (out.headings[heading] + " " + text).strip()
+        out.form_weight[c] += weight
+    headings = out.headings[c]
+    if 0 <= heading < len(headings):
+        headings[heading] = (headings[heading] + " " + text).strip()
 
 
 def visible_text(doc) -> str:
@@ -383,11 +482,12 @@ def _hits(keywords: Tuple[str, ...], text: str) -> int:
     """Number of different keywords found in ``text`` (already lower-cased and collapsed).
 
     ASCII keywords need word boundaries, CJK keywords match as substrings. A keyword inside a
-    longer keyword that also hit is not counted again ("not found" in "page not found").
+    longer keyword that also hit is not counted again ("not found" in "page not found"), nor one
+    whose first match overlaps a longer one's ("システムメンテナンス中" is one phrase, not two).
     """
     if not text:
         return 0
-    found = []
+    found: List[Tuple[str, int, int]] = []
     for word, before, after in _prepared(keywords):
         start = text.find(word)
         while start >= 0:
@@ -395,28 +495,39 @@ def _hits(keywords: Tuple[str, ...], text: str) -> int:
             if (not before or start == 0 or not _is_word(text[start - 1])) and (
                 not after or end == len(text) or not _is_word(text[end])
             ):
-                found.append(word)
+                found.append((word, start, end))
                 break
             start = text.find(word, start + 1)
-    return sum(1 for w in found if not any(w != o and w in o for o in found))
+    kept: List[Tuple[str, int, int]] = []
+    for word, start, end in sorted(found, key=lambda f: -len(f[0])):
+        if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
+            kept.append((word, start, end))
+    return len(kept)
 
 
-def page_signals(doc, title: str, params: RuleParams = RuleParams()) -> Dict[str, Any]:
+def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = "") -> Dict[str, Any]:
     """Compact rule signals of one rendered page (see module docstring). Does not mutate ``doc``.
 
     Keys: ``vis`` visible text length; ``head`` first characters of the visible text; ``h``
     first characters of the h1-h3 text; ``kw`` {rule: [title hits, heading hits, body hits]} for
     the rules with any hit (hits = number of different keywords); ``pw`` password inputs;
     ``inputs`` visible form controls; ``forms`` form elements; ``fs`` share of the visible page
-    (text + 20 chars per control) inside forms, 0..1.
+    (text + 20 chars per control) inside forms, 0..1; ``mv`` visible text length outside page
+    chrome. Keyword hits skip what the page echoes of its own ``url`` (a wiki's 404 titled
+    "Maintenance window" for ``/wiki/Maintenance_window`` is not a maintenance page).
     """
-    return _signals(_walk(doc), title, params)
+    return _signals(_walk(doc), title, params, url)
 
 
-def _signals(walk: _Walk, title: str, params: RuleParams) -> Dict[str, Any]:
-    text = " ".join(walk.parts)
-    headings = " | ".join(h for h in walk.headings if h)
-    title = _WS.sub(" ", title or "").strip()
+def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict[str, Any]:
+    # Keyword hits, controls and headings count in the page's own content, not its chrome
+    # (navigation, site header/footer, sidebars); a page that is all chrome is read whole.
+    main = 0 if walk.main_parts or not walk.parts else None
+    pick = (lambda pair: pair[0]) if main == 0 else sum
+    text = " ".join(_drop_echoes(walk.main_parts if main == 0 else walk.parts, url))
+    head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
+    headings = " | ".join(h for h in _drop_echoes(head_list, url) if h)
+    title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
     low = (title.lower(), headings.lower(), text.lower())
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
@@ -425,15 +536,17 @@ def _signals(walk: _Walk, title: str, params: RuleParams) -> Dict[str, Any]:
         if any(counts):
             kw[rule] = counts
     n = params.signal_text_chars
-    share = walk.form_weight / walk.total_weight if walk.total_weight else 0.0
+    total = pick(walk.total_weight)
+    share = pick(walk.form_weight) / total if total else 0.0
     return {
-        "vis": len(text),
+        "vis": sum(len(p) + 1 for p in walk.parts) - 1 if walk.parts else 0,
+        "mv": len(text),
         "head": text[:n],
         "h": headings[:n],
         "kw": kw,
-        "pw": walk.password_inputs,
-        "inputs": walk.inputs,
-        "forms": walk.forms,
+        "pw": pick(walk.password_inputs),
+        "inputs": pick(walk.inputs),
+        "forms": pick(walk.forms),
         "fs": round(share, 3),
     }
 
@@ -451,41 +564,109 @@ _RANDOM_TOKEN = re.compile(
     r"\b(?:[A-Za-z_-]{25,}|(?=[A-Za-z_-]*[a-z])(?=[A-Za-z_-]*[A-Z][a-z]*[A-Z])[A-Za-z_-]{10,})\b",
     re.ASCII,
 )
+#: Host names (``www.example.org``, ``localhost``) and a server signature's "at HOST port N".
+_HOST_TOKEN = re.compile(
+    r"(?<![\w.-])(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24}|localhost)(?![\w-])", re.I | re.ASCII)
+_SERVER_AT = re.compile(r"\b(at|on) \S+ port \S+", re.I)
 _SKELETON_SKIP = frozenset({"script", "style", "noscript", "template", "link", "meta"})
 
 
 def _normalise_text(text: str) -> str:
-    """Per-request tokens become placeholders: paths/URLs/emails, anything with a digit (ids,
-    hex, dates, times, counters), long or camel-random letter runs. CJK text is kept as is."""
+    """Per-request and per-host tokens become placeholders: a server signature's "at HOST port
+    N", paths/URLs/emails, host names, anything with a digit (ids, hex, dates, times, counters,
+    IP addresses, ports), long or camel-random letter runs. CJK text is kept as is."""
+    text = _SERVER_AT.sub(r"\1 host port 0", text)
     text = _URL_TOKEN.sub("/", text)
+    text = _HOST_TOKEN.sub("host", text)
     text = _DIGIT_TOKEN.sub("0", text)
     text = _RANDOM_TOKEN.sub("0", text)
     return _WS.sub(" ", text).strip().lower()
 
 
-def template_fingerprint(doc) -> int:
+def _echoes(url: str) -> Tuple[str, ...]:
+    """What a page may echo of its own URL besides the path: the last path segment and the
+    query values, decoded, with ``_``/``+``/``-`` also read as spaces (a wiki's "no page
+    titled Foo Bar" for ``/wiki/Foo_Bar``), lower-cased, longest first."""
+    if not url:
+        return ()
+    parts = urlsplit(url)
+    raw = [unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])]
+    raw += [v for _k, v in parse_qsl(parts.query)]
+    out = set()
+    for value in raw:
+        value = value.strip()
+        stem = value.rsplit(".", 1)[0] if "." in value[1:] else value
+        for v in (value, stem):
+            for variant in (v, re.sub(r"[_+]", " ", v), re.sub(r"[-_+]", " ", v)):
+                variant = _WS.sub(" ", variant).strip().lower()
+                if len(variant) >= 3:
+                    out.add(variant)
+    return tuple(sorted(out, key=lambda v: (-len(v), v)))
+
+
+_QUOTES = "\"'“”‘’«»「」『』"
+_TITLE_SEPARATORS = re.compile(r"\s+[-|–—:·•]+\s+")
+
+
+@lru_cache(maxsize=64)
+def _echo_matcher(url: str) -> Tuple[frozenset, Optional["re.Pattern[str]"]]:
+    """(the echoes, a pattern of an echo in quotes)."""
+    echoes = _echoes(url)
+    if not echoes:
+        return frozenset(), None
+    alternatives = "|".join(re.escape(e) for e in echoes)
+    quoted = re.compile(rf"[{_QUOTES}]\s*(?:{alternatives})\s*[{_QUOTES}]", re.I)
+    return frozenset(echoes), quoted
+
+
+def _is_echo(piece: str, echoes: frozenset) -> bool:
+    return _WS.sub(" ", piece.strip(_QUOTES + " .,:;!?()[]")).lower() in echoes
+
+
+def _drop_echoes(pieces: List[str], url: str) -> List[str]:
+    """Text pieces without what the page echoes of its own URL: a piece (an element's text, a
+    heading) that *is* the echo, or the echo in quotes inside a piece. Words that only happen to
+    equal a URL segment inside longer text ("your account" on ``/account``) stay."""
+    echoes, quoted = _echo_matcher(url) if url else (frozenset(), None)
+    if not echoes:
+        return pieces
+    return [quoted.sub('""', p) for p in pieces if not _is_echo(p, echoes)]
+
+
+def _drop_title_echo(title: str, url: str) -> str:
+    """The title without a part (split at `` - ``, `` | ``...) that is the echo."""
+    echoes, _quoted = _echo_matcher(url) if url else (frozenset(), None)
+    if not echoes or not title:
+        return title
+    return " - ".join(p for p in _TITLE_SEPARATORS.split(title) if not _is_echo(p, echoes))
+
+
+def template_fingerprint(doc, url: str = "") -> int:
     """64-bit hash of normalised visible text and tag skeleton (body only, attributes ignored).
 
-    The same error/login/challenge template with a different request id, timestamp, CSRF token
-    or echoed path gives the same value; different templates give different values (BLAKE2b,
-    full 64 bits, stable across runs and platforms).
+    The same error/login/challenge template with a different request id, timestamp, CSRF token,
+    host name, port or echoed path/title gives the same value; different templates give
+    different values (BLAKE2b, full 64 bits, stable across runs and platforms). ``url`` (the
+    page's final URL) lets an echo of its last path segment or query values be taken out.
     """
-    return _fingerprint(_walk(doc, skeleton=True))
+    return _fingerprint(_walk(doc, skeleton=True), url)
 
 
-def _fingerprint(walk: _Walk) -> int:
+def _fingerprint(walk: _Walk, url: str = "") -> int:
     h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
-    h.update(_normalise_text(" ".join(walk.parts)).encode("utf-8", "surrogatepass"))
+    text = " ".join(_drop_echoes(walk.parts, url))
+    h.update(_normalise_text(text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 
 
-def rule_features(doc, title: str, params: RuleParams = RuleParams()) -> Tuple[Dict[str, Any], int]:
-    """``(page_signals(doc, title, params), template_fingerprint(doc))`` from one walk of ``doc``:
-    what the pipeline calls per page (about half the cost of calling the two)."""
+def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
+                  ) -> Tuple[Dict[str, Any], int]:
+    """``(page_signals(doc, title, params, url), template_fingerprint(doc, url))`` from one walk of
+    ``doc``: what the pipeline calls per page (about half the cost of calling the two)."""
     walk = _walk(doc, skeleton=True)
-    return _signals(walk, title, params), _fingerprint(walk)
+    return _signals(walk, title, params, url), _fingerprint(walk, url)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,13 +682,31 @@ def _main_len(record) -> int:
     return record.text_len or int((record.signals or {}).get("vis", 0))
 
 
+def _own_len(record) -> int:
+    """Visible text outside page chrome (``mv``); the main text length for older records."""
+    signals = record.signals or {}
+    return int(signals.get("mv", signals.get("vis", record.text_len or 0)))
+
+
+def _short(record, params: RuleParams) -> bool:
+    """Says one thing: a short main text, and not a long page whose main text was missed (a
+    table of contents, an index: the page's own visible text is long)."""
+    return _main_len(record) < params.short_text_chars and _own_len(record) < _LONG_FACTOR * params.short_text_chars
+
+
+#: A page whose own visible text (outside chrome) reaches this many times ``short_text_chars`` is
+#: never "short", whatever its extracted main text.
+_LONG_FACTOR = 5
+
+
 def _kw(signals: Mapping[str, Any], rule: str) -> Tuple[int, int, int]:
     counts = (signals.get("kw") or {}).get(rule) or (0, 0, 0)
     return int(counts[0]), int(counts[1]), int(counts[2])
 
 
 def _keyword_page(signals, rule: str, ok: bool, short: bool) -> bool:
-    """Keyword rule: anywhere on a non-2xx page; title/heading (or 2 phrases) on a short 2xx."""
+    """Keyword rule: anywhere in the own content of a non-2xx page; title/heading (or 2
+    phrases) on a short 2xx."""
     title, heading, body = _kw(signals, rule)
     if not ok:
         return bool(title or heading or body)
@@ -515,41 +714,64 @@ def _keyword_page(signals, rule: str, ok: bool, short: bool) -> bool:
 
 
 def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
+    """A password input in the page's own content; or login words in its title/headings (or
+    two login phrases) with a form control. Words and controls in chrome (a "Log in" link or a
+    search box in the site header) do not count."""
     title, heading, body = _kw(signals, "L1")
     has_control = bool(signals.get("inputs") or signals.get("forms"))
     if not ok:
-        return bool(signals.get("pw")) or bool((title or heading or body) and has_control)
+        return bool(signals.get("pw")) or bool((title or heading or body >= 2) and has_control)
     if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short):
         return True
     return short and bool(title or heading) and has_control
+
+
+def _thin(record, params: RuleParams) -> bool:
+    """Little HTML or little main text; a list page (index, listing) whose entries are real
+    text is content, not thin."""
+    if record.html_len < params.thin_html_bytes:
+        return True
+    if _main_len(record) >= params.thin_text_chars:
+        return False
+    own = _own_len(record)
+    if own >= params.short_text_chars:
+        return False  # a long page whose main text was missed
+    return not (record.page_type == "list" and own >= params.thin_text_chars)
+
+
+def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Optional[str]]:
+    """(decided, label) from the status and content type alone: failures, 5xx, HTTP auth walls,
+    non-HTML responses and 1xx/3xx final statuses are decided here."""
+    if record.error or status <= 0:
+        return True, None
+    if 500 <= status <= 599:
+        return True, ("E1" if "E1" in enabled else None)
+    if status == 401 and record.www_authenticate and "L1" in enabled:
+        return True, "L1"  # an HTTP auth wall (basic, digest, ...): whatever its body says
+    if not (200 <= status <= 299 or 400 <= status <= 499):
+        return True, None  # 1xx/3xx as final status: nothing to say
+    if not _is_html(record):
+        return True, ("E3" if status >= 400 and "E3" in enabled else None)
+    return False, None
 
 
 def special_label(record, params: RuleParams = RuleParams()) -> Optional[str]:
     """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML)."""
     enabled = params.enabled_rules
     status = int(record.status_code or 0)
-    if record.error or status <= 0:
-        return None
-    if 500 <= status <= 599:
-        return "E1" if "E1" in enabled else None
-    error_status = 400 <= status <= 499
-    ok = 200 <= status <= 299
-    if not _is_html(record):
-        return "E3" if error_status and "E3" in enabled else None
-    if not (ok or error_status):  # 1xx/3xx as final status: nothing to say
-        return None
+    decided, label = _by_status(record, status, enabled)
+    if decided:
+        return label
+    ok = status < 300
     signals = record.signals or {}
-    main = _main_len(record)
-    short = main < params.short_text_chars
+    short = _short(record, params)
     if "L1" in enabled and _login_page(signals, ok, short, params):
         return "L1"
-    if "W1" in enabled and _keyword_page(signals, "W1", ok, short):
-        return "W1"
-    if "M1" in enabled and _keyword_page(signals, "M1", ok, short):
-        return "M1"
-    if "E3" in enabled and (error_status or _keyword_page(signals, "E3", ok, short)):
+    for rule in ("W1", "M1"):
+        if rule in enabled and _keyword_page(signals, rule, ok, short):
+            return rule
+    if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short)):
         return "E3"
-    if "T1" in enabled and (ok or status in (401, 403)):
-        if record.html_len < params.thin_html_bytes or main < params.thin_text_chars:
-            return "T1"
+    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params):
+        return "T1"
     return None

@@ -80,6 +80,7 @@ class PageRecord:
     title: str = ""
     html_len: int = 0  # bytes of the rendered HTML (UTF-8)
     rendered: bool = False  # went through the browser (False: non-HTML, failure, predicted)
+    www_authenticate: str = ""  # the response's WWW-Authenticate header (an HTTP auth wall)
     # --- text features ---
     text_len: int = 0  # main-text length in characters
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
@@ -157,3 +158,4 @@ class Cluster:
     canonical_url: str
     member_ids: List[int]
     kind: str  # "content" or a rule code
+    origins: int = 0  # distinct origins (scheme://host[:port] of the final URL) among the members

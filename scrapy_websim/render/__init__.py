@@ -82,7 +82,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
             html = response.text
         except AttributeError:  # not a TextResponse
             html = response.body.decode("utf-8", "replace")
-    title = cap.get("title") or ""
+    title = cap.get("title") or (_html_title(html) if html and not cap else "")
     timings = cap.get("timings") or []
     record = PageRecord(
         id=record_id,
@@ -97,6 +97,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,
         timings=[round(float(t), 1) for t in timings if t is not None] if timings else [],
+        www_authenticate=_header(response, "WWW-Authenticate")[:200],
     )
     if response.url.lower().startswith("https:"):
         tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
@@ -116,3 +117,24 @@ def record_from_failure(request: Any, exc: BaseException, record_id: int, url: s
 
 def is_unsafe_port_error(failure: Any) -> bool:
     return "ERR_UNSAFE_PORT" in str(getattr(failure, "value", ""))
+
+
+#: Chromium errors after which Scrapy's own HTTP client fetches the page (not rendered): a port
+#: Chromium refuses, and an HTTP auth challenge (401 + ``WWW-Authenticate``) it will not show.
+STATIC_FALLBACK_ERRORS = ("ERR_UNSAFE_PORT", "ERR_INVALID_AUTH_CREDENTIALS")
+
+
+def static_fallback_reason(failure: Any) -> str:
+    """The Chromium error code that calls for a plain HTTP fetch of the page, or ``""``
+    (``failure`` is a Twisted Failure or the exception itself)."""
+    text = str(getattr(failure, "value", failure))
+    return next((code for code in STATIC_FALLBACK_ERRORS if code in text), "")
+
+
+def _html_title(html: str) -> str:
+    """``<title>`` of a page that was fetched but not rendered (a plain HTTP fetch)."""
+    import re  # noqa: PLC0415
+    from html import unescape  # noqa: PLC0415
+
+    match = re.search(r"<title[^>]*>(.*?)</title\s*>", html[:65536], re.I | re.S)
+    return " ".join(unescape(match.group(1)).split())[:500] if match else ""

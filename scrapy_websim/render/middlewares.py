@@ -19,7 +19,7 @@ from scrapy import Request
 
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.items import PageItem
-from scrapy_websim.render import record_from_failure, record_from_response, render_meta
+from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
 
 TRACK = "websim_track"
 OPT_OUT = "websim"
@@ -103,9 +103,15 @@ class WebsimFailureDownloaderMiddleware:
     def from_crawler(cls, crawler: Any) -> "WebsimFailureDownloaderMiddleware":
         return cls(crawler)
 
-    def process_exception(self, request: Any, exception: BaseException, spider: Any = None) -> None:
+    def process_exception(self, request: Any, exception: BaseException, spider: Any = None) -> Any:
         if not request.meta.get(TRACK):
             return None
+        if request.meta.get("playwright") and static_fallback_reason(exception):
+            # As the websim spider does: a port Chromium refuses, or an HTTP auth challenge it will
+            # not show, is fetched again with Scrapy's own HTTP client (recorded, not rendered).
+            meta = {k: v for k, v in request.meta.items() if not k.startswith("playwright")}
+            meta["websim_static"] = True
+            return request.replace(meta=meta, dont_filter=True)
         from scrapy_websim.extensions import get_extension  # noqa: PLC0415
 
         ext = get_extension(self.crawler)

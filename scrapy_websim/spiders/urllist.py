@@ -13,7 +13,7 @@ from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urllist import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
-from scrapy_websim.render import is_unsafe_port_error, record_from_failure, record_from_response, render_meta
+from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
 
 logger = logging.getLogger(__name__)
 
@@ -122,11 +122,13 @@ class UrlListSpider(scrapy.Spider):
     def on_error(self, failure: Any) -> Iterator[Any]:
         request = failure.request
         meta = request.meta
-        if is_unsafe_port_error(failure) and meta.get("playwright"):
-            # Chromium refuses some ports outright; Scrapy's own HTTP client still fetches them.
-            logger.info("websim: %s is on a port Chromium refuses; fetching it without rendering", request.url)
-            static_meta = {k: v for k, v in meta.items()
-                           if k in ("websim_id", "websim_url", "handle_httpstatus_all", "websim_expanded_from")}
+        reason = static_fallback_reason(failure) if meta.get("playwright") else ""
+        if reason:
+            # Chromium refuses some ports outright, and will not show the body of an HTTP auth
+            # challenge (401 + WWW-Authenticate); Scrapy's own HTTP client still fetches both.
+            logger.info("websim: Chromium refused %s (%s); fetching it without rendering", request.url, reason)
+            static_meta = {k: v for k, v in meta.items() if k in ("websim_id", "websim_url", "handle_httpstatus_all",
+                                                                     "websim_expanded_from")}
             static_meta.update({"websim_static": True, "dont_redirect": False})
             yield request.replace(meta=static_meta, dont_filter=True)
             return
