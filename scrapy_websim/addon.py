@@ -14,7 +14,11 @@ from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
 
 logger = logging.getLogger(__name__)
 
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+PLAYWRIGHT_HANDLER = "scrapy_websim.render.handler.WebsimPlaywrightHandler"
+#: scrapy-playwright's own handler: accepted when a user sets it (pages render without the page budget).
+BASE_PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+#: Schemes the crawler never fetches (a page or a redirect must not make it read local files).
+DISABLED_SCHEMES = ("file", "ftp", "s3", "gs")
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
 EXPORTERS = {
@@ -44,12 +48,14 @@ class Addon:
     def update_settings(self, settings: Any) -> None:
         handlers = settings.getdict("DOWNLOAD_HANDLERS")
         for scheme in ("http", "https"):
-            if scheme in handlers and handlers[scheme] not in (None, PLAYWRIGHT_HANDLER):
+            if scheme in handlers and handlers[scheme] not in (None, PLAYWRIGHT_HANDLER, BASE_PLAYWRIGHT_HANDLER):
                 logger.warning(
                     "websim: DOWNLOAD_HANDLERS[%r] is set to %r by you; pages of that scheme will not be "
                     "rendered unless it subclasses scrapy-playwright's handler", scheme, handlers[scheme])
             else:
-                handlers[scheme] = PLAYWRIGHT_HANDLER
+                handlers[scheme] = handlers.get(scheme) or PLAYWRIGHT_HANDLER
+        for scheme in DISABLED_SCHEMES:
+            handlers.setdefault(scheme, None)
         settings.set("DOWNLOAD_HANDLERS", handlers, priority=max(settings.getpriority("DOWNLOAD_HANDLERS") or 0, 15))
 
         reactor = settings.get("TWISTED_REACTOR")
@@ -68,6 +74,12 @@ class Addon:
         # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.handler.DenyNetworksDownloaderMiddleware", 50)
+        # `scrapy crawl websim` in any project: the bundled spider is found without SPIDER_MODULES
+        modules = settings.getlist("SPIDER_MODULES")
+        if "scrapy_websim.spiders.urllist" not in modules:
+            settings.set("SPIDER_MODULES", [*modules, "scrapy_websim.spiders.urllist"],
+                         priority=max(settings.getpriority("SPIDER_MODULES") or 0, 15))
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():

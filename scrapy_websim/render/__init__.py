@@ -74,8 +74,9 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     is_html = ct_main in ("text/html", "application/xhtml+xml") or (not ct_main and b"<html" in response.body[:2048].lower())
     html = ""
     if is_html:
+        html = cap.get("html") or ""  # a huge page, cut in the browser (capture.MAX_HTML_CHARS)
         try:
-            html = response.text
+            html = html or response.text
         except AttributeError:  # not a TextResponse
             html = response.body.decode("utf-8", "replace")
     title = cap.get("title") or ""

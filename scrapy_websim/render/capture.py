@@ -33,6 +33,20 @@ _DOM_DIGEST_JS = """() => {
          (document.body ? document.body.innerText.length : 0);
 }"""
 
+#: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
+#: otherwise cost hundreds of MB in this process); the page's own document is emptied so that
+#: scrapy-playwright's ``page.content()`` stays cheap.
+MAX_HTML_CHARS = 5_000_000
+
+_CUT_HTML_JS = """(max) => {
+  const d = document.documentElement;
+  if (!d) return null;
+  const html = d.outerHTML;
+  if (html.length <= max) return null;
+  d.innerHTML = '';
+  return [html.slice(0, max), html.length];
+}"""
+
 _TIMINGS_JS = """() => {
   const e = performance.getEntriesByType('navigation')[0];
   if (!e) return null;
@@ -150,7 +164,10 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)
         if options.screenshot:
-            result["screenshot"] = await page.screenshot(type="png", full_page=False)
+            result["screenshot"] = await page.screenshot(type="png", full_page=False, timeout=10000)
+        cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)
+        if cut:
+            result["html"], result["html_chars"] = cut
         result["rendered"] = True
     except Exception as exc:  # noqa: BLE001
         result["capture_error"] = short_error(exc)
@@ -189,6 +206,8 @@ _ERROR_CODES = {
 
 def short_error(exc: BaseException) -> str:
     """A short, readable message for a failed page (the full text goes to the log)."""
+    if getattr(exc, "readable", False):  # our own failures (page timeout, crash, blocked) say it already
+        return str(exc)[:300]
     text = str(getattr(exc, "message", None) or exc)
     for code, label in _ERROR_CODES.items():
         pos = text.find("net::" + code)
