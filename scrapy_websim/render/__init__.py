@@ -89,7 +89,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         status_code=int(response.status),
         content_length=length,
         content_type=content_type,
-        error=cap.get("capture_error", ""),
+        error=_header(response, "X-Websim-Blocked") or cap.get("capture_error", ""),  # render/guard.py
         title=title.strip(),
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,

@@ -13,11 +13,11 @@ http and https to it) and changes only what happens around a rendered request:
 * **Hostile pages**: dialogs are dismissed (Playwright's default), ``window.open``/``print`` are
   disabled and any popup is closed at once, a download is cancelled as soon as it starts (the
   transfer stops; the page is recorded with the response's status and content type, not rendered).
-* **Network policy**: only http/https requests leave the browser, and requests to
-  ``WEBSIM_DENY_NETWORKS`` (CIDR list) are aborted, redirect hops included (with a deny list, the
-  page's navigations are fetched hop by hop so every hop is checked); the request fails with
-  "blocked: ...". :class:`DenyNetworksDownloaderMiddleware` does the same for requests that Scrapy's
-  own client fetches.
+* **Network policy**: only http/https requests leave the browser (routes abort the rest), and
+  with ``WEBSIM_DENY_NETWORKS`` (CIDR list) Chromium sends every request through
+  :class:`~scrapy_websim.render.guard.GuardProxy`, which refuses those networks, redirect hops
+  included; the page is recorded with "blocked: ...". :class:`DenyNetworksDownloaderMiddleware`
+  does the same for requests that Scrapy's own client fetches.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from scrapy.http.headers import Headers
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, WebsimConfig
+from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +43,13 @@ logger = logging.getLogger(__name__)
 PAGE_MARGIN = 5.0
 #: Schemes a page may request; every other request is aborted in the browser.
 ALLOWED_SCHEMES = ("http", "https")
-#: Runs before any script of the page: no popups, no print dialog.
-INIT_SCRIPT = "window.open = function () { return null; }; window.print = function () {};"
+#: Runs before any script of the page: no popups (window.open, target=_blank clicks), no print dialog.
+INIT_SCRIPT = """window.open = function () { return null; };
+window.print = function () {};
+addEventListener('click', function (e) {
+  const a = e.target && e.target.closest && e.target.closest('a[target], area[target]');
+  if (a && !['', '_self', '_top', '_parent'].includes(a.target.toLowerCase())) e.preventDefault();
+}, true);"""
 
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
@@ -138,6 +144,24 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
         self._user_abort = self.abort_request
         self.abort_request = self._abort_request
+        self.guard: Optional[GuardProxy] = None
+        if self.deny_networks:  # every request, redirect hops included, through the guard proxy
+            self._guard_socket = bind_local()
+            networks = self.deny_networks
+            self.guard = GuardProxy(lambda addresses: _denied(addresses, networks))
+            launch = dict(self.config.launch_options)
+            launch["args"] = [*launch.get("args", []), *proxy_args(self._guard_socket.getsockname()[1])]
+            self.config.launch_options = launch
+
+    async def _launch(self) -> None:
+        if self.guard is not None and self.guard.server is None:
+            await self.guard.start(self._guard_socket)
+        await super()._launch()
+
+    async def _close(self) -> None:
+        await super()._close()
+        if self.guard is not None:
+            await self.guard.close()
 
     # --- per page ---
 
@@ -172,25 +196,6 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             return bool(await _maybe_await(self._user_abort(playwright_request)))
         return False
 
-    def _make_request_handler(self, **kwargs: Any) -> Any:
-        inner = super()._make_request_handler(**kwargs)
-        if not self.deny_networks:
-            return inner
-
-        async def hop_by_hop(route: Any, playwright_request: Any) -> None:
-            # Chromium follows redirects without asking the route again: with a deny list, fetch a
-            # navigation's hops one at a time so that every Location is checked before it is requested.
-            if await self._abort_request(playwright_request):
-                await route.abort("blockedbyclient")
-                return
-            if not playwright_request.is_navigation_request():
-                await inner(route, playwright_request)
-                return
-            response = await route.fetch(max_redirects=0, timeout=self.page_budget * 1000)
-            await route.fulfill(response=response)
-
-        return hop_by_hop
-
     # --- per request ---
 
     async def _download_request(self, request: Any, spider: Any = None) -> Response:
@@ -213,8 +218,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             except (PageTimeout, Blocked):
                 raise
             except Exception as exc:  # noqa: BLE001
-                if not (_is_crash(exc) or request.meta.get("_websim_crashed")):
-                    raise self._download_answer(request, exc) from None
+                answer = self._download_answer(request, exc)
+                if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
+                    raise answer from None
                 if attempt == 2:
                     first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
                     raise BrowserCrashed(f"browser crashed twice on this page: {first}") from None
@@ -235,7 +241,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             started = meta.get("_websim_page_started")
             if started is not None and loop.time() - started > self.page_budget:
                 task.cancel()
-                await _close_page(meta.get("_websim_page"))
+                if not await _close_page(meta.get("_websim_page")):
+                    await self._restart_browser("a page did not close")
                 with _suppress_all():
                     await task
                 raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
@@ -250,6 +257,21 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         finally:
             if page is not None:
                 _blocked_reasons.pop(page, None)
+
+    async def _restart_browser(self, why: str) -> None:
+        """Kill a wedged browser: scrapy-playwright relaunches it for the next page, and the pages
+        that were in it fail as crashed (and are retried once)."""
+        browser = getattr(self, "browser", None)
+        if browser is None:
+            return
+        logger.warning("websim: restarting the browser (%s)", why)
+        self.stats.inc_value("websim/browser_restarts")
+        try:
+            await asyncio.wait_for(browser.close(), 10)
+        except BaseException:  # noqa: BLE001
+            logger.warning("websim: the browser did not close in 10 s; its pages are abandoned")
+        if getattr(self, "browser", None) is browser:  # no disconnect event came: forget it ourselves
+            await self._browser_disconnected_callback()
 
     def _download_answer(self, request: Any, exc: BaseException) -> BaseException:
         """A cancelled download becomes a response (status and headers, empty body), else ``exc``."""
@@ -292,13 +314,15 @@ def _close_quietly(page: Any) -> None:
     asyncio.ensure_future(_close_page(page))
 
 
-async def _close_page(page: Any) -> None:
+async def _close_page(page: Any) -> bool:
+    """Close ``page``; False if the browser did not manage to within 10 s (it is wedged)."""
     if page is None:
-        return
+        return True
     try:
         await asyncio.wait_for(page.close(run_before_unload=False), 10)
     except BaseException:  # noqa: BLE001 - closing a dead page must not fail the crawl
         pass
+    return page.is_closed()
 
 
 async def _cancel_download(download: Any, meta: dict) -> None:
@@ -309,10 +333,30 @@ async def _cancel_download(download: Any, meta: dict) -> None:
         pass
 
 
+#: Content types Chromium shows in the tab; any other main document is a download.
+_INLINE_TYPES = ("text/", "image/", "application/xhtml", "application/xml", "application/json",
+                 "application/javascript", "application/rss", "application/atom", "multipart/x-mixed-replace")
+
+
+def _is_download(headers: dict) -> bool:
+    if headers.get("content-disposition", "").strip().lower().startswith("attachment"):
+        return True
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    return bool(ctype) and not ctype.startswith(_INLINE_TYPES)
+
+
 def _note_main_response(page: Any, response: Any, meta: dict) -> None:
+    """Keep the main document's status and headers; a download (an attachment, an endless octet
+    stream...) is not rendered: its page is closed at once, so the transfer stops, and the request
+    is answered with the status and headers (see ``_download_answer``)."""
     try:
-        if response.frame == page.main_frame and response.request.is_navigation_request():
-            meta["_websim_main"] = (response.status, dict(response.headers))
+        if response.frame != page.main_frame or not response.request.is_navigation_request():
+            return
+        headers = dict(response.headers)
+        meta["_websim_main"] = (response.status, headers)
+        if 200 <= response.status < 300 and _is_download(headers):
+            meta["_websim_download"] = response.url
+            _close_quietly(page)
     except Exception:  # noqa: BLE001 - a detached frame
         pass
 

@@ -63,10 +63,12 @@ class UrlListSpider(scrapy.Spider):
         from scrapy_websim.extensions import get_extension  # noqa: PLC0415
 
         ext = get_extension(self.crawler)
-        ext.register_inputs(self.entries)
+        done = ext.register_inputs(self.entries)
         logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
                     sum(1 for e in self.entries if e.error))
         for entry in self.entries:
+            if entry.id in done:
+                continue  # recorded by an earlier run of this JOBDIR
             if entry.error:
                 yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
             else:
