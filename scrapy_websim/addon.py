@@ -93,6 +93,8 @@ class Addon:
         _set_if_default(settings, "ROBOTSTXT_OBEY", False)
         _set_if_default(settings, "RETRY_ENABLED", False)
         _set_if_default(settings, "TELNETCONSOLE_ENABLED", False)
+        # Chromium takes URLs up to 2 MB; Scrapy's 2083 would drop longer list lines
+        _set_if_default(settings, "URLLENGTH_LIMIT", 2 * 1024 * 1024)
 
         http_timeout = float(settings.get("WEBSIM_HTTP_TIMEOUT") or 10)
         page_timeout = float(settings.get("WEBSIM_PAGE_TIMEOUT") or 20)

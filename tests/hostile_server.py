@@ -144,6 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
         handler = ROUTES.get(path)
         if handler is None and path.startswith("/chain/"):
             handler = _chain
+        if handler is None and path.startswith("/page/"):
+            self.count("pages_served")
+            handler = _ordinary
         if handler is None:
             self.send(404, page("Not found"))
             return
@@ -162,6 +165,7 @@ class _Server(ThreadingHTTPServer):
         self.forbidden = forbidden
         self.counters = counters
         self.lock = lock
+        self.page_delay = 0.0
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # clients hang up on these pages all the time; that is the point
@@ -391,6 +395,24 @@ def _file_frames(h: _Handler) -> None:
                      ".catch(() => {});</script>"))
 
 
+WORDS = ("river stone forest harbour lantern meadow copper violet orchard glacier canyon willow ember "
+         "falcon quarry thistle beacon marble prairie cobalt summit lagoon hazel pebble tundra saffron").split()
+
+
+def ordinary_page(n: int) -> bytes:
+    """``/page/N``: an ordinary article; pages 3k, 3k+1 and 3k+2 have the same text (a content cluster)."""
+    import random  # noqa: PLC0415
+
+    rng = random.Random(n // 3)
+    paras = "".join("<p>" + " ".join(rng.choice(WORDS) for _ in range(60)) + ".</p>" for _ in range(6))
+    return page(f"Article {n // 3}", paras, text=f"Article number {n // 3} of the test site.")
+
+
+def _ordinary(h: _Handler) -> None:
+    time.sleep(h.server.page_delay)
+    h.send(200, ordinary_page(int(h.path.split("?")[0].rsplit("/", 1)[1] or 0)))
+
+
 def _formula_title(h: _Handler) -> None:
     h.send(200, page("=HYPERLINK(&quot;http://evil.example&quot;)", "<script>/* </script><b>data</b> */</script>"))
 
@@ -448,11 +470,13 @@ UNFETCHABLE = ["file:///etc/passwd", "javascript:alert(1)", "ftp://127.0.0.1/x",
 
 
 @contextlib.contextmanager
-def hostile_site(forbidden_redirect: bool = True) -> Iterator[Site]:
-    """Serve the cases on 127.0.0.1 (and the forbidden twin on 127.0.0.2); yields the :class:`Site`."""
+def hostile_site(forbidden_redirect: bool = True, page_delay: float = 0.0) -> Iterator[Site]:
+    """Serve the cases on 127.0.0.1 (and the forbidden twin on 127.0.0.2); yields the :class:`Site`.
+    ``/page/N`` (ordinary pages, see :func:`ordinary_page`) answers after ``page_delay`` seconds."""
     counters: Dict[str, int] = {}
     lock = threading.Lock()
     main = _Server(("127.0.0.1", 0), False, counters, lock)
+    main.page_delay = page_delay
     twin = _Server((FORBIDDEN_HOST, 0), True, counters, lock)
     threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True) for s in (main, twin)]
     for t in threads:
@@ -488,3 +512,42 @@ def main() -> None:  # pragma: no cover - manual use: python tests/hostile_serve
 
 if __name__ == "__main__":
     main()
+
+
+def check_hostile_result(site: Site, rows: List[dict], outputs_text: str) -> List[str]:
+    """What went wrong in a crawl of ``site.urls`` (empty when nothing did): ``rows`` are the url
+    records of the result, ``outputs_text`` every output file's text. Shared by the test and the bench."""
+    problems = []
+    got = [row["url"] for row in rows]
+    if got != site.urls:
+        missing = [u for u in site.urls if u not in got]
+        dup = len(got) - len(set(got))
+        problems.append(f"records do not match the list: {len(missing)} missing, {dup} duplicated")
+    if LOCAL_FILE_MARK in outputs_text:
+        problems.append("a local file was read into the output")
+    if site.counters.get("forbidden_hits", 0):
+        problems.append(f"the forbidden network was requested {site.counters['forbidden_hits']} times")
+    for key, value in site.counters.items():
+        if key.endswith("_active") and value:
+            problems.append(f"{key[:-7]}: {value} transfers still running after the crawl")
+    if site.counters.get("popup_pages", 0) > 5:
+        problems.append(f"popups were opened {site.counters['popup_pages']} times")
+    by_path = {row["url"][len(site.base):].split("?")[0]: row for row in rows if row["url"].startswith(site.base)}
+    for row in rows:
+        if not row["status_code"] and not row["error"]:
+            problems.append(f"{row['url'][:80]}: no status and no error")
+        if row["error"].startswith("not fetched"):
+            problems.append(f"{row['url'][:80]}: not fetched")
+    expect = {"/to-forbidden": lambda r: r["error"].startswith("blocked"),
+              "/attachment": lambda r: r["status_code"] == 200 and r["content_type"] == "application/pdf",
+              "/status-999": lambda r: r["status_code"] == 999,
+              "/ok": lambda r: r["status_code"] == 200 and not r["error"]}
+    for path, ok in expect.items():
+        row = by_path.get(path)
+        if row is not None and not ok(row):
+            problems.append(f"{path}: unexpected record {row}")
+    for raw in UNFETCHABLE:
+        row = next((r for r in rows if r["url"] == raw), None)
+        if row is not None and not row["error"]:
+            problems.append(f"{raw}: no error")
+    return problems

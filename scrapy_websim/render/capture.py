@@ -200,6 +200,12 @@ _ERROR_CODES = {
     "ERR_SSL_": "TLS error",
     "ERR_BAD_SSL_CLIENT_AUTH_CERT": "TLS client certificate required",
     "ERR_BLOCKED_BY_CLIENT": "blocked by the browser",
+    "ERR_UNSAFE_REDIRECT": "unsafe redirect (to a non-http URL such as file:)",
+    "ERR_RESPONSE_HEADERS_TOO_BIG": "response headers too big",
+    "ERR_HTTP_RESPONSE_CODE_FAILURE": "HTTP error with no page to show",
+    "ERR_CONTENT_LENGTH_MISMATCH": "truncated response (shorter than its Content-Length)",
+    "ERR_INCOMPLETE_CHUNKED_ENCODING": "truncated response (incomplete chunked encoding)",
+    "ERR_CONTENT_DECODING_FAILED": "content decoding failed (bad gzip/br body)",
     "ERR_ABORTED": "navigation aborted",
 }
 
@@ -218,6 +224,8 @@ def short_error(exc: BaseException) -> str:
     first = text.strip().splitlines()[0] if text.strip() else name
     if name == "TimeoutError" or "Timeout" in first and "exceeded" in first:
         return "timed out: " + first.split("Call log")[0].strip()[:200]
+    if "page is navigating and changing the content" in text:
+        return "the page kept navigating (a meta refresh or script redirect loop)"
     if "Target page, context or browser has been closed" in text or "crashed" in text.lower():
         return "browser crashed or closed the page: " + first[:200]
     return f"{name}: {first[:200]}"
