@@ -17,6 +17,7 @@ logger = logging.getLogger(__name__)
 PLAYWRIGHT_HANDLER = "scrapy_websim.render.handler.WebsimPlaywrightHandler"
 #: scrapy-playwright's own handler: accepted when a user sets it (pages render without the page budget).
 BASE_PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+SPIDER_MODULE = "scrapy_websim.spiders.urllist"
 #: Schemes the crawler never fetches (a page or a redirect must not make it read local files).
 DISABLED_SCHEMES = ("file", "ftp", "s3", "gs")
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
@@ -44,6 +45,15 @@ def _setdefault_component(settings: Any, name: str, path: str, priority: int) ->
 
 class Addon:
     """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: Any) -> None:
+        """`scrapy crawl websim` in any project: the bundled spider is found without SPIDER_MODULES
+        (Scrapy >= 2.13 calls this before it loads the spiders)."""
+        modules = settings.getlist("SPIDER_MODULES")
+        if SPIDER_MODULE not in modules:
+            settings.set("SPIDER_MODULES", [*modules, SPIDER_MODULE],
+                         priority=max(settings.getpriority("SPIDER_MODULES") or 0, 15))
 
     def update_settings(self, settings: Any) -> None:
         handlers = settings.getdict("DOWNLOAD_HANDLERS")
@@ -75,11 +85,7 @@ class Addon:
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.handler.DenyNetworksDownloaderMiddleware", 50)
-        # `scrapy crawl websim` in any project: the bundled spider is found without SPIDER_MODULES
-        modules = settings.getlist("SPIDER_MODULES")
-        if "scrapy_websim.spiders.urllist" not in modules:
-            settings.set("SPIDER_MODULES", [*modules, "scrapy_websim.spiders.urllist"],
-                         priority=max(settings.getpriority("SPIDER_MODULES") or 0, 15))
+        self.update_pre_crawler_settings(settings)
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():
