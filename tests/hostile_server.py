@@ -173,28 +173,13 @@ class _Server(ThreadingHTTPServer):
 
 # --- the cases ---------------------------------------------------------------------------------
 
-def _ok(h: _Handler) -> None:
-    h.send(200, page("An ordinary page"))
+def _page(title: str, extra: str = "") -> Callable[[_Handler], None]:
+    """A case that is just a page: ``title`` and ``extra`` HTML (usually the hostile script)."""
 
+    def handler(h: _Handler) -> None:
+        h.send(200, page(title, extra))
 
-def _loop_before_dcl(h: _Handler) -> None:
-    h.send(200, page("Loop before DOMContentLoaded", "<script>while (true) {}</script>"))
-
-
-def _loop_after_dcl(h: _Handler) -> None:
-    h.send(200, page("Loop after DOMContentLoaded",
-                     "<script>addEventListener('DOMContentLoaded', () => setTimeout(() => { while (true) {} }, 50));</script>"))
-
-
-def _dialogs(h: _Handler) -> None:
-    h.send(200, page("Dialogs", "<script>alert('a'); confirm('b'); prompt('c'); print();"
-                                "setInterval(() => alert('again'), 10);</script>"))
-
-
-def _beforeunload(h: _Handler) -> None:
-    h.send(200, page("Beforeunload", "<script>addEventListener('beforeunload', e => { e.preventDefault(); "
-                                     "e.returnValue = 'stay'; return 'stay'; }); addEventListener('unload', () => "
-                                     "{ const t = Date.now(); while (Date.now() - t < 60000) {} });</script>"))
+    return handler
 
 
 def _popups(h: _Handler) -> None:
@@ -247,27 +232,6 @@ def _gzip_bomb(h: _Handler) -> None:
     h.send(200, gzip_bomb(), headers={"Content-Encoding": "gzip"})
 
 
-def _million_nodes(h: _Handler) -> None:
-    h.send(200, page("A million nodes", "<div>" + "<b>x</b>" * 1_000_000 + "</div>"))
-
-
-def _dom_grows(h: _Handler) -> None:
-    h.send(200, page("Growing DOM", "<div id=g></div><script>setInterval(() => { const g = document.getElementById('g');"
-                                    " for (let i = 0; i < 2000; i++) g.appendChild(document.createElement('span'))"
-                                    ".textContent = 'grow ' + i; }, 10);</script>"))
-
-
-def _memory_eater(h: _Handler) -> None:
-    h.send(200, page("Memory eater", "<script>const keep = []; setInterval(() => { for (let i = 0; i < 20; i++) "
-                                     "keep.push(new Array(1 << 20).fill(Math.random())); }, 10);</script>"))
-
-
-def _never_idle(h: _Handler) -> None:
-    h.send(200, page("Never idle", "<script>new EventSource('/sse'); fetch('/longpoll');"
-                                   "try { new WebSocket('ws://' + location.host + '/ws'); } catch (e) {}"
-                                   "setInterval(() => fetch('/ok?' + Math.random()), 100);</script>"))
-
-
 def _sse(h: _Handler) -> None:
     h.stream("sse", b"", b"data: tick\n\n", 0.1, "text/event-stream")
 
@@ -283,18 +247,6 @@ def _ws(h: _Handler) -> None:
 
 def _redirect_loop(h: _Handler) -> None:
     h.redirect("/redirect-loop")
-
-
-def _meta_loop(h: _Handler) -> None:
-    h.send(200, page("Meta loop", "<meta http-equiv='refresh' content='0;url=/meta-loop'>"))
-
-
-def _js_loop_a(h: _Handler) -> None:
-    h.send(200, page("JS loop A", "<script>location.href = '/js-loop-b';</script>"))
-
-
-def _js_loop_b(h: _Handler) -> None:
-    h.send(200, page("JS loop B", "<script>location.href = '/js-loop-a';</script>"))
 
 
 def _chain(h: _Handler) -> None:
@@ -314,23 +266,17 @@ def _bad_bytes(h: _Handler) -> None:
     h.send(200, b"<html><head><title>Bad bytes \xff\xfe\xc3</title></head><body>\x80\x81\xc3\x28 text</body></html>")
 
 
-def _truncated(h: _Handler) -> None:
+def _short_body(h: _Handler, reset: bool) -> None:
+    """Promise 100,000 bytes, send a few, then close (or reset) the connection."""
     h.send_response(200)
     h.send_header("Content-Type", "text/html")
     h.send_header("Content-Length", "100000")
     h.end_headers()
-    h.raw(b"<html><head><title>Truncated</title></head><body><p>cut here")
-
-
-def _reset(h: _Handler) -> None:
-    h.send_response(200)
-    h.send_header("Content-Type", "text/html")
-    h.send_header("Content-Length", "100000")
-    h.end_headers()
-    h.raw(b"<html><body>reset")
-    with contextlib.suppress(OSError):
-        h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        h.connection.close()
+    h.raw(b"<html><head><title>Cut short</title></head><body><p>cut here")
+    if reset:
+        with contextlib.suppress(OSError):
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            h.connection.close()
 
 
 def _non_http(h: _Handler) -> None:
@@ -380,21 +326,6 @@ def _file_redirect(h: _Handler) -> None:
     h.redirect("file:///etc/passwd")
 
 
-def _file_meta(h: _Handler) -> None:
-    h.send(200, page("Meta to a file", "<meta http-equiv='refresh' content='0;url=file:///etc/passwd'>"))
-
-
-def _file_js(h: _Handler) -> None:
-    h.send(200, page("JS to a file", "<script>location.href = 'file:///etc/passwd';</script>"))
-
-
-def _file_frames(h: _Handler) -> None:
-    h.send(200, page("Frames and fetch of a file", "<iframe src='file:///etc/passwd'></iframe>"
-                     "<object data='file:///etc/passwd'></object><script>fetch('file:///etc/passwd')"
-                     ".then(r => r.text()).then(t => { document.title = t; document.body.append(t); })"
-                     ".catch(() => {});</script>"))
-
-
 WORDS = ("river stone forest harbour lantern meadow copper violet orchard glacier canyon willow ember "
          "falcon quarry thistle beacon marble prairie cobalt summit lagoon hazel pebble tundra saffron").split()
 
@@ -413,16 +344,16 @@ def _ordinary(h: _Handler) -> None:
     h.send(200, ordinary_page(int(h.path.split("?")[0].rsplit("/", 1)[1] or 0)))
 
 
-def _formula_title(h: _Handler) -> None:
-    h.send(200, page("=HYPERLINK(&quot;http://evil.example&quot;)", "<script>/* </script><b>data</b> */</script>"))
-
-
 ROUTES: Dict[str, Callable[[_Handler], None]] = {
-    "/ok": _ok,
-    "/loop-before-dcl": _loop_before_dcl,
-    "/loop-after-dcl": _loop_after_dcl,
-    "/dialogs": _dialogs,
-    "/beforeunload": _beforeunload,
+    "/ok": _page("An ordinary page"),
+    "/loop-before-dcl": _page("Loop before DOMContentLoaded", "<script>while (true) {}</script>"),
+    "/loop-after-dcl": _page("Loop after DOMContentLoaded",
+        "<script>addEventListener('DOMContentLoaded', () => setTimeout(() => { while (true) {} }, 50));</script>"),
+    "/dialogs": _page("Dialogs", "<script>alert('a'); confirm('b'); prompt('c'); print();"
+        "setInterval(() => alert('again'), 10);</script>"),
+    "/beforeunload": _page("Beforeunload", "<script>addEventListener('beforeunload', e => { e.preventDefault(); "
+        "e.returnValue = 'stay'; return 'stay'; }); addEventListener('unload', () => "
+        "{ const t = Date.now(); while (Date.now() - t < 60000) {} });</script>"),
     "/popups": _popups,
     "/attachment": _attachment,
     "/octet-endless": _octet_endless,
@@ -432,20 +363,25 @@ ROUTES: Dict[str, Callable[[_Handler], None]] = {
     "/longpoll": _never,
     "/big": _big,
     "/gzip-bomb": _gzip_bomb,
-    "/million-nodes": _million_nodes,
-    "/dom-grows": _dom_grows,
-    "/memory-eater": _memory_eater,
-    "/never-idle": _never_idle,
+    "/million-nodes": _page("A million nodes", "<div>" + "<b>x</b>" * 1_000_000 + "</div>"),
+    "/dom-grows": _page("Growing DOM", "<div id=g></div><script>setInterval(() => { const g = document.getElementById('g');"
+        " for (let i = 0; i < 2000; i++) g.appendChild(document.createElement('span'))"
+        ".textContent = 'grow ' + i; }, 10);</script>"),
+    "/memory-eater": _page("Memory eater", "<script>const keep = []; setInterval(() => { for (let i = 0; i < 20; i++) "
+        "keep.push(new Array(1 << 20).fill(Math.random())); }, 10);</script>"),
+    "/never-idle": _page("Never idle", "<script>new EventSource('/sse'); fetch('/longpoll');"
+        "try { new WebSocket('ws://' + location.host + '/ws'); } catch (e) {}"
+        "setInterval(() => fetch('/ok?' + Math.random()), 100);</script>"),
     "/sse": _sse,
     "/ws": _ws,
     "/redirect-loop": _redirect_loop,
-    "/meta-loop": _meta_loop,
-    "/js-loop-a": _js_loop_a,
-    "/js-loop-b": _js_loop_b,
+    "/meta-loop": _page("Meta loop", "<meta http-equiv='refresh' content='0;url=/meta-loop'>"),
+    "/js-loop-a": _page("JS loop A", "<script>location.href = '/js-loop-b';</script>"),
+    "/js-loop-b": _page("JS loop B", "<script>location.href = '/js-loop-a';</script>"),
     "/bad-charset": _bad_charset,
     "/bad-bytes": _bad_bytes,
-    "/truncated": _truncated,
-    "/reset": _reset,
+    "/truncated": lambda h: _short_body(h, reset=False),
+    "/reset": lambda h: _short_body(h, reset=True),
     "/non-http": _non_http,
     "/status-204": _status(204),
     "/status-304": _status(304),
@@ -454,10 +390,13 @@ ROUTES: Dict[str, Callable[[_Handler], None]] = {
     "/huge-headers": _huge_headers,
     "/huge-url": _huge_url,
     "/file-redirect": _file_redirect,
-    "/file-meta": _file_meta,
-    "/file-js": _file_js,
-    "/file-frames": _file_frames,
-    "/formula-title": _formula_title,
+    "/file-meta": _page("Meta to a file", "<meta http-equiv='refresh' content='0;url=file:///etc/passwd'>"),
+    "/file-js": _page("JS to a file", "<script>location.href = 'file:///etc/passwd';</script>"),
+    "/file-frames": _page("Frames and fetch of a file", "<iframe src='file:///etc/passwd'></iframe>"
+        "<object data='file:///etc/passwd'></object><script>fetch('file:///etc/passwd')"
+        ".then(r => r.text()).then(t => { document.title = t; document.body.append(t); })"
+        ".catch(() => {});</script>"),
+    "/formula-title": _page("=HYPERLINK(&quot;http://evil.example&quot;)", "<script>/* </script><b>data</b> */</script>"),
 }
 
 #: Paths that are list lines (``/chain/40`` is a 40-hop redirect chain; ``/longpoll``, ``/sse`` and
