@@ -26,7 +26,7 @@ from tests.hostile_server import hostile_site
 
 pytestmark = pytest.mark.crawl
 
-N_PAGES = 24
+N_PAGES = 18
 TIMING_FIELDS = ("behavior_sim",)
 
 
@@ -104,6 +104,7 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
         site.counters["pages_served"] = 0
         proc = _start([*common, "-o", str(tmp_path / "k.json"), "-o", str(tmp_path / "k.jsonl")], str(tmp_path))
         _wait_served(site, 3, proc)
+        helpers = psutil.Process(proc.pid).children(recursive=True)  # Playwright's driver, Chromium
         proc.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
@@ -111,6 +112,8 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err[-4000:]
         assert time.monotonic() - started < 60
+        _, alive = psutil.wait_procs(helpers, timeout=30)
+        assert not alive, f"left running: {[p.name() for p in alive]}"
         killed = json.loads((tmp_path / "k.json").read_text())
         assert [r["url"] for r in killed["urls"]] == urls
         lines = [json.loads(line) for line in (tmp_path / "k.jsonl").read_text().splitlines()]
