@@ -44,6 +44,21 @@ def get_extension(crawler: Any) -> "WebsimExtension":
     return ext
 
 
+def refuse_appending_feeds(feeds: dict) -> None:
+    """``scrapy crawl ... -o result.json`` onto an existing result: Scrapy's ``-o`` appends, which
+    would leave two JSON documents in one file. Refused before anything is rendered."""
+    from scrapy_websim.addon import EXPORTERS  # noqa: PLC0415
+    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+
+    for uri, options in feeds.items():
+        path = str(uri)
+        path = path[len("file://"):] if path.startswith("file://") else path
+        if (options or {}).get("format") in EXPORTERS and not (options or {}).get("overwrite") \
+                and "://" not in path and os.path.isfile(path) and os.path.getsize(path) > 0:
+            raise ConfigError(f"-o {path}: the file exists and scrapy-websim never appends a second result "
+                              f"to it (it would no longer be valid). Use -O {path} to overwrite it, or another name")
+
+
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
@@ -52,6 +67,7 @@ class WebsimExtension:
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WebsimConfig.from_settings(crawler.settings)
+        refuse_appending_feeds(crawler.settings.getdict("FEEDS"))
         self.params = Finalizer.params_from_settings(crawler.settings, self.config)
         self.jobdir = crawler.settings.get("JOBDIR") or ""
         if self.jobdir:  # resumable: the store outlives the process (README "Interrupt and resume")

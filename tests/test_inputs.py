@@ -72,3 +72,15 @@ def test_check_url_blocks_schemes_and_denied_addresses():
     assert check("http://127.0.0.1:8000/") is None
     assert check("http://localhost/") is None  # resolves to loopback, not denied
     assert asyncio.run(check_url("ftp://x/", [])).startswith("blocked: scheme")
+
+
+def test_scrapy_feeds_onto_an_existing_result_are_refused(tmp_path):
+    from scrapy_websim.extensions import refuse_appending_feeds
+
+    existing = tmp_path / "result.json"
+    existing.write_text('{"urls": []}')
+    with pytest.raises(ConfigError, match="Use -O"):
+        refuse_appending_feeds({str(existing): {"format": "json"}})
+    refuse_appending_feeds({str(existing): {"format": "json", "overwrite": True}})  # -O
+    refuse_appending_feeds({str(existing): {"format": "xml"}})  # not ours: Scrapy's own rules
+    refuse_appending_feeds({str(tmp_path / "new.csv"): {"format": "csv"}})
