@@ -49,6 +49,14 @@ def _wait_served(site, n, proc, timeout=240):
         time.sleep(0.1)
 
 
+def _is_browser(process):
+    """Chromium's browser process (its renderers, GPU and utility processes have ``--type=``)."""
+    try:
+        return "chrom" in process.name() and not any(a.startswith("--type=") for a in process.cmdline())
+    except psutil.Error:  # gone, or a zombie
+        return False
+
+
 def _comparable(data):
     rows = [{k: v for k, v in row.items() if k not in TIMING_FIELDS} for row in data["urls"]]
     return rows, data["clusters"]
@@ -128,8 +136,7 @@ def test_killed_browser_is_relaunched_and_nothing_is_lost(tmp_path):
         listing.write_text("\n".join(urls) + "\n")
         proc = _start(["-l", str(listing), "-t", "4", "-o", str(tmp_path / "r.json")], str(tmp_path))
         _wait_served(site, 6, proc)
-        browsers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                    if "chrom" in p.name() and not any(a.startswith("--type=") for a in p.cmdline())]
+        browsers = [p for p in psutil.Process(proc.pid).children(recursive=True) if _is_browser(p)]
         assert browsers, "no Chromium browser process found under the crawl"
         for browser in browsers:
             browser.kill()

@@ -23,6 +23,7 @@ http and https to it) and changes only what happens around a rendered request:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -243,7 +244,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 task.cancel()
                 if not await _close_page(meta.get("_websim_page")):
                     await self._restart_browser("a page did not close")
-                with _suppress_all():
+                with contextlib.suppress(BaseException):
                     await task
                 raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
@@ -300,14 +301,6 @@ def _safe(get: Any) -> Any:
         return get()
     except Exception:  # noqa: BLE001
         return None
-
-
-class _suppress_all:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> bool:
-        return True
 
 
 def _close_quietly(page: Any) -> None:
