@@ -464,29 +464,38 @@ def check_hostile_result(site: Site, rows: List[dict], outputs_text: str) -> Lis
         problems.append(f"records do not match the list: {len(missing)} missing, {dup} duplicated")
     if LOCAL_FILE_MARK in outputs_text:
         problems.append("a local file was read into the output")
-    if site.counters.get("forbidden_hits", 0):
-        problems.append(f"the forbidden network was requested {site.counters['forbidden_hits']} times")
-    for key, value in site.counters.items():
+    return problems + _server_problems(site.counters) + _record_problems(site, rows)
+
+
+def _server_problems(counters: Dict[str, int]) -> List[str]:
+    problems = []
+    if counters.get("forbidden_hits", 0):
+        problems.append(f"the forbidden network was requested {counters['forbidden_hits']} times")
+    for key, value in counters.items():
         if key.endswith("_active") and value:
             problems.append(f"{key[:-7]}: {value} transfers still running after the crawl")
-    if site.counters.get("popup_pages", 0) > 5:
-        problems.append(f"popups were opened {site.counters['popup_pages']} times")
-    by_path = {row["url"][len(site.base):].split("?")[0]: row for row in rows if row["url"].startswith(site.base)}
+    if counters.get("popup_pages", 0) > 5:
+        problems.append(f"popups were opened {counters['popup_pages']} times")
+    return problems
+
+
+#: Records that must look a certain way (path -> check).
+EXPECT = {"/to-forbidden": lambda r: r["error"].startswith("blocked"),
+          "/attachment": lambda r: r["status_code"] == 200 and r["content_type"] == "application/pdf",
+          "/status-999": lambda r: r["status_code"] == 999,
+          "/ok": lambda r: r["status_code"] == 200 and not r["error"]}
+
+
+def _record_problems(site: Site, rows: List[dict]) -> List[str]:
+    problems = []
     for row in rows:
         if not row["status_code"] and not row["error"]:
             problems.append(f"{row['url'][:80]}: no status and no error")
         if row["error"].startswith("not fetched"):
             problems.append(f"{row['url'][:80]}: not fetched")
-    expect = {"/to-forbidden": lambda r: r["error"].startswith("blocked"),
-              "/attachment": lambda r: r["status_code"] == 200 and r["content_type"] == "application/pdf",
-              "/status-999": lambda r: r["status_code"] == 999,
-              "/ok": lambda r: r["status_code"] == 200 and not r["error"]}
-    for path, ok in expect.items():
-        row = by_path.get(path)
-        if row is not None and not ok(row):
+        path = row["url"][len(site.base):].split("?")[0] if row["url"].startswith(site.base) else None
+        if path in EXPECT and not EXPECT[path](row):
             problems.append(f"{path}: unexpected record {row}")
-    for raw in UNFETCHABLE:
-        row = next((r for r in rows if r["url"] == raw), None)
-        if row is not None and not row["error"]:
-            problems.append(f"{raw}: no error")
+        if row["url"] in UNFETCHABLE and not row["error"]:
+            problems.append(f"{row['url']}: no error")
     return problems
