@@ -99,7 +99,7 @@ def run_crawl(name: str, urls: List[str], workdir: str, threads: int) -> Dict[st
     out = os.path.join(workdir, f"{name}.jsonl")
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-o", out, "-t", str(threads),
+    cmd = [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", str(threads),
            "--loglevel", "INFO"]
     log_path = os.path.join(workdir, f"{name}.log")
     load_before = os.getloadavg()[0]

@@ -166,7 +166,8 @@ def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeo
     if proc.returncode != 0:
         raise RuntimeError(f"crawl {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     with open(out, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()], proc.stderr
+        rows = [json.loads(line) for line in fh if line.strip()]
+        return [row for row in rows if row.get("kind") != "websim-features"], proc.stderr  # no header line
 
 
 def path_qs(url: str) -> str:

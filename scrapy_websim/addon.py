@@ -14,7 +14,12 @@ from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
 
 logger = logging.getLogger(__name__)
 
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+PLAYWRIGHT_HANDLER = "scrapy_websim.render.handler.WebsimPlaywrightHandler"
+#: scrapy-playwright's own handler: accepted when a user sets it (pages render without the page budget).
+BASE_PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+SPIDER_MODULE = "scrapy_websim.spiders.urllist"
+#: Schemes the crawler never fetches (a page or a redirect must not make it read local files).
+DISABLED_SCHEMES = ("file", "ftp", "s3", "gs")
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
 EXPORTERS = {
@@ -41,15 +46,26 @@ def _setdefault_component(settings: Any, name: str, path: str, priority: int) ->
 class Addon:
     """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
 
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: Any) -> None:
+        """`scrapy crawl websim` in any project: the bundled spider is found without SPIDER_MODULES
+        (Scrapy >= 2.13 calls this before it loads the spiders)."""
+        modules = settings.getlist("SPIDER_MODULES")
+        if SPIDER_MODULE not in modules:
+            settings.set("SPIDER_MODULES", [*modules, SPIDER_MODULE],
+                         priority=max(settings.getpriority("SPIDER_MODULES") or 0, 15))
+
     def update_settings(self, settings: Any) -> None:
         handlers = settings.getdict("DOWNLOAD_HANDLERS")
         for scheme in ("http", "https"):
-            if scheme in handlers and handlers[scheme] not in (None, PLAYWRIGHT_HANDLER):
+            if scheme in handlers and handlers[scheme] not in (None, PLAYWRIGHT_HANDLER, BASE_PLAYWRIGHT_HANDLER):
                 logger.warning(
                     "websim: DOWNLOAD_HANDLERS[%r] is set to %r by you; pages of that scheme will not be "
                     "rendered unless it subclasses scrapy-playwright's handler", scheme, handlers[scheme])
             else:
-                handlers[scheme] = PLAYWRIGHT_HANDLER
+                handlers[scheme] = handlers.get(scheme) or PLAYWRIGHT_HANDLER
+        for scheme in DISABLED_SCHEMES:
+            handlers.setdefault(scheme, None)
         settings.set("DOWNLOAD_HANDLERS", handlers, priority=max(settings.getpriority("DOWNLOAD_HANDLERS") or 0, 15))
 
         reactor = settings.get("TWISTED_REACTOR")
@@ -71,6 +87,8 @@ class Addon:
         # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
         # DefaultHeadersMiddleware 400, before UserAgentMiddleware 500 and HttpProxyMiddleware 750)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware", 450)
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.handler.DenyNetworksDownloaderMiddleware", 50)
+        self.update_pre_crawler_settings(settings)
 
         exporters = settings.getdict("FEED_EXPORTERS")
         for fmt, path in EXPORTERS.items():
@@ -84,6 +102,8 @@ class Addon:
         _set_if_default(settings, "ROBOTSTXT_OBEY", False)
         _set_if_default(settings, "RETRY_ENABLED", False)
         _set_if_default(settings, "TELNETCONSOLE_ENABLED", False)
+        # Chromium takes URLs up to 2 MB; Scrapy's 2083 would drop longer list lines
+        _set_if_default(settings, "URLLENGTH_LIMIT", 2 * 1024 * 1024)
 
         http_timeout = float(settings.get("WEBSIM_HTTP_TIMEOUT") or 10)
         page_timeout = float(settings.get("WEBSIM_PAGE_TIMEOUT") or 20)

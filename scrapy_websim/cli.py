@@ -16,10 +16,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional
+import tempfile
+from typing import Any, Dict, List, Optional, Sequence
+
+#: Exit statuses (README "Exit status").
+EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
+#: Inside a ``--resume`` directory: the URL list of the job and the result files it wrote.
+JOB_LIST, JOB_OUTPUTS = "websim-list.jsonl", "websim-outputs.json"
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
 
@@ -37,14 +45,53 @@ DECISION_OPTIONS = (
 )
 
 
-def _output_format(parser: argparse.ArgumentParser, path: str) -> str:
+def _output_format(parser: argparse.ArgumentParser, path: str, overwrite: bool = True, flag: str = "-o",
+                   allowed: Sequence[str] = ()) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
-        parser.error(f"-o {path!r}: the output must end in .json, .jsonl or .csv")
+        parser.error(f"{flag} {path!r}: the output must end in .json, .jsonl or .csv")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        parser.error(f"-o {path!r}: directory {directory!r} does not exist")
+        parser.error(f"{flag} {path!r}: directory {directory!r} does not exist")
+    if not overwrite and os.path.exists(path) and os.path.abspath(path) not in allowed:
+        parser.error(f"-o {path!r}: the file exists already; websim never appends to a result (a second JSON "
+                     f"document would make it invalid). Use -O {path} to overwrite it, or choose another name")
     return FORMATS[ext]
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                        help="result file: .json, .jsonl or .csv; refused if it exists (repeatable)")
+    parser.add_argument("-O", "--overwrite-output", action="append", default=[], metavar="FILE",
+                        help="like -o, but overwrite the file if it exists (repeatable)")
+
+
+def _outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, allowed: Sequence[str] = ()) -> List[tuple]:
+    """``[(path, format)]`` from -o/-O, each checked (format, directory, no silent append)."""
+    outputs = [(path, _output_format(parser, path, overwrite=False, allowed=allowed)) for path in args.output]
+    outputs += [(path, _output_format(parser, path, flag="-O")) for path in args.overwrite_output]
+    if not outputs:
+        parser.error("an output is required: -o result.json (or -O to overwrite; .json, .jsonl or .csv)")
+    return outputs
+
+
+def write_atomically(path: str, fmt: str, result: Any) -> None:
+    """Write ``result`` to a temporary file beside ``path``, then rename it: a reader (or a crawl
+    stopped at any moment) sees the old file or the complete new one, never half a result."""
+    from scrapy_websim.exporters import WRITERS  # noqa: PLC0415
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            WRITERS[fmt](fh.write, result)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def _add_decision_options(parser: argparse.ArgumentParser) -> None:
@@ -123,12 +170,13 @@ def crawl_main(argv: List[str]) -> int:
         description="Render a list of URLs in headless Chromium, cluster duplicate pages and label special pages.",
         epilog="Other commands: 'websim cluster FEATURES.jsonl -o OUT' re-clusters without rendering; "
         "'websim urls --dedupe FILE' reduces a URL list to its URL patterns; "
-        "'websim report RESULT.json -o DIR' writes the HTML report.",
+        "'websim report RESULT.json -o DIR' writes the HTML report. Exit status: 0 done, "
+        "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error.",
     )
-    parser.add_argument("-l", "--list", required=True, metavar="URLS",
+    parser.add_argument("-l", "--list", metavar="URLS",
                         help="a .txt file (one URL, host or host:port per line, # comments; httpx JSON lines), "
                         "an nmap XML report, - for standard input, or comma-separated URLs")
-    parser.add_argument("-o", "--output", required=True, help="result file: .json, .jsonl or .csv")
+    _add_output_options(parser)
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
     parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
     parser.add_argument("--page-timeout", type=float, default=20.0, help="seconds for a whole page (default 20)")
@@ -137,14 +185,21 @@ def crawl_main(argv: List[str]) -> int:
     parser.add_argument("--max-pages", type=int, default=0, help="with --follow: at most this many discovered pages")
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
     parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")
+    parser.add_argument("--resume", metavar="DIR",
+                        help="job directory (Scrapy's JOBDIR): the record store and the URL list live there; "
+                        "run the same command again after an interruption to continue")
     parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
+    parser.add_argument("--version", action="version", version=f"websim {_version()}")
     _add_scan_options(parser)
     parser.add_argument("--report", metavar="DIR", help="also write the HTML report (with screenshot thumbnails) here")
     parser.add_argument("--thumbnails-dir", metavar="DIR",
                         help="keep a small screenshot per page here (default with --report: DIR/thumbs)")
     _add_decision_options(parser)
     args = parser.parse_args(argv)
-    fmt = _output_format(parser, args.output)
+    job = _Job(parser, args.resume) if args.resume else None
+    if not args.list and not (job and job.has_list()):
+        parser.error("the following arguments are required: -l/--list")
+    outputs = _outputs(parser, args, allowed=job.outputs if job else ())
     for flag, value in (("--report", args.report), ("--thumbnails-dir", args.thumbnails_dir)):
         if value and os.path.exists(value) and not os.path.isdir(value):
             parser.error(f"{flag} {value!r}: exists and is not a directory")
@@ -163,16 +218,17 @@ def crawl_main(argv: List[str]) -> int:
     from scrapy_websim.spiders.urllist import UrlListSpider  # noqa: PLC0415
 
     try:  # fail fast, before a browser starts; read once (standard input can be read once)
-        entries = read_entries(args.list, ports=parse_ports(args.ports) if args.ports else ())
+        entries = read_entries(args.list, ports=parse_ports(args.ports) if args.ports else ()) if args.list else None
     except UrlListError as exc:
         parser.error(str(exc))
+    if job:
+        entries = job.keep_entries(entries)
     cap = max_pages_in_flight()
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
               f"(rendering is CPU-bound on this {os.cpu_count()}-core machine)", file=sys.stderr)
     base = {
         "ADDONS": {"scrapy_websim.Addon": 500},
-        "FEEDS": {args.output: {"format": fmt, "overwrite": True}},
         "LOG_LEVEL": args.loglevel,
         "CONCURRENT_REQUESTS": args.threads,
         "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
@@ -185,40 +241,118 @@ def crawl_main(argv: List[str]) -> int:
         base["WEBSIM_REPORT_DIR"] = args.report
     if args.thumbnails_dir:
         base["WEBSIM_THUMBNAILS_DIR"] = args.thumbnails_dir
+    if job:
+        base["JOBDIR"] = job.path
     base.update(settings)
     try:  # every setting and the browser checked before anything starts: one clear line, exit 2
         from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
         from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
         from scrapy_websim.render.browser import find_browser  # noqa: PLC0415
+        from scrapy_websim.render.handler import parse_networks  # noqa: PLC0415
 
         checked = WebsimConfig.from_settings(base)
         Finalizer.params_from_settings(base, checked)
+        if parse_networks(base.get("WEBSIM_DENY_NETWORKS")) and checked.proxy:
+            raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY (--proxy) cannot be combined: the networks "
+                              "are enforced by a local guard proxy that the browser must use directly")
         find_browser(checked.browser_executable)
     except (ConfigError, BrowserNotFound) as exc:
         print(f"websim: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(UrlListSpider)
-        process.crawl(crawler, urls=args.list, follow=args.follow, max_pages=args.max_pages, entries=entries)
-        process.start()
+        process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, entries=entries)
+        process.start()  # returns after the crawl, after a graceful stop (1st signal) or at once (2nd)
     except (ConfigError, BrowserNotFound, UrlListError) as exc:
         print(f"websim: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    return _write_outputs(crawler, outputs, job, args.report or "")
+
+
+def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], report_dir: str = "") -> int:
+    """Write every result file (whatever happened to the crawl) and say how it ended."""
+    from scrapy_websim.extensions import _extensions  # noqa: PLC0415
+
     stats = crawler.stats.get_stats() if crawler.stats else {}
-    if not os.path.exists(args.output) or "websim/total_urls" not in stats:
-        print(f"websim: error: the crawl did not finish ({stats.get('finish_reason', 'no stats')}); "
+    ext = _extensions.get(crawler)
+    if ext is None or not ext.total_inputs:
+        print(f"websim: error: the crawl did not start ({stats.get('finish_reason', 'no stats')}); "
               f"see the log above", file=sys.stderr)
-        return 1
-    print(f"websim: {stats['websim/total_urls']} URLs, {stats.get('websim/total_clusters', 0)} clusters "
-          f"-> {args.output}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    result = ext.finalize()  # done already unless a second signal stopped the crawl at once
+    for path, fmt in outputs:
+        write_atomically(path, fmt, result)
+        if job:
+            job.wrote(path)
+    meta = result.meta
+    reason = stats.get("finish_reason", "stopped at once")
+    left = ext.store_placeholders()
+    print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> "
+          f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
     report = stats.get("websim/report")
     if report:
         print(f"websim: report -> {report} (open it in a browser: {_file_url(report)})", file=sys.stderr)
-    elif args.report:
-        print(f"websim: error: the report was not written to {args.report!r}; see the log above", file=sys.stderr)
-        return 1
-    return 0
+    elif report_dir:
+        print(f"websim: error: the report was not written to {report_dir!r}; see the log above", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    if reason == "finished" and not left:
+        return EXIT_OK
+    hint = f"; run the same command again to continue" if job else "; use --resume DIR to be able to continue"
+    print(f"websim: the crawl did not finish ({reason}): {left} URLs not fetched (recorded with an error)"
+          f"{hint}", file=sys.stderr)
+    return EXIT_INCOMPLETE
+
+
+class _Job:
+    """A ``--resume`` directory: remembers the URL list and the result files the job wrote."""
+
+    def __init__(self, parser: argparse.ArgumentParser, path: str) -> None:
+        self.parser = parser
+        self.path = os.path.abspath(path)
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            parser.error(f"--resume {path!r} exists and is not a directory")
+        os.makedirs(self.path, exist_ok=True)
+        self.outputs: List[str] = []
+        with contextlib.suppress(OSError, ValueError):
+            with open(os.path.join(self.path, JOB_OUTPUTS), encoding="utf-8") as fh:
+                self.outputs = list(json.load(fh))
+
+    def has_list(self) -> bool:
+        return os.path.isfile(os.path.join(self.path, JOB_LIST))
+
+    def keep_entries(self, entries: Optional[List[Any]]) -> List[Any]:
+        """The job's own copy of the parsed list (so it cannot change under a resumed job, and a list
+        read from standard input or expanded with --ports is the same list the next time)."""
+        from scrapy_websim.core.urllist import Entry  # noqa: PLC0415
+
+        saved = os.path.join(self.path, JOB_LIST)
+        if os.path.isfile(saved):
+            with open(saved, encoding="utf-8") as fh:
+                kept = [Entry(**json.loads(line)) for line in fh if line.strip()]
+            if entries is not None and [dataclasses.astuple(e) for e in entries] != [dataclasses.astuple(e) for e in kept]:
+                self.parser.error(f"--resume {self.path!r} belongs to another URL list (its copy is {saved}); "
+                                  "use a new directory for a new list")
+            return kept
+        assert entries is not None  # crawl_main requires -l when the job has no list yet
+        with open(saved + ".tmp", "w", encoding="utf-8") as fh:
+            for entry in entries:
+                fh.write(json.dumps(dataclasses.asdict(entry), ensure_ascii=False) + "\n")
+        os.replace(saved + ".tmp", saved)
+        return entries
+
+    def wrote(self, path: str) -> None:
+        full = os.path.abspath(path)
+        if full not in self.outputs:
+            self.outputs.append(full)
+            with open(os.path.join(self.path, JOB_OUTPUTS), "w", encoding="utf-8") as fh:
+                json.dump(self.outputs, fh)
+
+
+def _version() -> str:
+    from scrapy_websim import __version__  # noqa: PLC0415
+
+    return __version__
 
 
 def _file_url(path: str) -> str:
@@ -263,30 +397,33 @@ def cluster_main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(prog="websim cluster",
                                      description="Re-cluster a features file (from --features-file) without rendering.")
     parser.add_argument("features", help="features JSON Lines file written by a crawl")
-    parser.add_argument("-o", "--output", required=True, help="result file: .json, .jsonl or .csv")
+    _add_output_options(parser)
     _add_decision_options(parser)
     args = parser.parse_args(argv)
-    fmt = _output_format(parser, args.output)
+    outputs = _outputs(parser, args)
     if not os.path.isfile(args.features):
         parser.error(f"features file not found: {args.features!r}")
     settings = _settings_from_args(parser, args)
 
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.exporters import WRITERS  # noqa: PLC0415
+    from scrapy_websim.core.store import NotAFeaturesFile  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer, recluster_file  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)
         params = Finalizer.params_from_settings(settings, config)
         result = recluster_file(args.features, params)
+    except NotAFeaturesFile as exc:
+        print(f"websim cluster: error: {args.features}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except (ConfigError, ValueError) as exc:
         print(f"websim cluster: error: {exc}", file=sys.stderr)
-        return 2
-    with open(args.output, "w", encoding="utf-8", newline="") as fh:
-        WRITERS[fmt](fh.write, result)
+        return EXIT_USAGE
+    for path, fmt in outputs:
+        write_atomically(path, fmt, result)
     print(f"websim cluster: {result.meta['total_urls']} URLs, {result.meta['total_clusters']} clusters -> "
-          f"{args.output}", file=sys.stderr)
-    return 0
+          f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
+    return EXIT_OK
 
 
 def main(argv: Optional[List[str]] = None) -> int:

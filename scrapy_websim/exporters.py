@@ -45,10 +45,22 @@ def _is_number(text: str) -> bool:
         return False
 
 
+def _has_content(file: Any) -> bool:
+    try:
+        return file.tell() > 0
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 class _WebsimExporter(BaseItemExporter):
     def __init__(self, file: Any, crawler: Any = None, **kwargs: Any) -> None:
         self._crawler = crawler
         self.file = file
+        if _has_content(file):  # Scrapy's -o appends: a second result would make the file invalid
+            name = getattr(file, "name", "the output file")
+            raise FileExistsError(
+                f"{name} exists and is not empty: scrapy-websim never appends a second result to it "
+                f"(the file would no longer be valid). Use -O to overwrite it, or another file name")
         kwargs.pop("fields_to_export", None)  # the product's columns are fixed (SPEC section 8)
         super().__init__(dont_fail=True, **kwargs)
         if not self.encoding:

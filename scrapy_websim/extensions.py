@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 import weakref
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, List, Optional, Set
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -26,6 +26,10 @@ from scrapy_websim.core.types import PageRecord
 logger = logging.getLogger(__name__)
 
 NOT_FETCHED = "not fetched: the crawl ended before this URL got a response"
+#: The record store's file name inside ``JOBDIR``.
+STORE_NAME = "websim-store.sqlite"
+#: Pending records are written to disk at least this often (a killed crawl loses at most this much).
+FLUSH_SECONDS = 5.0
 
 _extensions: "weakref.WeakKeyDictionary[Any, WebsimExtension]" = weakref.WeakKeyDictionary()
 
@@ -40,6 +44,21 @@ def get_extension(crawler: Any) -> "WebsimExtension":
     return ext
 
 
+def refuse_appending_feeds(feeds: dict) -> None:
+    """``scrapy crawl ... -o result.json`` onto an existing result: Scrapy's ``-o`` appends, which
+    would leave two JSON documents in one file. Refused before anything is rendered."""
+    from scrapy_websim.addon import EXPORTERS  # noqa: PLC0415
+    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+
+    for uri, options in feeds.items():
+        path = str(uri)
+        path = path[len("file://"):] if path.startswith("file://") else path
+        if (options or {}).get("format") in EXPORTERS and not (options or {}).get("overwrite") \
+                and "://" not in path and os.path.isfile(path) and os.path.getsize(path) > 0:
+            raise ConfigError(f"-o {path}: the file exists and scrapy-websim never appends a second result "
+                              f"to it (it would no longer be valid). Use -O {path} to overwrite it, or another name")
+
+
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
@@ -48,9 +67,18 @@ class WebsimExtension:
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WebsimConfig.from_settings(crawler.settings)
+        refuse_appending_feeds(crawler.settings.getdict("FEEDS"))
         self.params = Finalizer.params_from_settings(crawler.settings, self.config)
-        self._tmpdir = tempfile.TemporaryDirectory(prefix="websim-")
-        self.store = FeatureStore(os.path.join(self._tmpdir.name, "features.sqlite"), batch_size=self.config.batch_size)
+        self.jobdir = crawler.settings.get("JOBDIR") or ""
+        if self.jobdir:  # resumable: the store outlives the process (README "Interrupt and resume")
+            os.makedirs(self.jobdir, exist_ok=True)
+            self._tmpdir = None
+            store_path = os.path.join(self.jobdir, STORE_NAME)
+        else:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="websim-")
+            store_path = os.path.join(self._tmpdir.name, "features.sqlite")
+        self.store = FeatureStore(store_path, batch_size=self.config.batch_size)
+        self._last_flush = time.monotonic()
         self.total_inputs = 0
         self.done = 0
         self._next_extra_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
@@ -60,6 +88,7 @@ class WebsimExtension:
         self._report_written = False
         self._discovered: set = set()  # 8-byte digests of URLs recorded for spiders other than websim
         self.sink: Any = None  # a distributed worker's record sink (scrapy_websim.distributed), set by its spider
+        self._waiting = bytearray()  # 1 at an input id whose record is still the placeholder
         _extensions[crawler] = self
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -69,13 +98,45 @@ class WebsimExtension:
 
     # --- during the crawl ---
 
-    def register_inputs(self, entries: Iterable[Any]) -> None:
+    def register_inputs(self, entries: Iterable[Any]) -> Set[int]:
+        """Store a placeholder for every input not done yet; returns the ids done by an earlier run
+        of the same ``JOBDIR`` (their records are kept, their URLs are not fetched again)."""
+        entries = list(entries)
+        done = self._resumed_ids(entries)
+        self._waiting = bytearray(max((entry.id for entry in entries), default=0) + 1)
         for entry in entries:
-            self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED,
-                                      expanded_from=getattr(entry, "expanded_from", "")))
+            if entry.id not in done:
+                self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED,
+                                          expanded_from=getattr(entry, "expanded_from", "")))
+                self._waiting[entry.id] = 1
             self.total_inputs += 1
         self.store.flush()
         self.stats.set_value("websim/inputs", self.total_inputs)
+        if done:
+            self.stats.set_value("websim/resumed", len(done))
+            logger.info("websim: resuming %s: %d of %d URLs done already", self.jobdir, len(done), len(entries))
+        return done
+
+    def _resumed_ids(self, entries: List[Any]) -> Set[int]:
+        """Ids whose record in the store is real (not a placeholder) and still belongs to the same line."""
+        if not self.jobdir or not len(self.store):
+            return set()
+        raws = {entry.id: entry.raw for entry in entries}
+        done: Set[int] = set()
+        stale = []
+        for record in self.store.iter_records():
+            if raws.get(record.id) != record.url:
+                stale.append(record.id)  # a discovered page (found again) or a line of another list
+            elif record.error != NOT_FETCHED:
+                done.add(record.id)
+        for record_id in stale:
+            self.store.delete(record_id)
+        self.done = len(done)
+        return done
+
+    def store_placeholders(self) -> int:
+        """How many input URLs have no record of their own yet (interrupted crawl)."""
+        return self._waiting.count(1)
 
     def first_visit(self, url: str) -> bool:
         """True the first time ``url`` is seen: a page a spider fetches twice is recorded once."""
@@ -90,7 +151,12 @@ class WebsimExtension:
             record.id = self._next_extra_id
             self._next_extra_id += 1
         (self.store if self.sink is None else self.sink).add(record)
+        if 0 < record.id < len(self._waiting):
+            self._waiting[record.id] = 0
         self.done += 1
+        if time.monotonic() - self._last_flush > FLUSH_SECONDS:
+            self.store.flush()
+            self._last_flush = time.monotonic()
         self.stats.inc_value("websim/records")
         if record.error:
             self.stats.inc_value("websim/failed")

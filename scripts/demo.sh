@@ -13,9 +13,9 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$out/urls.txt" ] && break; sleep 0.1; done
 [ -s "$out/urls.txt" ] || { echo "demo: the demo site did not start" >&2; exit 1; }
-websim -l "$out/urls.txt" -o "$out/result.json" -t 4 --http-timeout 5 --page-timeout 10 \
+websim -l "$out/urls.txt" -O "$out/result.json" -t 4 --http-timeout 5 --page-timeout 10 \
   --features-file "$out/features.jsonl" --report "$out/report" --loglevel WARNING
 "$PY" scripts/summary.py "$out/result.json"
 echo
-echo "demo: result in $out/result.json (also: websim cluster $out/features.jsonl -o $out/again.csv)"
+echo "demo: result in $out/result.json (also: websim cluster $out/features.jsonl -O $out/again.csv)"
 echo "demo: report in $out/report/index.html: open it in a browser ($("$PY" -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$out/report/index.html"))"

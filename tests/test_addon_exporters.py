@@ -59,3 +59,14 @@ def test_csv_cells():
     assert csv_cell("-5") == "-5"  # a plain negative number stays a number
     assert csv_cell(["a", "b"]) == '["a","b"]'
     assert csv_cell(None) == "" and csv_cell(0.5) == "0.5"
+
+
+def test_addon_finds_the_websim_spider_and_disables_local_schemes():
+    from scrapy.settings import Settings
+
+    s = Settings({"SPIDER_MODULES": ["myproject.spiders"]})
+    Addon().update_settings(s)
+    assert s.getlist("SPIDER_MODULES") == ["myproject.spiders", "scrapy_websim.spiders.urllist"]
+    handlers = s.getdict("DOWNLOAD_HANDLERS")
+    assert handlers["file"] is None and handlers["ftp"] is None
+    assert s.getint("URLLENGTH_LIMIT") == 2 * 1024 * 1024

@@ -24,6 +24,12 @@ def _refused_port() -> int:
         return s.getsockname()[1]
 
 
+def _features(path):
+    rows = load(path)
+    assert rows[0] == {"kind": "websim-features", "version": 1}  # the header websim cluster checks
+    return rows[1:]
+
+
 @pytest.fixture(scope="module")
 def demo_crawl(tmp_path_factory):
     """One crawl of the demo site through `scrapy crawl websim` in example_project, three feeds."""
@@ -52,7 +58,7 @@ def demo_crawl(tmp_path_factory):
     assert proc.returncode == 0, proc.stderr[-6000:]
     return {
         "base": base, "mirror": mirror, "refused": refused, "inputs": [l for l in lines if l and not l.startswith("#")],
-        "outs": outs, "log": proc.stderr, "json": load(outs["json"]), "features": load(feats), "shots": shots,
+        "outs": outs, "log": proc.stderr, "json": load(outs["json"]), "features": _features(feats), "shots": shots,
     }
 
 

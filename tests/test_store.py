@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from scrapy_websim.core.cluster import ClusterParams, build_keys, cluster, key_row
-from scrapy_websim.core.store import FeatureStore, iter_jsonl, load_jsonl, save_jsonl
+from scrapy_websim.core.store import FEATURES_HEADER, FeatureStore, NotAFeaturesFile, iter_jsonl, load_jsonl, save_jsonl
 from scrapy_websim.core.types import PageRecord, PairResult
 
 
@@ -89,7 +89,9 @@ def test_jsonl_round_trip_and_offline_recluster(tmp_path):
         assert len(store) == 5
         buf = io.StringIO()
         store.save_jsonl(buf)
-        assert [PageRecord.from_json(__import__("json").loads(line)) for line in buf.getvalue().splitlines()] == records
+        lines = buf.getvalue().splitlines()
+        assert __import__("json").loads(lines[0]) == FEATURES_HEADER
+        assert [PageRecord.from_json(__import__("json").loads(line)) for line in lines[1:]] == records
 
         def compare(a, b):
             return PairResult(1.0, 1.0, 0.0, 1.0, True, "rule1")
@@ -112,3 +114,26 @@ def test_bad_jsonl_line_is_named(tmp_path):
 def test_batch_size_validated():
     with pytest.raises(ValueError, match="batch_size"):
         FeatureStore(batch_size=0)
+
+
+def test_features_file_kind_is_checked(tmp_path):
+    """A result file, an empty file or another JSON file is not taken for a features file; an old
+    headerless features file still is."""
+    import json
+
+    result = tmp_path / "result.jsonl"
+    result.write_text(json.dumps({"id": 1, "url": "http://a/", "cluster_id": "", "is_canonical": True}) + "\n")
+    other = tmp_path / "other.json"
+    other.write_text('{"urls": [], "clusters": []}\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    for path in (result, other, empty):
+        with pytest.raises(NotAFeaturesFile):
+            list(iter_jsonl(path))
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({"kind": "websim-features", "version": 99}) + "\n")
+    with pytest.raises(NotAFeaturesFile, match="version 99"):
+        list(iter_jsonl(newer))
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps(rec(3).to_json()) + "\n")
+    assert [r.id for r in iter_jsonl(old)] == [3]

@@ -176,11 +176,24 @@ def _open(path_or_file: Union[str, os.PathLike, IO[str]], mode: str) -> Tuple[IO
     return open(path_or_file, mode, encoding="utf-8"), True  # type: ignore[arg-type]
 
 
+#: First line of a features file: says what the file is, so ``websim cluster`` can refuse others.
+FEATURES_HEADER = {"kind": "websim-features", "version": 1}
+#: Keys every record line of a features file has, and keys only a result file's rows have (used to
+#: accept an old features file without a header only when it cannot be anything else).
+_FEATURE_KEYS = {"id", "url", "html_len", "rendered", "text_len", "dom_counts", "tag_paths"}
+_RESULT_KEYS = {"cluster_id", "is_canonical", "similarity_to_canonical", "urls", "clusters"}
+
+
+class NotAFeaturesFile(ValueError):
+    """The file given as a features file is something else (a result file, another JSON file...)."""
+
+
 def save_jsonl(records: Iterable[PageRecord], path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
-    """Write one ``PageRecord.to_json()`` per line; returns the number written."""
+    """Write the header line, then one ``PageRecord.to_json()`` per line; returns the number of records."""
     handle, owned = _open(path_or_file, "w")
     count = 0
     try:
+        handle.write(json.dumps(FEATURES_HEADER) + "\n")
         for record in records:
             handle.write(_dumps(record))
             handle.write("\n")
@@ -191,17 +204,45 @@ def save_jsonl(records: Iterable[PageRecord], path_or_file: Union[str, os.PathLi
     return count
 
 
+def _check_first_line(data: Any) -> bool:
+    """True if ``data`` (the first line) is the header; raises :class:`NotAFeaturesFile` unless it is the
+    header or, for files written before the header existed, unmistakably a record line."""
+    if isinstance(data, dict) and data.get("kind") == FEATURES_HEADER["kind"]:
+        if data.get("version") != FEATURES_HEADER["version"]:
+            raise NotAFeaturesFile(f"features file version {data.get('version')!r} is not supported "
+                                   f"(this websim reads version {FEATURES_HEADER['version']})")
+        return True
+    if isinstance(data, dict) and _FEATURE_KEYS <= data.keys() and not _RESULT_KEYS & data.keys():
+        return False  # an old features file without a header
+    raise NotAFeaturesFile("this is not a websim features file (its first line is not the features header); "
+                           "write one with --features-file (or WEBSIM_FEATURES_FILE) during a crawl")
+
+
 def iter_jsonl(path_or_file: Union[str, os.PathLike, IO[str]]) -> Iterator[PageRecord]:
-    """Read a features file lazily; blank lines are skipped, a bad line names its number."""
+    """Read a features file lazily; blank lines are skipped, a bad line names its number. The first
+    line must be the header (or an old headerless file's record line): see :class:`NotAFeaturesFile`."""
     handle, owned = _open(path_or_file, "r")
     try:
+        first = True
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield PageRecord.from_json(json.loads(line))
+                data = json.loads(line)
+            except ValueError as exc:
+                if first:
+                    raise NotAFeaturesFile("this is not a websim features file (its first line is not JSON)") from None
+                raise ValueError(f"features file line {number}: {exc}") from exc
+            if first:
+                first = False
+                if _check_first_line(data):
+                    continue
+            try:
+                yield PageRecord.from_json(data)
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"features file line {number}: {exc}") from exc
+        if first:
+            raise NotAFeaturesFile("the features file is empty")
     finally:
         if owned:
             handle.close()

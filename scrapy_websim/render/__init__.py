@@ -78,8 +78,9 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     is_html = ct_main in ("text/html", "application/xhtml+xml") or (not ct_main and b"<html" in response.body[:2048].lower())
     html = ""
     if is_html:
+        html = cap.get("html") or ""  # a huge page, cut in the browser (capture.MAX_HTML_CHARS)
         try:
-            html = response.text
+            html = html or response.text
         except AttributeError:  # not a TextResponse
             html = response.body.decode("utf-8", "replace")
     title = cap.get("title") or (_html_title(html) if html and not cap else "")
@@ -92,7 +93,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         status_code=int(response.status),
         content_length=length,
         content_type=content_type,
-        error=cap.get("capture_error", ""),
+        error=_header(response, "X-Websim-Blocked") or cap.get("capture_error", ""),  # render/guard.py
         title=title.strip(),
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,

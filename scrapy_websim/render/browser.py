@@ -22,6 +22,8 @@ DEFAULT_ARGS = (
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # a tab that allocates memory until it dies stops at 512 MB of JS heap, not at the machine's RAM
+    "--js-flags=--max-old-space-size=512",
 )
 
 

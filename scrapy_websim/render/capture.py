@@ -35,6 +35,20 @@ _DOM_DIGEST_JS = """() => {
          (document.body ? document.body.innerText.length : 0);
 }"""
 
+#: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
+#: otherwise cost hundreds of MB in this process); the page's own document is emptied so that
+#: scrapy-playwright's ``page.content()`` stays cheap.
+MAX_HTML_CHARS = 5_000_000
+
+_CUT_HTML_JS = """(max) => {
+  const d = document.documentElement;
+  if (!d) return null;
+  const html = d.outerHTML;
+  if (html.length <= max) return null;
+  d.innerHTML = '';
+  return [html.slice(0, max), html.length];
+}"""
+
 _TIMINGS_JS = """() => {
   const e = performance.getEntriesByType('navigation')[0];
   if (!e) return null;
@@ -155,7 +169,10 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)
         if options.screenshot:
-            result["screenshot"] = await page.screenshot(type="png", full_page=False)
+            result["screenshot"] = await page.screenshot(type="png", full_page=False, timeout=10000)
+        cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)
+        if cut:
+            result["html"], result["html_chars"] = cut
         result["rendered"] = True
     except Exception as exc:  # noqa: BLE001
         result["capture_error"] = short_error(exc)
@@ -188,12 +205,20 @@ _ERROR_CODES = {
     "ERR_SSL_": "TLS error",
     "ERR_BAD_SSL_CLIENT_AUTH_CERT": "TLS client certificate required",
     "ERR_BLOCKED_BY_CLIENT": "blocked by the browser",
+    "ERR_UNSAFE_REDIRECT": "unsafe redirect (to a non-http URL such as file:)",
+    "ERR_RESPONSE_HEADERS_TOO_BIG": "response headers too big",
+    "ERR_HTTP_RESPONSE_CODE_FAILURE": "HTTP error with no page to show",
+    "ERR_CONTENT_LENGTH_MISMATCH": "truncated response (shorter than its Content-Length)",
+    "ERR_INCOMPLETE_CHUNKED_ENCODING": "truncated response (incomplete chunked encoding)",
+    "ERR_CONTENT_DECODING_FAILED": "content decoding failed (bad gzip/br body)",
     "ERR_ABORTED": "navigation aborted",
 }
 
 
 def short_error(exc: BaseException) -> str:
     """A short, readable message for a failed page (the full text goes to the log)."""
+    if getattr(exc, "readable", False):  # our own failures (page timeout, crash, blocked) say it already
+        return str(exc)[:300]
     text = str(getattr(exc, "message", None) or exc)
     for code, label in _ERROR_CODES.items():
         pos = text.find("net::" + code)
@@ -204,6 +229,8 @@ def short_error(exc: BaseException) -> str:
     first = text.strip().splitlines()[0] if text.strip() else name
     if name == "TimeoutError" or "Timeout" in first and "exceeded" in first:
         return "timed out: " + first.split("Call log")[0].strip()[:200]
+    if "page is navigating and changing the content" in text:
+        return "the page kept navigating (a meta refresh or script redirect loop)"
     if "Target page, context or browser has been closed" in text or "crashed" in text.lower():
         return "browser crashed or closed the page: " + first[:200]
     return f"{name}: {first[:200]}"

@@ -68,12 +68,18 @@ class UrlListSpider(scrapy.Spider):
         from scrapy_websim.extensions import get_extension  # noqa: PLC0415
 
         ext = get_extension(self.crawler)
-        ext.register_inputs(self.entries)
+        done = ext.register_inputs(self.entries)
         logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
                     sum(1 for e in self.entries if e.error))
+        max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
         for entry in self.entries:
+            if entry.id in done:
+                continue  # recorded by an earlier run of this JOBDIR
             if entry.error:
                 yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
+            elif max_len and len(entry.url) > max_len:  # Scrapy would drop it without a word
+                yield PageRecord(id=entry.id, url=entry.raw,
+                                 error=f"URL too long ({len(entry.url)} characters; URLLENGTH_LIMIT is {max_len})")
             else:
                 request = self.render_request(entry.url, entry.id, entry.raw)
                 if entry.expanded_from:

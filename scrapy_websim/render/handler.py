@@ -1,0 +1,379 @@
+"""scrapy-playwright's download handler with the guarantees a crawl of hostile hosts needs.
+
+:class:`WebsimPlaywrightHandler` subclasses ``ScrapyPlaywrightDownloadHandler`` (the add-on maps
+http and https to it) and changes only what happens around a rendered request:
+
+* **Hard page budget**: from the moment its page exists, a request gets ``WEBSIM_PAGE_TIMEOUT``
+  plus :data:`PAGE_MARGIN` seconds; then its page is closed and the request fails with "page
+  timeout". A renderer stuck in ``while(true)``, an endless stream or a page that never stops
+  loading costs no more (Playwright's ``page.content()`` and ``evaluate`` have no timeout of
+  their own). Waiting for a free page slot does not count.
+* **Browser crash**: a request whose browser or renderer died is retried once (scrapy-playwright
+  relaunches a disconnected browser), then fails with "browser crashed".
+* **Hostile pages**: dialogs are dismissed (Playwright's default), ``window.open``/``print`` are
+  disabled and any popup is closed at once, a download is cancelled as soon as it starts (the
+  transfer stops; the page is recorded with the response's status and content type, not rendered).
+* **Network policy**: only http/https requests leave the browser (routes abort the rest), and
+  with ``WEBSIM_DENY_NETWORKS`` (CIDR list) Chromium sends every request through
+  :class:`~scrapy_websim.render.guard.GuardProxy`, which refuses those networks, redirect hops
+  included; the page is recorded with "blocked: ...". :class:`DenyNetworksDownloaderMiddleware`
+  does the same for requests that Scrapy's own client fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+import weakref
+from typing import Any, Iterable, List, Optional, Sequence, Union
+from urllib.parse import urlsplit
+
+from scrapy.http import Response
+from scrapy.http.headers import Headers
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+from scrapy_websim.config import ConfigError, WebsimConfig
+from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a rendered request may take beyond ``WEBSIM_PAGE_TIMEOUT`` (screenshot, content, close).
+PAGE_MARGIN = 5.0
+#: Schemes a page may request; every other request is aborted in the browser.
+ALLOWED_SCHEMES = ("http", "https")
+#: Runs before any script of the page: no popups (window.open, target=_blank clicks), no print dialog.
+INIT_SCRIPT = """window.open = function () { return null; };
+window.print = function () {};
+addEventListener('click', function (e) {
+  const a = e.target && e.target.closest && e.target.closest('a[target], area[target]');
+  if (a && !['', '_self', '_top', '_parent'].includes(a.target.toLowerCase())) e.preventDefault();
+}, true);"""
+
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+
+
+class PageTimeout(Exception):
+    """A rendered request exceeded its page budget."""
+
+    readable = True
+
+
+class BrowserCrashed(Exception):
+    """The browser or the page's renderer died twice for one request."""
+
+    readable = True
+
+
+class Blocked(Exception):
+    """A request went to a scheme or a network the crawl must not reach."""
+
+    readable = True
+
+
+def parse_networks(value: Any, name: str = "WEBSIM_DENY_NETWORKS") -> List[Network]:
+    """``"10.0.0.0/8, 169.254.0.0/16"`` or a list of CIDRs -> networks; a bad entry names itself."""
+    if value in (None, "", [], ()):
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise ConfigError(f"{name} must be a list of CIDR networks like ['169.254.0.0/16'], got {value!r}")
+    networks = []
+    for item in items:
+        text = str(item).strip()
+        if not text:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ConfigError(f"{name}: {text!r} is not a CIDR network (like 10.0.0.0/8 or fd00::/8)") from None
+    return networks
+
+
+def _denied(addresses: Iterable[str], networks: Sequence[Network]) -> Optional[str]:
+    for text in addresses:
+        try:
+            address = ipaddress.ip_address(text.split("%")[0])
+        except ValueError:
+            continue
+        if getattr(address, "ipv4_mapped", None):
+            address = address.ipv4_mapped
+        for net in networks:
+            if address.version == net.version and address in net:
+                return f"{address} is in {net}"
+    return None
+
+
+async def check_url(url: str, networks: Sequence[Network]) -> Optional[str]:
+    """Why ``url`` must not be requested (scheme, or an address in ``networks``), else None."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        return f"blocked: scheme {scheme!r} (only http and https are requested)"
+    if not networks:
+        return None
+    host = (parts.hostname or "").strip("[]")
+    try:
+        addresses = [str(ipaddress.ip_address(host))]
+    except ValueError:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or None, type=socket.SOCK_STREAM)
+        except OSError:
+            return None  # the browser reports the DNS failure itself
+        addresses = [info[4][0] for info in infos]
+    reason = _denied(addresses, networks)
+    return f"blocked: {host} ({reason}, WEBSIM_DENY_NETWORKS)" if reason else None
+
+
+def _is_crash(exc: BaseException) -> bool:
+    text = str(exc)
+    return type(exc).__name__ == "TargetClosedError" or any(
+        marker in text for marker in ("Target crashed", "Page crashed", "Browser has been closed",
+                                      "Target page, context or browser has been closed", "browser has disconnected"))
+
+
+class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
+    """See the module docstring. Requests without ``meta["websim_render"]`` are left as they were."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        websim = WebsimConfig.from_settings(crawler.settings)
+        self.page_budget = websim.page_timeout + PAGE_MARGIN
+        self.deny_networks = parse_networks(crawler.settings.get("WEBSIM_DENY_NETWORKS"))
+        self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
+        self._user_abort = self.abort_request
+        self.abort_request = self._abort_request
+        self.guard: Optional[GuardProxy] = None
+        if self.deny_networks and websim.proxy:
+            raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY cannot be combined: the networks are enforced "
+                              "by a local guard proxy that the browser must use directly")
+        if self.deny_networks:  # every request, redirect hops included, through the guard proxy
+            self._guard_socket = bind_local()
+            networks = self.deny_networks
+            self.guard = GuardProxy(lambda addresses: _denied(addresses, networks))
+            launch = dict(self.config.launch_options)
+            launch["args"] = [*launch.get("args", []), *proxy_args(self._guard_socket.getsockname()[1])]
+            self.config.launch_options = launch
+
+    async def _launch(self) -> None:
+        if self.guard is not None and self.guard.server is None:
+            await self.guard.start(self._guard_socket)
+        await super()._launch()
+
+    async def _close(self) -> None:
+        await super()._close()
+        if self.guard is not None:
+            await self.guard.close()
+
+    # --- per page ---
+
+    async def _create_page(self, request: Any, spider: Any) -> Any:
+        page = await super()._create_page(request, spider)
+        meta = request.meta
+        if meta.get("websim_render"):
+            meta["_websim_page"] = page
+            meta["_websim_page_started"] = asyncio.get_running_loop().time()
+            page.on("popup", _close_quietly)
+            page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, meta)))
+            page.on("response", lambda response: _note_main_response(page, response, meta))
+            page.on("crash", lambda *_: meta.__setitem__("_websim_crashed", True))
+            try:
+                await page.add_init_script(INIT_SCRIPT)
+            except Exception:  # noqa: BLE001 - a page closing already fails later with a clear error
+                pass
+        return page
+
+    async def _abort_request(self, playwright_request: Any) -> bool:
+        reason = await check_url(playwright_request.url, self.deny_networks)
+        if reason:
+            frame = _safe(lambda: playwright_request.frame)
+            page = _safe(lambda: frame.page) if frame is not None else None
+            if page is not None and playwright_request.is_navigation_request():
+                _blocked_reasons[page] = reason
+            logger.info("websim: %s (%s)", reason, playwright_request.url)
+            return True
+        if self._user_abort is not None:
+            from scrapy_playwright._utils import _maybe_await  # noqa: PLC0415
+
+            return bool(await _maybe_await(self._user_abort(playwright_request)))
+        return False
+
+    # --- per request ---
+
+    async def _download_request(self, request: Any, spider: Any = None) -> Response:
+        if not request.meta.get("websim_render"):
+            return await super()._download_request(request, spider)
+        try:
+            return await self._render(request, spider)
+        except _AnswerInstead as answer:
+            return answer.response
+        finally:
+            for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
+                request.meta.pop(key, None)
+
+    async def _render(self, request: Any, spider: Any) -> Response:
+        """One try, and one more if the browser or the renderer died."""
+        for attempt in (1, 2):
+            request.meta.pop("_websim_crashed", None)
+            try:
+                return await self._bounded(request, spider)
+            except (PageTimeout, Blocked):
+                raise
+            except Exception as exc:  # noqa: BLE001
+                answer = self._download_answer(request, exc)
+                if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
+                    raise answer from None
+                if attempt == 2:
+                    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                    raise BrowserCrashed(f"browser crashed twice on this page: {first}") from None
+                logger.warning("websim: the browser crashed on %s (%s); retrying once", request.url, exc)
+        raise AssertionError("unreachable")
+
+    async def _bounded(self, request: Any, spider: Any) -> Response:
+        """Run scrapy-playwright's download, closing the page once its budget is spent."""
+        meta = request.meta
+        for key in ("_websim_page", "_websim_page_started"):
+            meta.pop(key, None)
+        task = asyncio.ensure_future(super()._download_request(request, spider))
+        loop = asyncio.get_running_loop()
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.5)
+            if done:
+                break
+            started = meta.get("_websim_page_started")
+            if started is not None and loop.time() - started > self.page_budget:
+                task.cancel()
+                if not await _close_page(meta.get("_websim_page")):
+                    await self._restart_browser("a page did not close")
+                with contextlib.suppress(BaseException):
+                    await task
+                raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
+                                  f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
+        page = meta.get("_websim_page")
+        try:
+            return task.result()
+        except Exception:
+            if page is not None and page in _blocked_reasons:
+                raise Blocked(_blocked_reasons.pop(page)) from None
+            raise
+        finally:
+            if page is not None:
+                _blocked_reasons.pop(page, None)
+
+    async def _restart_browser(self, why: str) -> None:
+        """Kill a wedged browser: scrapy-playwright relaunches it for the next page, and the pages
+        that were in it fail as crashed (and are retried once)."""
+        browser = getattr(self, "browser", None)
+        if browser is None:
+            return
+        logger.warning("websim: restarting the browser (%s)", why)
+        self.stats.inc_value("websim/browser_restarts")
+        try:
+            await asyncio.wait_for(browser.close(), 10)
+        except BaseException:  # noqa: BLE001
+            logger.warning("websim: the browser did not close in 10 s; its pages are abandoned")
+        if getattr(self, "browser", None) is browser:  # no disconnect event came: forget it ourselves
+            await self._browser_disconnected_callback()
+
+    def _download_answer(self, request: Any, exc: BaseException) -> BaseException:
+        """A cancelled download becomes a response (status and headers, empty body), else ``exc``."""
+        info = request.meta.get("_websim_download")
+        main = request.meta.get("_websim_main")
+        if not info or not main:
+            return exc
+        status, headers = main
+        return _AnswerInstead(Response(url=info, status=status, headers=Headers(headers), body=b"",
+                                       request=request, flags=["download"]))
+
+
+class _AnswerInstead(Exception):
+    """Carries a response out of the retry logic (see ``download_request``)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("download")
+        self.response = response
+
+
+_blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def _safe(get: Any) -> Any:
+    try:
+        return get()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _close_quietly(page: Any) -> None:
+    asyncio.ensure_future(_close_page(page))
+
+
+async def _close_page(page: Any) -> bool:
+    """Close ``page``; False if the browser did not manage to within 10 s (it is wedged)."""
+    if page is None:
+        return True
+    try:
+        await asyncio.wait_for(page.close(run_before_unload=False), 10)
+    except BaseException:  # noqa: BLE001 - closing a dead page must not fail the crawl
+        pass
+    return page.is_closed()
+
+
+async def _cancel_download(download: Any, meta: dict) -> None:
+    meta["_websim_download"] = download.url
+    try:
+        await download.cancel()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+#: Content types Chromium shows in the tab; any other main document is a download.
+_INLINE_TYPES = ("text/", "image/", "application/xhtml", "application/xml", "application/json",
+                 "application/javascript", "application/rss", "application/atom", "multipart/x-mixed-replace")
+
+
+def _is_download(headers: dict) -> bool:
+    if headers.get("content-disposition", "").strip().lower().startswith("attachment"):
+        return True
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    return bool(ctype) and not ctype.startswith(_INLINE_TYPES)
+
+
+def _note_main_response(page: Any, response: Any, meta: dict) -> None:
+    """Keep the main document's status and headers; a download (an attachment, an endless octet
+    stream...) is not rendered: its page is closed at once, so the transfer stops, and the request
+    is answered with the status and headers (see ``_download_answer``)."""
+    try:
+        if response.frame != page.main_frame or not response.request.is_navigation_request():
+            return
+        headers = dict(response.headers)
+        meta["_websim_main"] = (response.status, headers)
+        if 200 <= response.status < 300 and _is_download(headers):
+            meta["_websim_download"] = response.url
+            _close_quietly(page)
+    except Exception:  # noqa: BLE001 - a detached frame
+        pass
+
+
+class DenyNetworksDownloaderMiddleware:
+    """``WEBSIM_DENY_NETWORKS`` and the http/https-only rule for requests Scrapy's client fetches
+    (the unsafe-port fallback, redirect hops it follows); rendered requests are checked in the browser."""
+
+    def __init__(self, networks: Sequence[Network]) -> None:
+        self.networks = list(networks)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "DenyNetworksDownloaderMiddleware":
+        return cls(parse_networks(crawler.settings.get("WEBSIM_DENY_NETWORKS")))
+
+    async def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.meta.get("playwright"):
+            return None
+        reason = await check_url(request.url, self.networks)
+        if reason:
+            from scrapy.exceptions import IgnoreRequest  # noqa: PLC0415
+
+            raise IgnoreRequest(reason)
+        return None
