@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence
 
-from .text import hamming
+from .text import hamming, jaccard_estimate, minhash_from_hex
 from .types import PageRecord, PairResult
 
 __all__ = [
@@ -134,10 +134,19 @@ def weighted_jaccard(a: Mapping[str, float], b: Mapping[str, float]) -> float:
 
 
 def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
-    if a.simhash is None or b.simhash is None:
-        return 0.0
+    """1 for identical main text (equal ``text_hash``); else the shingle-set Jaccard similarity
+    estimated from the two MinHashes; for records without a MinHash (features files written
+    before it existed) the SimHash measure 1 - d / ``text_max_distance``. 0 when the lengths
+    differ too much."""
+    if a.text_hash and a.text_hash == b.text_hash:
+        return 1.0
     short, long_ = sorted((a.text_len, b.text_len))
     if long_ > 0 and short / long_ < params.text_min_len_ratio:
+        return 0.0
+    sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
+    if sig_a is not None and sig_b is not None:
+        return jaccard_estimate(sig_a, sig_b)
+    if a.simhash is None or b.simhash is None:
         return 0.0
     d = hamming(a.simhash, b.simhash)
     if d >= params.text_max_distance:

@@ -41,7 +41,7 @@ OUTPUT_FIELDS = (
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
 DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 
-_HEX64_FIELDS = ("simhash", "phash", "fingerprint")
+_HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
 
 
 def hex64(value: Optional[int]) -> Optional[str]:
@@ -76,6 +76,8 @@ class PageRecord:
     # --- text features ---
     text_len: int = 0  # main-text length in characters
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
+    text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
+    minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.text.minhash)
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
