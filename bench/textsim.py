@@ -34,12 +34,9 @@ import argparse
 import glob
 import gzip
 import os
-import random
 import re
 import subprocess
 import sys
-
-import lxml.html
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -47,6 +44,7 @@ from scrapy_websim.core.features import FeatureParams, compute_features, parse_h
 from scrapy_websim.core.cluster import is_eligible  # noqa: E402
 from scrapy_websim.core.similarity import text_sim  # noqa: E402
 from scrapy_websim.core.text import hamming  # noqa: E402
+from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
 from scrapy_websim.core.types import PageRecord  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,8 +61,6 @@ TEMPLATES = {
     "debian-reference-ja": ("debian-reference-ja", "/usr/share/debian-reference/*.ja.html"),
 }
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SKIP_NOISE = {"script", "style", "head", "title", "meta", "noscript"}
 
 
 def ensure_packages(names) -> None:
@@ -83,76 +79,6 @@ def template_files(pattern: str, limit: int):
         step = len(files) / limit
         files = [files[int(i * step)] for i in range(limit)]
     return files
-
-
-def _content_parent(doc):
-    """The element holding the most paragraphs (where noise lands inside the content)."""
-    best, best_n = doc.find(".//body"), -1
-    counts = {}
-    for el in doc.iter("p"):
-        parent = el.getparent()
-        if parent is not None:
-            counts[parent] = counts.get(parent, 0) + 1
-    for el, n in counts.items():
-        if n > best_n:
-            best, best_n = el, n
-    return best if best is not None else doc
-
-
-def _change_words(doc, rng: random.Random, share: float) -> None:
-    vocab = []
-    nodes = []
-    for el in doc.iter():
-        if not isinstance(el.tag, str) or el.tag in _SKIP_NOISE:
-            continue
-        for attr in ("text", "tail"):
-            value = getattr(el, attr)
-            if value and value.strip():
-                nodes.append((el, attr))
-                vocab.extend(_WORD.findall(value)[:20])
-    if not vocab:
-        return
-
-    def swap(m):
-        return rng.choice(vocab) if rng.random() < share else m.group()
-
-    for el, attr in nodes:
-        parent = el.getparent() if attr == "tail" else el
-        if parent is not None and isinstance(parent.tag, str) and parent.tag in _SKIP_NOISE:
-            continue
-        setattr(el, attr, _WORD.sub(swap, getattr(el, attr)))
-
-
-def noisy_copy(html: str, titles, seed: int) -> str:
-    rng = random.Random(seed)
-    doc = parse_html(html)
-    if doc is None:
-        return html
-    _change_words(doc, rng, 0.03)
-    body = doc.find(".//body")
-    if body is None:
-        return html
-    token = "%032x" % rng.getrandbits(128)
-    banner = lxml.html.fragment_fromstring(
-        f'<div class="announcement" id="ann-{rng.getrandbits(32):08x}">Notice {rng.getrandbits(24):06x}: '
-        f"maintenance window {rng.randint(1, 28)} {rng.choice(['May', 'June', 'July'])}, build "
-        f"{rng.getrandbits(40):010x}</div>")
-    body.insert(0, banner)
-    content = _content_parent(doc)
-    stamp = (f"<p>Generated on 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
-             f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC in "
-             f"{rng.random():.4f} s, request {token[:16]}</p>")
-    content.append(lxml.html.fragment_fromstring(stamp))
-    picks = rng.sample(titles, min(5, len(titles)))
-    items = "".join(f'<li><a href="/p/{rng.getrandbits(20)}">{t}</a></li>' for t in picks)
-    content.append(lxml.html.fragment_fromstring(f'<div class="more-docs"><h4>Recommended</h4><ul>{items}</ul></div>'))
-    form = lxml.html.fragment_fromstring(
-        f'<form method="post" action="/feedback"><input type="hidden" name="csrf" value="{token}"></form>')
-    body.append(form)
-    head = doc.find(".//head")
-    if head is not None:
-        head.append(lxml.html.fragment_fromstring(f'<meta name="csrf-token" content="{token}">'))
-    return lxml.html.tostring(doc, encoding="unicode")
 
 
 def features(url: str, html: str, params: FeatureParams) -> PageRecord:
@@ -194,6 +120,11 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
             if s > diff_max[0]:
                 diff_max = (s, a.url, b.url)
     margin = copy_min[0] - diff_max[0]
+    below = {t: sum(1 for v, _ in copy_sims if v < t) for t in (0.4, 0.5, 0.6)}
+    above = {t: sum(1 for i in range(len(recs)) for j in range(i + 1, len(recs))
+                    if recs[i].text_hash != recs[j].text_hash and text_sim(recs[i], recs[j]) >= t) for t in (0.3, 0.4)}
+    print(f"  copies below 0.4/0.5/0.6: {below[0.4]}/{below[0.5]}/{below[0.6]}; "
+          f"different pairs at >= 0.3/0.4: {above[0.3]}/{above[0.4]}")
     print(f"{name}: pages={len(recs)} copy_min={copy_min[0]:.3f} diff_max={diff_max[0]:.3f} "
           f"margin={margin:.3f} same_text_pairs={same_text} copy_simhash_max={copy_bits}")
     if verbose:

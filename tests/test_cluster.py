@@ -265,13 +265,26 @@ def test_exact_copies_always_merge_whatever_the_order(seed, params):
     by_exact = {}
     for p in pages:
         if p.get("exact"):
-            by_exact.setdefault((p["exact"], p["host"] if params.same_host_only else 0), set()).add(label.get(p["id"]))
-    assert all(len(v) == 1 and None not in v for v in by_exact.values())
-    assert any(a.match_rule == "exact" for a in result.assignments.values())
+            by_exact.setdefault((p["exact"], p["host"] if params.same_host_only else 0), []).append(label.get(p["id"]))
+    copies = [v for v in by_exact.values() if len(v) >= 2]
+    assert copies and all(len(set(v)) == 1 and None not in v for v in copies)
     shuffled = pages[:]
     random.Random(seed + 1).shuffle(shuffled)
     _, result2 = fast(shuffled, params, make_compare(shuffled))
     assert result2.assignments == result.assignments
+
+
+def test_exact_copy_the_decision_rejects_still_joins_with_rule_exact():
+    # same text hash, other chrome (template) and a SimHash too far for the candidate filter
+    pages = [{"id": 1, "sim": 0, "len": 900, "ph": None, "status": 200, "host": 0, "tpl": 0, "exact": 7},
+             {"id": 2, "sim": (1 << 20) - 1, "len": 900, "ph": None, "status": 200, "host": 1, "tpl": 5, "exact": 7},
+             {"id": 3, "sim": 5, "len": 5000, "ph": None, "status": 200, "host": 0, "tpl": 0}]
+    for params in (ClusterParams(), ClusterParams(passes=1), ClusterParams(passes=2)):
+        groups, result = fast(pages, params)
+        assert groups == [[1, 2]]
+        assert result.assignments[2].match_rule == "exact" and result.assignments[1].is_canonical
+    _, alone = fast(pages, ClusterParams(same_host_only=True))
+    assert alone.clusters == []  # copies on other hosts are not merged with same_host_only
 
 
 def test_adversarial_sets_really_have_clusters():

@@ -698,6 +698,45 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
 # --------------------------------------------------------------------------- clustering
 
 
+def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray, root: np.ndarray,
+                   rank: np.ndarray, members: Dict[int, List[Tuple[int, PairResult]]], compare: CompareFn) -> int:
+    """Repeat the canonical-centred step until no group is left, without joining again: inside
+    each group of the pass just run, the best-ranked active page compares with its active
+    candidate neighbours, then it and the pages it merged leave, and so on. This gives exactly
+    the clusters of repeating whole passes (a later pass's groups are pieces of this pass's
+    groups, and the step on one group touches no other group, so the order of the groups does not
+    matter), at the cost of the pairs compared. Returns the number of compares."""
+    nodes = np.nonzero(active)[0]
+    if nodes.shape[0] < 2:
+        return 0
+    nodes = nodes[np.lexsort((rank[nodes], root[nodes]))]
+    r = root[nodes]
+    bounds = np.flatnonzero(r[1:] != r[:-1]) + 1
+    ids = keys.ids
+    compared = 0
+    for group in np.split(nodes, bounds):
+        if group.shape[0] < 2:
+            continue
+        alive = np.ones(group.shape[0], bool)
+        for i in range(group.shape[0] - 1):
+            if not alive[i]:
+                continue
+            alive[i] = False
+            rest = np.nonzero(alive)[0]
+            if rest.shape[0] == 0:
+                break
+            c = int(group[i])
+            ok = _prefilter(keys, params, np.full(rest.shape[0], c, np.int64), group[rest])
+            hits = rest[ok]
+            for j in hits[np.argsort(group[hits], kind="stable")].tolist():
+                result = compare(int(ids[c]), int(ids[group[j]]))
+                compared += 1
+                if result.is_duplicate:
+                    members.setdefault(c, []).append((int(group[j]), result))
+                    alive[j] = False
+    return compared
+
+
 def _exact_representatives(keys: ClusterKeys, rank: np.ndarray, same_host: bool) -> np.ndarray:
     """Node -> the best-ranked node with the same non-zero exact-copy hash (and host, with
     ``same_host``); a node without a hash, or the best of its copies, represents itself."""
@@ -831,6 +870,9 @@ def cluster(
                 members.setdefault(ci, []).append((mi, result))
                 done[mi] = True
         active &= ~done
+        if params.passes == 0:  # to completion: finish inside the groups of this pass
+            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
+            break
     stats.passes_run = pass_no
     stats.compared += _attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
 

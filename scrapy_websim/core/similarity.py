@@ -53,6 +53,9 @@ class DecisionParams:
     structure_count_weight: float = 0.5
     #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
     rule1_text: float = 0.75
+    #: rule 1's text threshold when both pages carry a MinHash (word 3-shingle Jaccard; the SimHash
+    #: measure above is then only the candidate filter and the fallback for older features files).
+    rule1_jaccard: float = 0.6
     rule1_structure: float = 0.9
     rule1_visual: float = 0.9
     #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
@@ -80,7 +83,7 @@ class DecisionParams:
             raise ValueError(
                 f"structure_count_weight must be in [0, 1], got {self.structure_count_weight}"
             )
-        for name in ("rule1_text", "rule1_structure", "rule1_visual"):
+        for name in ("rule1_text", "rule1_jaccard", "rule1_structure", "rule1_visual"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -198,10 +201,18 @@ def informative_phash(value: Optional[int], params: DecisionParams = DEFAULT_DEC
     return params.rule2_min_phash_bits <= bits <= 64 - params.rule2_min_phash_bits
 
 
+def has_minhash(a: PageRecord, b: PageRecord) -> bool:
+    """Whether :func:`text_sim` compares the two pages by MinHash (Jaccard) rather than SimHash."""
+    return minhash_from_hex(a.minhash) is not None and minhash_from_hex(b.minhash) is not None
+
+
 def decide(content: float, structure: float, visual: float,
-           params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True) -> str:
-    """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities."""
-    if content >= params.rule1_text and (structure >= params.rule1_structure or visual >= params.rule1_visual):
+           params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True,
+           jaccard: bool = False) -> str:
+    """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities
+    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``)."""
+    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    if content >= text_threshold and (structure >= params.rule1_structure or visual >= params.rule1_visual):
         return "rule1"
     if allow_rule2 and visual >= params.rule2_visual:
         return "rule2"
@@ -214,7 +225,7 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
-    rule = decide(content, structure, visual, params, allow_rule2)
+    rule = decide(content, structure, visual, params, allow_rule2, has_minhash(a, b))
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),

@@ -134,7 +134,7 @@ class Assignment:
     cluster_id: str = ""
     is_canonical: bool = True
     cluster_kind: str = ""  # "" | "content" | "E1" | "E3" | "L1" | "W1" | "M1" | "T1" | "R1" | "U1"
-    match_rule: str = ""  # "" | "canonical" | "rule1" | "rule2" | rule code | "predicted"
+    match_rule: str = ""  # "" | "canonical" | "rule1" | "rule2" | "exact" | rule code | "predicted"
     sims: PairResult = field(default_factory=PairResult)
 
 
