@@ -2,7 +2,7 @@
 # Install what scrapy-websim needs on a Debian/Ubuntu machine: Chromium (never downloads a browser:
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
-#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Python docs) and test extras
+#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Debian documentation packages) and test extras
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -17,6 +17,11 @@ if [ "$what" = test ]; then
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
   command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
   [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
+  # tests/test_content_e2e.py builds its multi-template site from these documentation packages
+  [ -d /usr/share/doc/postgresql-doc-15/html ] || need_apt+=(postgresql-doc-15)
+  [ -f /usr/share/doc/git-doc/git-fetch.html ] || need_apt+=(git-doc)
+  [ -f /usr/share/debian-reference/apa.zh-cn.html ] || need_apt+=(debian-reference-zh-cn)
+  [ -f /usr/share/debian-reference/apa.ja.html ] || need_apt+=(debian-reference-ja)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
