@@ -166,6 +166,15 @@ def adversarial(seed):
     return pages
 
 
+def _equals_reference(pages, params, ref):
+    compare = make_compare(pages)
+    want, want_by_canon = ref(pages, compare, params)
+    got, result = fast(pages, params, compare)
+    assert got == want
+    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    return result
+
+
 PARAM_SETS = [
     ClusterParams(),
     ClusterParams(visual_distance=2, passes=0),
@@ -179,11 +188,7 @@ PARAM_SETS = [
 @pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
 def test_adversarial_equals_reference_and_order_free(seed, params):
     pages = adversarial(seed)
-    compare = make_compare(pages)
-    want, want_by_canon = reference(pages, compare, params)
-    got, result = fast(pages, params, compare)
-    assert got == want
-    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    result = _equals_reference(pages, params, reference)
     shuffled = pages[:]
     random.Random(seed).shuffle(shuffled)
     got2, result2 = fast(shuffled, params, make_compare(shuffled))
@@ -256,11 +261,7 @@ def with_exact_copies(seed):
 @pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
 def test_exact_copies_always_merge_whatever_the_order(seed, params):
     pages = with_exact_copies(seed)
-    compare = make_compare(pages)
-    want, want_by_canon = reference_exact(pages, compare, params)
-    got, result = fast(pages, params, compare)
-    assert got == want
-    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    result = _equals_reference(pages, params, reference_exact)
     label = {i: a.cluster_id for i, a in result.assignments.items()}
     by_exact = {}
     for p in pages:

@@ -347,12 +347,8 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
     """The main text of a parsed page, blocks separated by newlines. Never mutates ``doc``."""
     if params.extractor == "trafilatura":
         return _trafilatura(doc)
-    body = _body(doc)
-    if not isinstance(body.tag, str):
-        return ""
-    infos: Dict = {}
-    total, _ = _measure(body, infos, False)
-    if total == 0:
+    body, infos = _measured_body(doc)
+    if body is None:
         return ""
     roots = _semantic_roots(body, infos)
     if roots:
@@ -399,14 +395,20 @@ def list_text(doc) -> str:
     """The text a list page (index, table of contents, directory listing) is told apart by: all
     visible text outside page furniture (nav, header, footer, aside, menus, hidden and boilerplate
     blocks), link texts included -- its entries are links, which the article extractor drops."""
-    body = _body(doc)
-    if not isinstance(body.tag, str):
-        return ""
-    infos: Dict = {}
-    total, _ = _measure(body, infos, False)
-    if total == 0:
+    body, infos = _measured_body(doc)
+    if body is None:
         return ""
     return _collect_all([body], 1.0, infos)
+
+
+def _measured_body(doc) -> Tuple[Optional[object], Dict]:
+    """The body and the measure of each of its visible elements; (None, {}) for no visible text."""
+    body = _body(doc)
+    if not isinstance(body.tag, str):
+        return None, {}
+    infos: Dict = {}
+    total, _ = _measure(body, infos, False)
+    return (body, infos) if total else (None, {})
 
 
 # --- tokens and SimHash --------------------------------------------------------------------
