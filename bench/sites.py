@@ -53,7 +53,7 @@ SITES = {
 }
 
 
-def run_site(name: str, spec: sites.DocSpec) -> str:
+def run_site(name: str, spec: sites.DocSpec, verbose: bool = False) -> str:
     site = sites.doc_site(spec)
     with tempfile.TemporaryDirectory(prefix=f"websim-sites-{name}-") as tmp, sites.serve(site) as bases:
         urls = [sites.resolve(u, bases) for u in site.urls]
@@ -72,6 +72,13 @@ def run_site(name: str, spec: sites.DocSpec) -> str:
         cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
         missing = len(set(urls) - set(cluster_of))
         s = sites.pair_scores(site, bases, cluster_of)
+        if verbose:
+            truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+            rows = {row["url"]: row for row in data["urls"]}
+            for u in sorted(truth):
+                r = rows[u]
+                print(f"  g{truth[u]:02d} {r['cluster_id'] or '-':16s} {r['match_rule'] or '-':9s} "
+                      f"{r['content_sim']:.3f} {r['structure_sim']:.3f} {r['page_type']:8s} {u}")
         return (f"site={name} urls={len(urls)} missing={missing} precision={s['precision']:.3f} "
                 f"recall={s['recall']:.3f} f1={s['f1']:.3f} false_pairs={s['false_pairs']} "
                 f"missed_pairs={s['missed_pairs']}")
@@ -80,9 +87,10 @@ def run_site(name: str, spec: sites.DocSpec) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", choices=sorted(SITES))
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every URL's group and cluster")
     args = parser.parse_args()
     for name in args.only or SITES:
-        print(run_site(name, SITES[name]), flush=True)
+        print(run_site(name, SITES[name], args.verbose), flush=True)
     return 0
 
 

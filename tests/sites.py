@@ -168,7 +168,8 @@ def doc_site(spec: DocSpec) -> Site:
     site = Site()
     titles: List[str] = []
     for name, (root, pages) in sorted(spec.sections.items()):
-        fill = sorted(f for f in os.listdir(root) if f.endswith(".html") and f not in pages)[: spec.listing_fill]
+        suffix = pages[0].split(".", 1)[1]  # "html", or "zh-cn.html": the section's own language
+        fill = sorted(f for f in os.listdir(root) if f.endswith("." + suffix) and f not in pages)[: spec.listing_fill]
         for page in list(pages) + fill:
             html = read(os.path.join(root, page))
             site.files[f"d/{name}/{os.path.basename(page)}"] = html
