@@ -58,6 +58,7 @@ DECISION_SETTINGS = {
     "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
     "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
     "rule2_min_phash_bits": "WEBSIM_VISUAL_FALLBACK_MIN_BITS",
+    "rule2_min_jaccard": "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD",
 }
 URL_SETTINGS = {
     "index_files": "WEBSIM_URL_INDEX_FILES",

@@ -65,6 +65,11 @@ class DecisionParams:
     #: and all such pages would look identical. Both pHashes need this many bits set, and as many
     #: unset.
     rule2_min_phash_bits: int = 8
+    #: rule 2 not between pages whose MinHash text measure says they differ: two pages with text
+    #: below this Jaccard are different pages that merely share a first viewport (a doc site's
+    #: header over the fold). Measured: python3-doc keyword.html and fnmatch.html share a pHash at
+    #: text 0.008 (bench/sites.py). 0 = rule 2 on the screenshot alone.
+    rule2_min_jaccard: float = 0.3
 
     def validate(self) -> None:
         if not 0.0 <= self.text_min_len_ratio <= 1.0:
@@ -83,7 +88,7 @@ class DecisionParams:
             raise ValueError(
                 f"structure_count_weight must be in [0, 1], got {self.structure_count_weight}"
             )
-        for name in ("rule1_text", "rule1_jaccard", "rule1_structure", "rule1_visual"):
+        for name in ("rule1_text", "rule1_jaccard", "rule1_structure", "rule1_visual", "rule2_min_jaccard"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -224,8 +229,11 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     content = text_sim(a, b, params)
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
+    jaccard = has_minhash(a, b)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
-    rule = decide(content, structure, visual, params, allow_rule2, has_minhash(a, b))
+    if jaccard and content < params.rule2_min_jaccard:
+        allow_rule2 = False
+    rule = decide(content, structure, visual, params, allow_rule2, jaccard)
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
