@@ -37,6 +37,9 @@ TEXT_SETTINGS = {
     "semantic_min_share": "WEBSIM_TEXT_SEMANTIC_MIN_SHARE",
     "semantic_min_chars": "WEBSIM_TEXT_SEMANTIC_MIN_CHARS",
     "max_link_density": "WEBSIM_TEXT_MAX_LINK_DENSITY",
+    "list_fallback_chars": "WEBSIM_TEXT_LIST_FALLBACK_CHARS",
+    "article_min_share": "WEBSIM_TEXT_ARTICLE_MIN_SHARE",
+    "prose_share": "WEBSIM_TEXT_PROSE_SHARE",
 }
 DOM_SETTINGS = {
     "max_paths": "WEBSIM_DOM_MAX_PATHS",
@@ -45,6 +48,7 @@ DOM_SETTINGS = {
 }
 DECISION_SETTINGS = {
     "rule1_text": "WEBSIM_TEXT_THRESHOLD",
+    "rule1_jaccard": "WEBSIM_TEXT_JACCARD_THRESHOLD",
     "rule1_structure": "WEBSIM_STRUCTURE_THRESHOLD",
     "rule1_visual": "WEBSIM_VISUAL_THRESHOLD",
     "rule2_visual": "WEBSIM_VISUAL_FALLBACK_THRESHOLD",
@@ -54,6 +58,7 @@ DECISION_SETTINGS = {
     "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
     "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
     "rule2_min_phash_bits": "WEBSIM_VISUAL_FALLBACK_MIN_BITS",
+    "rule2_min_jaccard": "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD",
 }
 URL_SETTINGS = {
     "index_files": "WEBSIM_URL_INDEX_FILES",
@@ -236,7 +241,7 @@ class Finalizer:
             "rule_clusters": sum(1 for c in clusters if c.kind != "content"),
             "sim_threshold": p.config.sim_threshold,
             "decision": {
-                "rule1": f"text >= {p.decision.rule1_text} and (structure >= {p.decision.rule1_structure} "
+                "rule1": f"text >= {p.decision.rule1_jaccard} (MinHash; SimHash: {p.decision.rule1_text}) and (structure >= {p.decision.rule1_structure} "
                          f"or visual >= {p.decision.rule1_visual})",
                 "rule2": f"visual >= {p.decision.rule2_visual}",
                 "structure_measure": p.decision.structure_measure,

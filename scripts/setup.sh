@@ -2,7 +2,7 @@
 # Install what scrapy-websim needs on a Debian/Ubuntu machine: Chromium (never downloads a browser:
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
-#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, Redis, Python docs) and test extras
+#   bash scripts/setup.sh test     # also the test servers (nginx, Apache, lighttpd, Redis, tinyproxy), Debian documentation packages and test extras
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -25,6 +25,9 @@ if [ "$what" = test ]; then
   [ -f /usr/share/debian-reference/ch04.zh-cn.html ] || need_apt+=(debian-reference-zh-cn)
   [ -f /usr/share/debian-reference/ch04.ja.html ] || need_apt+=(debian-reference-ja)
   [ -d /usr/share/doc/maint-guide-ja/html ] || need_apt+=(maint-guide-ja)
+  # tests/test_content_e2e.py builds its multi-template site from these documentation packages
+  [ -d /usr/share/doc/postgresql-doc-15/html ] || need_apt+=(postgresql-doc-15)
+  [ -f /usr/share/doc/git-doc/git-fetch.html ] || need_apt+=(git-doc)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -116,6 +116,7 @@ def to_keys(pages):
         phash=[p["ph"] for p in pages],
         status=[p["status"] for p in pages],
         host=[p["host"] for p in pages],
+        exact=[p.get("exact") for p in pages],
     )
 
 
@@ -165,6 +166,15 @@ def adversarial(seed):
     return pages
 
 
+def _equals_reference(pages, params, ref):
+    compare = make_compare(pages)
+    want, want_by_canon = ref(pages, compare, params)
+    got, result = fast(pages, params, compare)
+    assert got == want
+    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    return result
+
+
 PARAM_SETS = [
     ClusterParams(),
     ClusterParams(visual_distance=2, passes=0),
@@ -178,11 +188,7 @@ PARAM_SETS = [
 @pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
 def test_adversarial_equals_reference_and_order_free(seed, params):
     pages = adversarial(seed)
-    compare = make_compare(pages)
-    want, want_by_canon = reference(pages, compare, params)
-    got, result = fast(pages, params, compare)
-    assert got == want
-    assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
+    result = _equals_reference(pages, params, reference)
     shuffled = pages[:]
     random.Random(seed).shuffle(shuffled)
     got2, result2 = fast(shuffled, params, make_compare(shuffled))
@@ -214,6 +220,72 @@ def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatc
     assert got == want
     assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
     assert result.stats.explicit_edges < plain.stats.explicit_edges  # pairs really were skipped
+
+
+def reference_exact(pages, compare, params):
+    """Pages sharing an exact-copy hash are represented by their best page; the representatives
+    are clustered as in :func:`reference`; each copy then joins its representative's cluster."""
+    best = lambda p: (p["status"] != 200, -p["len"], p["id"])  # noqa: E731
+    groups = {}
+    for p in pages:
+        if p.get("exact"):
+            groups.setdefault((p["exact"], p["host"] if params.same_host_only else 0), []).append(p)
+    rep_of = {}
+    for g in groups.values():
+        r = min(g, key=best)
+        rep_of.update({p["id"]: r["id"] for p in g if p is not r})
+    _, by_canon = reference([p for p in pages if p["id"] not in rep_of], compare, params)
+    cluster_of = {m: c for c, ms in by_canon.items() for m in ms}
+    for f, r in sorted(rep_of.items()):
+        c = cluster_of.setdefault(r, r)
+        by_canon.setdefault(c, [c]).append(f)
+    by_canon = {c: sorted(ms) for c, ms in by_canon.items()}
+    return sorted(by_canon.values()), by_canon
+
+
+def with_exact_copies(seed):
+    """The adversarial pages plus exact copies (same text hash) that the decision would not
+    merge: other chrome (template), other hosts, statuses, lengths far from their family."""
+    rnd = random.Random(seed)
+    pages = adversarial(seed)
+    originals = rnd.sample(pages, 12)
+    for k, p in enumerate(originals):
+        p["exact"] = 1000 + k
+        for _ in range(rnd.randint(1, 3)):
+            pages.append(dict(p, id=len(pages) * 7 + 3, host=rnd.randint(0, 2), tpl=rnd.choice([p["tpl"], 99]),
+                              status=rnd.choice([200, 203]), ph=rnd.choice([p["ph"], None])))
+    return pages
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
+def test_exact_copies_always_merge_whatever_the_order(seed, params):
+    pages = with_exact_copies(seed)
+    result = _equals_reference(pages, params, reference_exact)
+    label = {i: a.cluster_id for i, a in result.assignments.items()}
+    by_exact = {}
+    for p in pages:
+        if p.get("exact"):
+            by_exact.setdefault((p["exact"], p["host"] if params.same_host_only else 0), []).append(label.get(p["id"]))
+    copies = [v for v in by_exact.values() if len(v) >= 2]
+    assert copies and all(len(set(v)) == 1 and None not in v for v in copies)
+    shuffled = pages[:]
+    random.Random(seed + 1).shuffle(shuffled)
+    _, result2 = fast(shuffled, params, make_compare(shuffled))
+    assert result2.assignments == result.assignments
+
+
+def test_exact_copy_the_decision_rejects_still_joins_with_rule_exact():
+    # same text hash, other chrome (template) and a SimHash too far for the candidate filter
+    pages = [{"id": 1, "sim": 0, "len": 900, "ph": None, "status": 200, "host": 0, "tpl": 0, "exact": 7},
+             {"id": 2, "sim": (1 << 20) - 1, "len": 900, "ph": None, "status": 200, "host": 1, "tpl": 5, "exact": 7},
+             {"id": 3, "sim": 5, "len": 5000, "ph": None, "status": 200, "host": 0, "tpl": 0}]
+    for params in (ClusterParams(), ClusterParams(passes=1), ClusterParams(passes=2)):
+        groups, result = fast(pages, params)
+        assert groups == [[1, 2]]
+        assert result.assignments[2].match_rule == "exact" and result.assignments[1].is_canonical
+    _, alone = fast(pages, ClusterParams(same_host_only=True))
+    assert alone.clusters == []  # copies on other hosts are not merged with same_host_only
 
 
 def test_adversarial_sets_really_have_clusters():

@@ -7,7 +7,7 @@ import lxml.html
 import pytest
 
 from scrapy_websim.core import dom, lcs, pagetype, rules, text
-from scrapy_websim.core.features import FeatureParams, compute_features
+from scrapy_websim.core.features import FeatureParams, compute_features, content_text
 from scrapy_websim.core.types import PageRecord
 
 PAGES = sorted((Path(__file__).parent / "data" / "pagetype").glob("*.html.gz"))
@@ -21,15 +21,19 @@ def test_compute_features_matches_the_modules(path):
     main = compute_features(rec, html, b"", params)
 
     doc = lxml.html.document_fromstring(html)
-    expected_text = text.extract_main_text(doc, params.text)
+    article = text.extract_main_text(doc, params.text)
+    page_type = pagetype.page_type(doc, len(article), params.pagetype)
+    expected_text = content_text(doc, article, page_type, params.text)
     feats = dom.dom_features(doc, params.dom.max_paths, params.dom)
     assert main == expected_text
     assert rec.text_len == len(expected_text)
     assert rec.simhash == text.simhash64(expected_text)
+    assert rec.text_hash == text.text_hash(expected_text)
+    assert rec.minhash == text.minhash_hex(text.minhash(expected_text))
     assert (rec.dom_counts, rec.tag_paths, rec.depth_hist) == (
         feats["dom_counts"], feats["tag_paths"], feats["depth_hist"])
     assert rec.tag_seq == lcs.tag_sequence(doc, params.lcs.max_tags)
-    assert rec.page_type == pagetype.page_type(doc, len(expected_text), params.pagetype)
+    assert rec.page_type == page_type
     assert rec.signals == rules.page_signals(doc, "Some title", params.rules)
     assert rec.fingerprint == rules.template_fingerprint(doc)
     assert rec.phash is None  # no screenshot

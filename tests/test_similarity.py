@@ -197,3 +197,21 @@ def test_rule2_ignores_blank_screenshots():
     c = PageRecord(id=3, url="c", simhash=0, text_len=500, phash=0x9A3C5F0E1B2D4C68)
     d = PageRecord(id=4, url="d", simhash=(1 << 64) - 1, text_len=500, phash=0x9A3C5F0E1B2D4C68)
     assert informative_phash(c.phash) and compare(c, d).rule == "rule2"
+
+
+def test_rule2_not_between_pages_whose_minhash_text_differs():
+    from scrapy_websim.core.similarity import compare
+    from scrapy_websim.core.text import minhash, minhash_hex
+    from scrapy_websim.core.types import PageRecord
+
+    ph = 0x0F0F0F0F0F0F0F0F
+
+    def rec(i, text):
+        return PageRecord(id=i, url=f"http://h/{i}", text_len=len(text), simhash=i, phash=ph,
+                          minhash=minhash_hex(minhash(text)), text_hash=i)
+
+    a = rec(1, " ".join(f"alpha{i}" for i in range(300)))
+    b = rec(2, " ".join(f"beta{i}" for i in range(300)))
+    assert compare(a, b).rule == ""
+    old = PageRecord(id=3, url="http://h/3", text_len=a.text_len, simhash=(1 << 64) - 2, phash=ph)
+    assert compare(a, old).rule == "rule2"  # no MinHash on one side: the screenshot decides

@@ -175,3 +175,66 @@ def test_params_validate(kwargs):
     with pytest.raises(ValueError, match=name):
         TextParams(**kwargs).validate()
     TextParams().validate()
+
+
+# --- issue 11: exact-copy hash, shingle MinHash, list text ----------------------------------
+
+def test_text_hash_ignores_spacing_and_case_only():
+    from scrapy_websim.core.text import text_hash
+    assert text_hash("Hello,  World\n again") == text_hash("hello world again")
+    assert text_hash("hello world again") != text_hash("hello world again 2")
+    assert text_hash("") == 0
+
+
+def test_minhash_estimates_jaccard_and_round_trips():
+    import random as _random
+
+    from scrapy_websim.core.text import jaccard, jaccard_estimate, minhash, minhash_from_hex, minhash_hex, shingle_hashes
+    rnd = _random.Random(3)
+    words = [f"w{rnd.randint(0, 5000)}" for _ in range(3000)]
+    a = " ".join(words)
+    b = " ".join(w if rnd.random() > 0.05 else "zz" for w in words)
+    exact = jaccard(shingle_hashes(a), shingle_hashes(b))
+    est = jaccard_estimate(minhash(a), minhash(b))
+    assert 0.6 < exact < 0.9 and abs(est - exact) < 0.12
+    assert jaccard_estimate(minhash(a), minhash(a)) == 1.0
+    other = " ".join(f"v{rnd.randint(0, 5000)}" for _ in range(3000))
+    assert jaccard_estimate(minhash(a), minhash(other)) < 0.05
+    sig = minhash(a)
+    assert (minhash_from_hex(minhash_hex(sig)) == sig).all()
+    assert minhash_from_hex("") is None and minhash_from_hex("zz") is None
+
+
+def test_ids_are_one_placeholder_in_shingles_but_short_numbers_stay():
+    from scrapy_websim.core.text import shingle_hashes
+    base = "the page was served to request {} at 12 05 2026 by node"
+    assert (shingle_hashes(base.format("8f3a9c21d0e4")) == shingle_hashes(base.format("77aa0b13c9d2"))).all()
+    assert not (shingle_hashes("release 15 1 notes here") == shingle_hashes("release 15 2 notes here")).all()
+
+
+def test_directory_listings_are_judged_by_their_entries():
+    import lxml.html as _html
+
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.similarity import text_sim
+    from scrapy_websim.core.types import PageRecord
+
+    def listing(names, sig=""):
+        rows = "\n".join(f'<a href="{n}">{n}</a>{" " * 30}23-Nov-2026 07:00{" " * 10}{1000 + i}'
+                         for i, n in enumerate(names))
+        return (f"<html><head><title>Index of /x/</title></head><body><h1>Index of /x/</h1><hr>"
+                f'<pre><a href="../">../</a>\n{rows}\n</pre><hr>{sig}</body></html>')
+
+    def rec(html):
+        r = PageRecord(id=1, url="http://127.0.0.1/x/", status_code=200, content_type="text/html", html_len=len(html))
+        compute_features(r, html, b"", FeatureParams())
+        return r
+
+    a_names = [f"chapter-{w}.html" for w in "intro setup usage tuning backup restore upgrade faq".split()]
+    b_names = [f"module-{w}.html" for w in "json csv glob shlex fnmatch pathlib zipfile tarfile".split()]
+    a, b = rec(listing(a_names)), rec(listing(b_names))
+    a2 = rec(listing(a_names, "<address>nginx at 127.0.0.1 port 8081, 23-Nov-2026 07:01</address>"))
+    assert "chapter-intro.html" in _html.document_fromstring(listing(a_names)).text_content()
+    assert a.text_len >= 200  # eligible, not thin: the file names count
+    assert text_sim(a, b) < 0.2
+    assert text_sim(a, a2) >= 0.6

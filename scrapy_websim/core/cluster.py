@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import array
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
@@ -84,7 +84,7 @@ class ClusterParams:
     length_diff: float = 0.5  # text pre-filter: max (longer - shorter) / longer (0.0..1.0)
     visual_distance: int = 0  # visual-fallback candidates: max pHash distance, -1 = off (-1..11)
     same_host_only: bool = False  # only pages of the same host (seed behaviour)
-    passes: int = 2  # canonical-centred passes per group; 0 = until no group is left (0..1000)
+    passes: int = 0  # canonical-centred passes per group; 0 = until no group is left (0..1000)
     min_html_len: int = 1024  # eligibility: rendered HTML bytes (>= 0)
     min_text_len: int = 200  # eligibility: main-text characters (>= 0)
 
@@ -128,8 +128,9 @@ def phash_distance_for(visual_threshold: float, scale: int = 20) -> int:
 # --------------------------------------------------------------------------- eligibility and keys
 
 #: Columns of a key row, as kept by the feature store and read by :func:`build_keys`.
-KEY_FIELDS = ("id", "status_code", "content_type", "html_len", "text_len", "error", "simhash", "phash", "host")
-KeyRow = Tuple[int, int, str, int, int, str, Optional[int], Optional[int], str]
+KEY_FIELDS = ("id", "status_code", "content_type", "html_len", "text_len", "error", "simhash", "phash", "host",
+              "text_hash")
+KeyRow = Tuple[int, int, str, int, int, str, Optional[int], Optional[int], str, Optional[int]]
 
 
 def host_of(record: PageRecord) -> str:
@@ -153,6 +154,7 @@ def key_row(record: PageRecord) -> KeyRow:
         record.simhash,
         record.phash,
         host_of(record),
+        record.text_hash,
     )
 
 
@@ -186,6 +188,9 @@ class ClusterKeys:
     has_phash: np.ndarray  # bool
     host: np.ndarray  # int32 index into ``hosts``
     hosts: List[str] = field(default_factory=list)
+    #: uint64 exact-copy hash of the main text (``PageRecord.text_hash``), 0 where missing; pages
+    #: sharing a non-zero value always end in one cluster (see :func:`cluster`). None: no hashes.
+    exact: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -199,6 +204,7 @@ class ClusterKeys:
         phash: Optional[Sequence[Optional[int]]] = None,
         status: Optional[Sequence[int]] = None,
         host: Optional[Sequence[int]] = None,
+        exact: Optional[Sequence[Optional[int]]] = None,
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
@@ -218,18 +224,19 @@ class ClusterKeys:
         st = np.full(n, 200, np.int32) if status is None else np.asarray(status, dtype=np.int32)
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
+        ex = None if exact is None else np.array([0 if v is None else int(v) & _MASK64 for v in exact], np.uint64)
         return cls._sorted(np.asarray(ids, dtype=np.int64), st, np.asarray(text_len, dtype=np.int64),
-                           sim, has_sim, ph, has_ph, ho, [])
+                           sim, has_sim, ph, has_ph, ho, [], ex)
 
     @classmethod
-    def _sorted(cls, ids, status, text_len, sim, has_sim, ph, has_ph, host, hosts) -> "ClusterKeys":
+    def _sorted(cls, ids, status, text_len, sim, has_sim, ph, has_ph, host, hosts, exact=None) -> "ClusterKeys":
         order = np.argsort(ids, kind="stable")
         ids = ids[order]
         if ids.shape[0] > 1 and bool((ids[1:] == ids[:-1]).any()):
             dup = int(ids[1:][ids[1:] == ids[:-1]][0])
             raise ValueError(f"duplicate page id {dup} in clustering input")
         return cls(ids, status[order], text_len[order], sim[order], has_sim[order], ph[order],
-                   has_ph[order], host[order], hosts)
+                   has_ph[order], host[order], hosts, None if exact is None else exact[order])
 
 
 def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS) -> ClusterKeys:
@@ -239,6 +246,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     """
     ids, status, tlen = array.array("q"), array.array("i"), array.array("q")
     sim, has_sim, ph, has_ph, host = array.array("Q"), array.array("b"), array.array("Q"), array.array("b"), array.array("i")
+    exact = array.array("Q")
     host_index: Dict[str, int] = {}
     for item in items:
         row = key_row(item) if isinstance(item, PageRecord) else item
@@ -253,6 +261,8 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
         ph.append(0 if p is None else int(p) & _MASK64)
         has_ph.append(p is not None)
         host.append(host_index.setdefault(row[8] or "", len(host_index)))
+        e = row[9] if len(row) > 9 else None
+        exact.append(0 if e is None else int(e) & _MASK64)
     hosts = [""] * len(host_index)
     for name, index in host_index.items():
         hosts[index] = name
@@ -263,7 +273,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     return ClusterKeys._sorted(
         arr(ids, np.int64), arr(status, np.int32), arr(tlen, np.int64), arr(sim, np.uint64),
         arr(has_sim, np.int8).astype(bool), arr(ph, np.uint64), arr(has_ph, np.int8).astype(bool),
-        arr(host, np.int32), hosts,
+        arr(host, np.int32), hosts, arr(exact, np.uint64),
     )
 
 
@@ -688,6 +698,89 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
 # --------------------------------------------------------------------------- clustering
 
 
+def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray, root: np.ndarray,
+                   rank: np.ndarray, members: Dict[int, List[Tuple[int, PairResult]]], compare: CompareFn) -> int:
+    """Repeat the canonical-centred step until no group is left, without joining again: inside
+    each group of the pass just run, the best-ranked active page compares with its active
+    candidate neighbours, then it and the pages it merged leave, and so on. This gives exactly
+    the clusters of repeating whole passes (a later pass's groups are pieces of this pass's
+    groups, and the step on one group touches no other group, so the order of the groups does not
+    matter), at the cost of the pairs compared. Returns the number of compares."""
+    nodes = np.nonzero(active)[0]
+    if nodes.shape[0] < 2:
+        return 0
+    nodes = nodes[np.lexsort((rank[nodes], root[nodes]))]
+    r = root[nodes]
+    bounds = np.flatnonzero(r[1:] != r[:-1]) + 1
+    ids = keys.ids
+    compared = 0
+    for group in np.split(nodes, bounds):
+        if group.shape[0] < 2:
+            continue
+        alive = np.ones(group.shape[0], bool)
+        for i in range(group.shape[0] - 1):
+            if not alive[i]:
+                continue
+            alive[i] = False
+            rest = np.nonzero(alive)[0]
+            if rest.shape[0] == 0:
+                break
+            c = int(group[i])
+            ok = _prefilter(keys, params, np.full(rest.shape[0], c, np.int64), group[rest])
+            hits = rest[ok]
+            for j in hits[np.argsort(group[hits], kind="stable")].tolist():
+                result = compare(int(ids[c]), int(ids[group[j]]))
+                compared += 1
+                if result.is_duplicate:
+                    members.setdefault(c, []).append((int(group[j]), result))
+                    alive[j] = False
+    return compared
+
+
+def _exact_representatives(keys: ClusterKeys, rank: np.ndarray, same_host: bool) -> np.ndarray:
+    """Node -> the best-ranked node with the same non-zero exact-copy hash (and host, with
+    ``same_host``); a node without a hash, or the best of its copies, represents itself."""
+    n = len(keys)
+    rep = np.arange(n, dtype=np.int64)
+    if keys.exact is None:
+        return rep
+    nodes = np.nonzero(keys.exact != 0)[0]
+    if nodes.shape[0] < 2:
+        return rep
+    hk = keys.host[nodes] if same_host else np.zeros(nodes.shape[0], np.int32)
+    order = np.lexsort((rank[nodes], hk, keys.exact[nodes]))
+    nodes, ex, hk = nodes[order], keys.exact[nodes][order], hk[order]
+    new = np.ones(nodes.shape[0], bool)
+    new[1:] = (ex[1:] != ex[:-1]) | (hk[1:] != hk[:-1])
+    first = np.maximum.accumulate(np.where(new, np.arange(nodes.shape[0]), 0))
+    rep[nodes] = nodes[first]
+    return rep
+
+
+def _attach_exact_copies(members: Dict[int, List[Tuple[int, PairResult]]], rep: np.ndarray,
+                         followers: np.ndarray, ids: np.ndarray, compare: CompareFn) -> int:
+    """Each exact copy joins the cluster its representative ended in (a representative left alone
+    becomes the canonical of its copies). The pair is compared with that cluster's canonical for
+    the reported similarities; where the decision does not call it a duplicate (other page
+    chrome around the same content) the rule is ``exact``. Returns the number of compares."""
+    cluster_of: Dict[int, int] = {}
+    for c, ms in members.items():
+        cluster_of[c] = c
+        for m, _ in ms:
+            cluster_of[m] = c
+    for f in followers.tolist():
+        r = int(rep[f])
+        c = cluster_of.get(r)
+        if c is None:
+            c = cluster_of[r] = r
+            members[r] = []
+        result = compare(int(ids[c]), int(ids[f]))
+        if not result.is_duplicate:
+            result = replace(result, is_duplicate=True, rule="exact")
+        members[c].append((f, result))
+    return int(followers.shape[0])
+
+
 @dataclass
 class ClusterStats:
     eligible: int = 0
@@ -743,7 +836,9 @@ def cluster(
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
 
-    active = np.ones(n, bool)
+    rep = _exact_representatives(keys, rank, params.same_host_only)
+    follower = rep != np.arange(n)
+    active = ~follower  # exact copies are represented by their best page until the end
     members: Dict[int, List[Tuple[int, PairResult]]] = {}
     pass_no = 0
     ids = keys.ids
@@ -775,7 +870,11 @@ def cluster(
                 members.setdefault(ci, []).append((mi, result))
                 done[mi] = True
         active &= ~done
+        if params.passes == 0:  # to completion: finish inside the groups of this pass
+            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
+            break
     stats.passes_run = pass_no
+    stats.compared += _attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
 
     found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
     assignments: Dict[int, Assignment] = {}

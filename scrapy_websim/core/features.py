@@ -53,6 +53,30 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
         record.normalized_url = ""
 
 
+def content_text(doc, main_text: str, page_type: str, params: text.TextParams) -> str:
+    """The text a page is judged by (length, SimHash, MinHash, exact-copy hash, rules' main length).
+
+    A detail page is judged by its article (``main_text``). A list page (index, table of contents,
+    directory listing) has no article: its entries are what tell it from another list, so it is
+    judged by its visible text outside page furniture, link texts included
+    (:func:`text.list_text`). So is any page whose article is shorter than
+    ``params.list_fallback_chars`` or holds less than ``params.article_min_share`` of that visible
+    text: the extractor then caught a fragment (one section of a page cut into many, a table of
+    contents' intro), and which fragment flips with a few changed words. Eligibility and the thin
+    rule then do not hinge on the article extractor finding an article.
+    """
+    listed = None
+    if page_type == "list" or len(main_text) < params.list_fallback_chars:
+        listed = text.list_text(doc)
+    elif params.article_min_share > 0.0:
+        listed = text.list_text(doc)
+        if len(main_text) >= params.article_min_share * len(listed):
+            return main_text
+    if listed is not None and len(listed) > len(main_text):
+        return listed
+    return main_text
+
+
 def compute_features(record: PageRecord, html: str, screenshot: bytes, params: FeatureParams) -> str:
     """Fill ``record``'s features in place; return the main text (for the URL predictor)."""
     if screenshot:
@@ -65,14 +89,17 @@ def compute_features(record: PageRecord, html: str, screenshot: bytes, params: F
     # calling lxml.html's Python class lookup) seven times over. ~10% of this function's time.
     alive = list(islice(doc.iter(), KEEP_ALIVE_ELEMENTS))  # noqa: F841
     main_text = text.extract_main_text(doc, params.text)
+    record.page_type = pagetype.page_type(doc, len(main_text), params.pagetype)
+    main_text = content_text(doc, main_text, record.page_type, params.text)
     record.text_len = len(main_text)
     record.simhash = text.simhash64(main_text)
+    record.text_hash = text.text_hash(main_text)
+    record.minhash = text.minhash_hex(text.minhash(main_text))
     features = dom.dom_features(doc, params.dom.max_paths, params.dom)
     record.dom_counts = features["dom_counts"]
     record.tag_paths = features["tag_paths"]
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
-    record.page_type = pagetype.page_type(doc, record.text_len, params.pagetype)
     record.signals, record.fingerprint = rules.rule_features(
         doc, record.title, params.rules, url=record.final_url or record.url)
     return main_text

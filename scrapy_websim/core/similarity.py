@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence
 
-from .text import hamming
+from .text import hamming, jaccard_estimate, minhash_from_hex
 from .types import PageRecord, PairResult
 
 __all__ = [
@@ -53,6 +53,9 @@ class DecisionParams:
     structure_count_weight: float = 0.5
     #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
     rule1_text: float = 0.75
+    #: rule 1's text threshold when both pages carry a MinHash (word 3-shingle Jaccard; the SimHash
+    #: measure above is then only the candidate filter and the fallback for older features files).
+    rule1_jaccard: float = 0.6
     rule1_structure: float = 0.9
     rule1_visual: float = 0.9
     #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
@@ -62,6 +65,11 @@ class DecisionParams:
     #: and all such pages would look identical. Both pHashes need this many bits set, and as many
     #: unset.
     rule2_min_phash_bits: int = 8
+    #: rule 2 not between pages whose MinHash text measure says they differ: two pages with text
+    #: below this Jaccard are different pages that merely share a first viewport (a doc site's
+    #: header over the fold). Measured: python3-doc keyword.html and fnmatch.html share a pHash at
+    #: text 0.008 (bench/sites.py). 0 = rule 2 on the screenshot alone.
+    rule2_min_jaccard: float = 0.3
 
     def validate(self) -> None:
         if not 0.0 <= self.text_min_len_ratio <= 1.0:
@@ -80,7 +88,7 @@ class DecisionParams:
             raise ValueError(
                 f"structure_count_weight must be in [0, 1], got {self.structure_count_weight}"
             )
-        for name in ("rule1_text", "rule1_structure", "rule1_visual"):
+        for name in ("rule1_text", "rule1_jaccard", "rule1_structure", "rule1_visual", "rule2_min_jaccard"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -134,10 +142,19 @@ def weighted_jaccard(a: Mapping[str, float], b: Mapping[str, float]) -> float:
 
 
 def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
-    if a.simhash is None or b.simhash is None:
-        return 0.0
+    """1 for identical main text (equal ``text_hash``); else the shingle-set Jaccard similarity
+    estimated from the two MinHashes; for records without a MinHash (features files written
+    before it existed) the SimHash measure 1 - d / ``text_max_distance``. 0 when the lengths
+    differ too much."""
+    if a.text_hash and a.text_hash == b.text_hash:
+        return 1.0
     short, long_ = sorted((a.text_len, b.text_len))
     if long_ > 0 and short / long_ < params.text_min_len_ratio:
+        return 0.0
+    sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
+    if sig_a is not None and sig_b is not None:
+        return jaccard_estimate(sig_a, sig_b)
+    if a.simhash is None or b.simhash is None:
         return 0.0
     d = hamming(a.simhash, b.simhash)
     if d >= params.text_max_distance:
@@ -189,10 +206,18 @@ def informative_phash(value: Optional[int], params: DecisionParams = DEFAULT_DEC
     return params.rule2_min_phash_bits <= bits <= 64 - params.rule2_min_phash_bits
 
 
+def has_minhash(a: PageRecord, b: PageRecord) -> bool:
+    """Whether :func:`text_sim` compares the two pages by MinHash (Jaccard) rather than SimHash."""
+    return minhash_from_hex(a.minhash) is not None and minhash_from_hex(b.minhash) is not None
+
+
 def decide(content: float, structure: float, visual: float,
-           params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True) -> str:
-    """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities."""
-    if content >= params.rule1_text and (structure >= params.rule1_structure or visual >= params.rule1_visual):
+           params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True,
+           jaccard: bool = False) -> str:
+    """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities
+    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``)."""
+    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    if content >= text_threshold and (structure >= params.rule1_structure or visual >= params.rule1_visual):
         return "rule1"
     if allow_rule2 and visual >= params.rule2_visual:
         return "rule2"
@@ -204,8 +229,11 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     content = text_sim(a, b, params)
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
+    jaccard = has_minhash(a, b)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
-    rule = decide(content, structure, visual, params, allow_rule2)
+    if jaccard and content < params.rule2_min_jaccard:
+        allow_rule2 = False
+    rule = decide(content, structure, visual, params, allow_rule2, jaccard)
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),

@@ -37,6 +37,14 @@ __all__ = [
     "tokens",
     "simhash64",
     "hamming",
+    "list_text",
+    "text_hash",
+    "shingle_hashes",
+    "minhash",
+    "minhash_hex",
+    "minhash_from_hex",
+    "jaccard_estimate",
+    "jaccard",
 ]
 
 
@@ -54,6 +62,16 @@ class TextParams:
     #: "websim" (this module, ~1 ms/page) or "trafilatura" (better F1, ~10x slower); see
     #: bench/extraction.py for the figures.
     extractor: str = "websim"
+    #: A page that is not a list page is judged by its visible text (link texts included) instead
+    #: of its article when the article has fewer characters than this (see
+    #: ``core.features.content_text``). 0 = only list pages.
+    list_fallback_chars: int = 200
+    #: Density fallback: the best-scoring block is widened to its lowest ancestor holding this
+    #: share of the page's paragraph text (0 = never widen; see ``_prose_root``).
+    prose_share: float = 0.6
+    #: A page whose article holds less than this share of its visible text (outside furniture,
+    #: links included) is judged by that visible text (see ``core.features.content_text``).
+    article_min_share: float = 1.0
 
     def validate(self) -> None:
         if not 0.0 <= self.semantic_min_share <= 1.0:
@@ -64,6 +82,14 @@ class TextParams:
             )
         if not 0.0 < self.max_link_density <= 1.0:
             raise ValueError(f"max_link_density must be in (0, 1], got {self.max_link_density}")
+        if not isinstance(self.list_fallback_chars, int) or not 0 <= self.list_fallback_chars <= 1_000_000:
+            raise ValueError(
+                f"list_fallback_chars must be an integer in [0, 1000000], got {self.list_fallback_chars!r}"
+            )
+        if not 0.0 <= self.prose_share <= 1.0:
+            raise ValueError(f"prose_share must be in [0, 1], got {self.prose_share}")
+        if not 0.0 <= self.article_min_share <= 1.0:
+            raise ValueError(f"article_min_share must be in [0, 1], got {self.article_min_share}")
         if self.extractor not in ("websim", "trafilatura"):
             raise ValueError(f"extractor must be 'websim' or 'trafilatura', got {self.extractor!r}")
 
@@ -183,7 +209,9 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
     """Append the visible text of ``el`` to ``out``, one string per block."""
     info = infos.get(el)
     if info is not None and info.text and info.links > max_link_density * info.text and info.text > 0:
-        if el.tag.lower() not in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "body", "article", "main"):
+        # link-dense blocks (menus, link lists) go; links inside a kept block are its text
+        tag = el.tag.lower()
+        if tag in _BLOCK_TAGS and tag not in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "body", "article", "main"):
             return
     if el.text:
         out.append(el.text)
@@ -264,6 +292,32 @@ def _density_best(body, infos):
     return best, best_score
 
 
+def _prose_root(best, body, infos: Dict, share: float):
+    """``best`` or its lowest ancestor that holds ``share`` of the page's prose (non-link text of
+    paragraph blocks of 25+ characters). A page whose text is cut into many sections (AsciiDoc,
+    DocBook: each section its own wrapper) would otherwise be judged by the one section that
+    scored best, and which one that is flips with a few changed words."""
+    if share <= 0.0:
+        return best
+    held: Dict = {}
+    total = 0
+    for el, info in infos.items():
+        if el.tag.lower() in _PARA_TAGS and info.text >= 25:
+            value = info.text - info.links
+            total += value
+            node = el
+            while node is not None:
+                held[node] = held.get(node, 0) + value
+                node = node.getparent()
+    node = best
+    while node is not body and held.get(node, 0) < share * total:
+        parent = node.getparent()
+        if parent is None or parent not in infos:
+            break
+        node = parent
+    return node
+
+
 def _few_blocks(el) -> bool:
     for child in el:
         tag = child.tag
@@ -293,12 +347,8 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
     """The main text of a parsed page, blocks separated by newlines. Never mutates ``doc``."""
     if params.extractor == "trafilatura":
         return _trafilatura(doc)
-    body = _body(doc)
-    if not isinstance(body.tag, str):
-        return ""
-    infos: Dict = {}
-    total, _ = _measure(body, infos, False)
-    if total == 0:
+    body, infos = _measured_body(doc)
+    if body is None:
         return ""
     roots = _semantic_roots(body, infos)
     if roots:
@@ -315,6 +365,10 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
             return _collect_all(roots, params.max_link_density, infos)
         return _collect_all([body], 1.0, infos)
     parts = []
+    root = _prose_root(best, body, infos, params.prose_share)
+    if root is not best:
+        _collect(root, parts, params.max_link_density, infos)
+        return _join(parts)
     parent = best.getparent()
     if parent is None or parent not in infos:
         _collect(best, parts, params.max_link_density, infos)
@@ -335,6 +389,26 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
             _collect(sib, parts, params.max_link_density, infos)
             parts.append("\n")
     return _join(parts)
+
+
+def list_text(doc) -> str:
+    """The text a list page (index, table of contents, directory listing) is told apart by: all
+    visible text outside page furniture (nav, header, footer, aside, menus, hidden and boilerplate
+    blocks), link texts included -- its entries are links, which the article extractor drops."""
+    body, infos = _measured_body(doc)
+    if body is None:
+        return ""
+    return _collect_all([body], 1.0, infos)
+
+
+def _measured_body(doc) -> Tuple[Optional[object], Dict]:
+    """The body and the measure of each of its visible elements; (None, {}) for no visible text."""
+    body = _body(doc)
+    if not isinstance(body.tag, str):
+        return None, {}
+    infos: Dict = {}
+    total, _ = _measure(body, infos, False)
+    return (body, infos) if total else (None, {})
 
 
 # --- tokens and SimHash --------------------------------------------------------------------
@@ -388,3 +462,112 @@ def simhash64(text: str) -> int:
 def hamming(a: int, b: int) -> int:
     """Number of differing bits between two 64-bit hashes."""
     return ((a ^ b) & _MASK64).bit_count()
+
+
+# --- exact-copy hash, shingles and MinHash (the text measure with a margin) -------------------
+#
+# SimHash stays the candidate filter (one 64-bit value, joined exactly in core/cluster.py); the
+# text similarity of a candidate pair is the Jaccard similarity of the two pages' sets of word
+# 3-shingles (three consecutive tokens), estimated from a 128-bin one-permutation MinHash that
+# each record carries. bench/textsim.py measures why: on every template, a page and its noisy copy
+# share most shingles while two different pages of the template share only the template's phrases.
+
+#: A token of at least this many characters with a digit in it (request ids, build hashes, CSRF
+#: tokens, UUID parts) is one placeholder in shingles: per-request ids are noise. Shorter numbers
+#: (dates, times, sizes, versions) stay, since they are content on history pages and listings.
+ID_MIN_CHARS = 8
+_ID_PLACEHOLDER = "\x00id"
+_DIGIT = re.compile(r"\d")
+#: Tokens per shingle.
+SHINGLE_TOKENS = 3
+#: Bins of the one-permutation MinHash (each holds the smallest 32-bit shingle value of its bin).
+MINHASH_BINS = 128
+_EMPTY_BIN = np.uint32(0xFFFFFFFF)
+_BIN_SHIFT = np.uint64(64 - 7)  # log2(MINHASH_BINS) top bits pick the bin
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def text_hash(text: str) -> int:
+    """64-bit hash of the token sequence: equal for texts that differ only in case, spacing and
+    punctuation (identical main content), different otherwise. Empty text hashes to 0."""
+    toks = tokens(text)
+    if not toks:
+        return 0
+    return int.from_bytes(hashlib.blake2b(" ".join(toks).encode("utf-8"), digest_size=8).digest(), "little")
+
+
+@lru_cache(maxsize=65536)
+def _cached_token_hash(tok: str) -> int:
+    return _token_hash(tok)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser (wrapping uint64 arithmetic)."""
+    h = (h ^ (h >> np.uint64(30))) * _M1
+    h = (h ^ (h >> np.uint64(27))) * _M2
+    return h ^ (h >> np.uint64(31))
+
+
+def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:
+    """Sorted distinct 64-bit hashes of the ``size``-token shingles of ``text`` (a text shorter
+    than ``size`` tokens is one shingle)."""
+    toks = [_ID_PLACEHOLDER if len(t) >= ID_MIN_CHARS and _DIGIT.search(t) else t for t in tokens(text)]
+    if not toks:
+        return np.zeros(0, np.uint64)
+    th = np.fromiter((_cached_token_hash(t) for t in toks), dtype=np.uint64, count=len(toks))
+    n = min(size, len(toks))
+    h = np.zeros(len(toks) - n + 1, np.uint64)
+    with np.errstate(over="ignore"):
+        for i in range(n):
+            h = _mix(h * _GOLD + th[i : i + h.shape[0]])
+    return np.unique(h)
+
+
+def minhash(text: str) -> np.ndarray:
+    """One-permutation MinHash of the shingle set: :data:`MINHASH_BINS` uint32 values (the bin's
+    smallest value, ``0xFFFFFFFF`` for an empty bin)."""
+    sig = np.full(MINHASH_BINS, _EMPTY_BIN, np.uint32)
+    h = shingle_hashes(text)
+    if h.shape[0]:
+        low = np.minimum(h & np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFE)).astype(np.uint32)
+        np.minimum.at(sig, (h >> _BIN_SHIFT).astype(np.intp), low)
+    return sig
+
+
+def minhash_hex(sig: np.ndarray) -> str:
+    return sig.astype(">u4").tobytes().hex()
+
+
+@lru_cache(maxsize=4096)
+def _unhex(value: str) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(value), dtype=">u4").astype(np.uint32)
+
+
+def minhash_from_hex(value: str) -> Optional[np.ndarray]:
+    """The signature stored in ``PageRecord.minhash``; ``None`` for "" or a malformed value."""
+    if not value or len(value) != MINHASH_BINS * 8:
+        return None
+    try:
+        return _unhex(value)
+    except ValueError:
+        return None
+
+
+def jaccard_estimate(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard similarity of two shingle sets from their MinHashes: the share of bins, among those
+    not empty in both, where the two minima agree. Two empty signatures give 1."""
+    used = (a != _EMPTY_BIN) | (b != _EMPTY_BIN)
+    n = int(used.sum())
+    if n == 0:
+        return 1.0
+    return float(((a == b) & used).sum()) / n
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact Jaccard similarity of two sorted distinct hash arrays (:func:`shingle_hashes`)."""
+    if not a.shape[0] and not b.shape[0]:
+        return 1.0
+    inter = np.intersect1d(a, b, assume_unique=True).shape[0]
+    return inter / (a.shape[0] + b.shape[0] - inter)

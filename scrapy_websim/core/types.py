@@ -48,7 +48,7 @@ OUTPUT_FIELDS = (
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
 DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 
-_HEX64_FIELDS = ("simhash", "phash", "fingerprint")
+_HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
 
 
 def hex64(value: Optional[int]) -> Optional[str]:
@@ -84,6 +84,8 @@ class PageRecord:
     # --- text features ---
     text_len: int = 0  # main-text length in characters
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
+    text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
+    minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.text.minhash)
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
@@ -147,7 +149,7 @@ class Assignment:
     cluster_id: str = ""
     is_canonical: bool = True
     cluster_kind: str = ""  # "" | "content" | "E1" | "E3" | "L1" | "W1" | "M1" | "T1" | "R1" | "U1"
-    match_rule: str = ""  # "" | "canonical" | "rule1" | "rule2" | rule code | "predicted"
+    match_rule: str = ""  # "" | "canonical" | "rule1" | "rule2" | "exact" | rule code | "predicted"
     sims: PairResult = field(default_factory=PairResult)
 
 

@@ -1,0 +1,170 @@
+"""Text-measure margin per template (issue 11): is a page always closer to its noisy copy than to
+any other page of its own template?
+
+    python bench/textsim.py                  # all templates, up to 150 pages each
+    python bench/textsim.py --pages 60 -v    # fewer pages; -v prints the closest pairs
+
+Templates are real documentation sites from Debian packages, installed here when missing (apt-get
+under ``flock /tmp/apt.lock``; packages already present are skipped): python3-doc (Sphinx),
+postgresql-doc-15 (DocBook), apache2-doc (the httpd manual), git-doc (AsciiDoc man pages),
+debian-reference-en/-zh-cn/-ja (DocBook; Chinese and Japanese are CJK templates of their own),
+and, when ``../shared/data/article-extraction-benchmark`` exists, its article pages (many sites,
+one "template" for the bench).
+
+Each page gets a noisy copy made the way real servers vary a page between requests: a rotating
+banner with an id, a "generated at <timestamp> / request id" line and a list of 5 randomly chosen
+"recommended" links (titles of other pages of the template) inside the content, a CSRF token
+(meta and hidden input), and ~3 % of the words of the text changed. Both go through the shipped
+feature code (``core.features.compute_features``: extraction, list-page text, SimHash, MinHash,
+exact-copy hash) and are compared with the shipped text measure (``core.similarity.text_sim``).
+Pages that are not eligible for clustering (less than 200 characters of text, HTML under 1 KB:
+never compared by anything) are left out.
+
+Per template: ``copy_simhash_max`` = the largest SimHash distance of a page to its copy (the
+candidate filter must reach it), ``copy_min`` = the lowest similarity of a page to its noisy copy, ``diff_max`` = the
+highest similarity between two different pages (pairs whose main text is identical are the same
+content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_max. The last line:
+
+    templates=N pages=N worst_margin=X worst_template=NAME
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from scrapy_websim.core.features import FeatureParams, compute_features, parse_html  # noqa: E402
+from scrapy_websim.core.cluster import is_eligible  # noqa: E402
+from scrapy_websim.core.similarity import text_sim  # noqa: E402
+from scrapy_websim.core.text import hamming  # noqa: E402
+from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
+from scrapy_websim.core.types import PageRecord  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED_ARTICLES = os.path.join(HERE, "..", "..", "shared", "data", "article-extraction-benchmark", "html")
+
+#: name -> (Debian package, glob of its pages)
+TEMPLATES = {
+    "python3-doc": ("python3-doc", "/usr/share/doc/python3-doc/html/**/*.html"),
+    "postgresql-doc": ("postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html/*.html"),
+    "apache2-doc": ("apache2-doc", "/usr/share/doc/apache2-doc/manual/en/**/*.html"),
+    "git-doc": ("git-doc", "/usr/share/doc/git-doc/*.html"),
+    "debian-reference-en": ("debian-reference-en", "/usr/share/debian-reference/*.en.html"),
+    "debian-reference-zh-cn": ("debian-reference-zh-cn", "/usr/share/debian-reference/*.zh-cn.html"),
+    "debian-reference-ja": ("debian-reference-ja", "/usr/share/debian-reference/*.ja.html"),
+}
+
+
+
+def ensure_packages(names) -> None:
+    missing = [p for p in names if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode != 0]
+    if not missing:
+        return
+    print(f"installing {' '.join(missing)}", file=sys.stderr)
+    prefix = [] if os.geteuid() == 0 else ["sudo"]
+    subprocess.run(prefix + ["flock", "/tmp/apt.lock", "apt-get", "install", "-y", "--no-install-recommends"]
+                   + missing, check=False)
+
+
+def template_files(pattern: str, limit: int):
+    files = sorted(f for f in glob.glob(pattern, recursive=True) if os.path.getsize(f) >= 1024)
+    if len(files) > limit:  # evenly spaced: every part of the site, deterministic
+        step = len(files) / limit
+        files = [files[int(i * step)] for i in range(limit)]
+    return files
+
+
+def features(url: str, html: str, params: FeatureParams) -> PageRecord:
+    rec = PageRecord(id=0, url=url, status_code=200, content_type="text/html", html_len=len(html.encode()))
+    compute_features(rec, html, b"", params)
+    return rec
+
+
+def measure(name: str, files, params: FeatureParams, verbose: bool):
+    pages = []
+    for f in files:
+        opener = gzip.open if f.endswith(".gz") else open
+        with opener(f, "rt", encoding="utf-8", errors="replace") as fh:
+            pages.append((f, fh.read()))
+    titles = []
+    for _, html in pages:
+        m = re.search(r"<title[^>]*>(.*?)</title>", html, re.S | re.I)
+        if m and m.group(1).strip():
+            titles.append(re.sub(r"\s+", " ", m.group(1)).strip()[:80])
+    titles = titles or ["Overview"]
+    recs, copies = [], []
+    for i, (f, html) in enumerate(pages):
+        rec = features(f, html, params)
+        if not is_eligible(rec):  # too little text to be clustered at all
+            continue
+        recs.append(rec)
+        copies.append(features(f, noisy_copy(html, titles, seed=i), params))
+    copy_sims = [(text_sim(a, b), a.url) for a, b in zip(recs, copies)]
+    copy_bits = max(hamming(a.simhash, b.simhash) for a, b in zip(recs, copies))
+    copy_min = min(copy_sims)
+    diff_max, same_text = (0.0, "", ""), 0
+    for i in range(len(recs)):
+        for j in range(i + 1, len(recs)):
+            a, b = recs[i], recs[j]
+            if a.text_hash == b.text_hash:
+                same_text += 1
+                continue
+            s = text_sim(a, b)
+            if s > diff_max[0]:
+                diff_max = (s, a.url, b.url)
+    margin = copy_min[0] - diff_max[0]
+    below = {t: sum(1 for v, _ in copy_sims if v < t) for t in (0.4, 0.5, 0.6)}
+    above = {t: sum(1 for i in range(len(recs)) for j in range(i + 1, len(recs))
+                    if recs[i].text_hash != recs[j].text_hash and text_sim(recs[i], recs[j]) >= t) for t in (0.3, 0.4)}
+    print(f"  copies below 0.4/0.5/0.6: {below[0.4]}/{below[0.5]}/{below[0.6]}; "
+          f"different pairs at >= 0.3/0.4: {above[0.3]}/{above[0.4]}")
+    print(f"{name}: pages={len(recs)} copy_min={copy_min[0]:.3f} diff_max={diff_max[0]:.3f} "
+          f"margin={margin:.3f} same_text_pairs={same_text} copy_simhash_max={copy_bits}")
+    if verbose:
+        print(f"  lowest copy: {copy_min[1]}")
+        print(f"  closest different pages: {diff_max[1]} {diff_max[2]}")
+        worst = sorted(copy_sims)[:3]
+        print("  copy sims (lowest 3):", ", ".join(f"{s:.3f} {os.path.basename(u)}" for s, u in worst))
+    return len(recs), margin
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=150, help="pages per template (default 150)")
+    parser.add_argument("--only", nargs="*", help="template names to run")
+    parser.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    names = [n for n in TEMPLATES if not args.only or n in args.only]
+    if not args.no_install:
+        ensure_packages(sorted({TEMPLATES[n][0] for n in names}))
+    params = FeatureParams()
+    results = []
+    for name in names:
+        files = template_files(TEMPLATES[name][1], args.pages)
+        if len(files) < 2:
+            print(f"{name}: skipped ({len(files)} pages; package {TEMPLATES[name][0]} missing?)")
+            continue
+        results.append((name,) + measure(name, files, params, args.verbose))
+    if os.path.isdir(SHARED_ARTICLES) and (not args.only or "articles" in args.only):
+        files = template_files(os.path.join(SHARED_ARTICLES, "*.html*"), args.pages)
+        if len(files) >= 2:
+            results.append(("articles",) + measure("articles", files, params, args.verbose))
+    if not results:
+        print("templates=0 pages=0 worst_margin=nan worst_template=none")
+        return 1
+    worst = min(results, key=lambda r: r[2])
+    print(f"templates={len(results)} pages={sum(r[1] for r in results)} "
+          f"worst_margin={worst[2]:.3f} worst_template={worst[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
