@@ -1,32 +1,39 @@
-"""Crawl throughput and memory of the ``websim`` command (issue 2 figures), on 127.0.0.1 only.
+"""Crawl throughput yardstick: websim against a bare scrapy-playwright crawl, on 127.0.0.1 only.
 
-    python bench/crawl.py [--pages 200] [--threads 20] [--keep DIR]
+    python bench/crawl.py [--pages 240] [--rounds 3] [--keep DIR]
 
-1. **demo**: the bundled demo site (``example_project/demo_site/server.py``, in its own process) on
-   two free ports of 127.0.0.1, with the URL list ``server.py --urls`` writes (22 URLs: articles, copies, mirrors,
-   redirects, special pages, one non-URL), crawled by ``python -m scrapy_websim.cli -l ... -o ...``
-   in a subprocess.
-2. **local200**: ``--pages`` distinct pages ``/item/N`` of the same server (different text each).
+A few hundred real pages of several Debian documentation sets (python3-doc, postgresql-doc-15,
+apache2-doc, git-doc; the bench installs missing ones with apt when run as root) are served by a
+real nginx on a free port of 127.0.0.1. In each round, alternating which goes first, the same URL
+list is crawled by
 
-``pages_s`` = records in the output / wall time of the whole ``websim`` process (interpreter and
-Chromium start-up, crawl, clustering, writing), which is what a user waits for; the crawl alone
-(Scrapy's ``elapsed_time_seconds``) is printed too. Memory is sampled every 0.2 s with psutil:
-``peak_rss_mb`` is the peak RSS of the websim (Python) process; ``peak_total_mb`` the peak of the
-summed PSS of it and all its descendants (Chromium browser, renderer, GPU and utility processes),
-PSS so that pages shared between Chromium processes count once (RSS when PSS is unreadable).
-Both are the maxima over the two crawls. The machine is shared: rates vary with its load, which
-is printed.
+* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl`` with its defaults;
+* **bare**: ``bench/bare_crawl.py`` — Scrapy + scrapy-playwright, ``goto`` (load), a viewport PNG
+  screenshot and the HTML in the item; same browser, launch flags, viewport and pages in flight.
 
-Last line, exactly: ``demo_pages_s=<x> local200_pages_s=<x> peak_rss_mb=<x> peak_total_mb=<x>``.
+Figures, per crawl:
+
+* ``pps``: pages per second from the first to the last HTML page nginx served to that crawl
+  (nginx's ``$msec`` access log), which is the crawl's steady rate without interpreter and browser
+  start-up;
+* CPU seconds per page of the whole process tree (the crawl process, Playwright's node driver and
+  every Chromium process), from per-process samples every 0.2 s, split by process kind, or from
+  ``wait4``'s rusage of the reaped tree when that is larger (Chromium's processes are not all
+  reaped through the crawl process, and a sample misses a process shorter than 0.2 s).
+
+The machine may be shared: the ratio is taken per round (the two crawls of a round run back to
+back) and the median over rounds is printed. Last line, exactly:
+``websim_pps=X bare_pps=Y ratio=R websim_cpu_per_page=A bare_cpu_per_page=B``
+(medians over rounds; ratio = websim_pps / bare_pps).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import glob
 import os
-import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,139 +44,182 @@ from typing import Dict, List
 import psutil
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
 
-MB = 1024 * 1024
+from scrapy_websim.addon import max_pages_in_flight  # noqa: E402
+from tests.servers import nginx_server  # noqa: E402
+
+DOCS = {  # name -> (apt package, glob of pages, share of the list)
+    "python": ("python3-doc", "/usr/share/doc/python3.11/html/library/*.html", 0.35),
+    "postgresql": ("postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html/*.html", 0.30),
+    "apache": ("apache2-doc", "/usr/share/doc/apache2-doc/manual/en/mod/*.html", 0.20),
+    "git": ("git-doc", "/usr/share/doc/git-doc/git-*.html", 0.15),
+}
 
 
-class MemorySampler(threading.Thread):
-    """Peak RSS of one process and peak summed PSS (else RSS) of it and its descendants."""
+def ensure_docs() -> None:
+    missing = [pkg for pkg, pattern, _ in DOCS.values() if not glob.glob(pattern)]
+    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+        print(f"installing {' '.join(missing)} with apt-get", flush=True)
+        subprocess.run(["flock", "/tmp/apt.lock", "apt-get", "install", "-y", "-qq", "--no-install-recommends",
+                        *missing], check=False, stdout=subprocess.DEVNULL,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def pick_pages(total: int) -> Dict[str, List[str]]:
+    """name -> absolute paths: every n-th page of each set (sorted, so the choice is fixed)."""
+    chosen: Dict[str, List[str]] = {}
+    for name, (_pkg, pattern, share) in DOCS.items():
+        files = sorted(glob.glob(pattern))
+        want = max(1, round(total * share))
+        if not files:
+            continue
+        step = max(1, len(files) // want)
+        chosen[name] = files[::step][:want]
+    return chosen
+
+
+class TreeSampler(threading.Thread):
+    """CPU seconds per process kind (python / node / chromium) of a process tree, sampled."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
         super().__init__(daemon=True)
-        self.proc = psutil.Process(pid)
+        self.root = psutil.Process(pid)
         self.interval = interval
-        self.peak_rss = 0
-        self.peak_total = 0
-        self.peak_procs = 0
-        self.pss = True
+        self.last: Dict[int, tuple] = {}  # pid -> (kind, cpu seconds)
         self.stop = threading.Event()
 
-    def _mem(self, proc: psutil.Process) -> int:
-        if self.pss:
+    @staticmethod
+    def kind(p: psutil.Process) -> str:
+        name = (p.name() or "").lower()
+        if "node" in name:
+            return "node"
+        if "chrom" in name or "chrome" in name:
+            return "chromium"
+        return "python" if "python" in name else "other"
+
+    def sample(self) -> None:
+        try:
+            procs = [self.root] + self.root.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return
+        for p in procs:
             try:
-                return proc.memory_full_info().pss
-            except (psutil.AccessDenied, AttributeError):
-                self.pss = False
-        return proc.memory_info().rss
+                t = p.cpu_times()
+                kind = self.last.get(p.pid, (None,))[0] or self.kind(p)
+                self.last[p.pid] = (kind, t.user + t.system)
+            except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+                pass
 
     def run(self) -> None:
         while not self.stop.is_set():
-            try:
-                self.peak_rss = max(self.peak_rss, self.proc.memory_info().rss)
-                procs = [self.proc] + self.proc.children(recursive=True)
-            except psutil.NoSuchProcess:
-                return
-            total = 0
-            for p in procs:
-                try:
-                    total += self._mem(p)
-                except (psutil.NoSuchProcess, psutil.ZombieProcess):
-                    pass
-            self.peak_total = max(self.peak_total, total)
-            self.peak_procs = max(self.peak_procs, len(procs))
+            self.sample()
             self.stop.wait(self.interval)
 
-
-def count_records(path: str) -> int:
-    with open(path, encoding="utf-8") as fh:
-        if path.endswith(".jsonl"):
-            return sum(1 for line in fh if line.strip())
-        data = json.load(fh)
-    if isinstance(data, dict):
-        for key in ("pages", "records", "urls", "items"):
-            if isinstance(data.get(key), list):
-                return len(data[key])
-    return len(data)
+    def by_kind(self) -> Dict[str, float]:
+        out: Dict[str, float] = {}
+        for kind, cpu in self.last.values():
+            out[kind] = out.get(kind, 0.0) + cpu
+        return out
 
 
-def run_crawl(name: str, urls: List[str], workdir: str, threads: int) -> Dict[str, float]:
-    listing = os.path.join(workdir, f"{name}.txt")
-    with open(listing, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(urls) + "\n")
-    out = os.path.join(workdir, f"{name}.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", str(threads),
-           "--loglevel", "INFO"]
-    log_path = os.path.join(workdir, f"{name}.log")
-    load_before = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
-        sampler = MemorySampler(proc.pid)
-        sampler.start()
-        try:
-            rc = proc.wait(timeout=1800)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            sampler.stop.set()
-            sampler.join()
-    wall = time.perf_counter() - t0
-    log_text = open(log_path, encoding="utf-8", errors="replace").read()
-    if rc != 0 or not os.path.exists(out):
-        sys.exit(f"{name}: websim exited {rc}; log {log_path}:\n{log_text[-3000:]}")
-    pages = count_records(out)
-    m = re.search(r"'elapsed_time_seconds': ([0-9.]+)", log_text)
-    crawl_s = float(m.group(1)) if m else float("nan")
-    res = {
-        "urls": len(urls), "pages": pages, "wall_s": wall, "pages_s": pages / wall,
-        "crawl_s": crawl_s, "crawl_pages_s": pages / crawl_s if crawl_s else float("nan"),
-        "peak_rss_mb": sampler.peak_rss / MB, "peak_total_mb": sampler.peak_total / MB,
-        "procs": sampler.peak_procs, "load": load_before,
-    }
-    print(f"{name}: {pages} records from {len(urls)} URLs in {wall:.1f} s = {res['pages_s']:.2f} pages/s "
-          f"(crawl alone {crawl_s:.1f} s = {res['crawl_pages_s']:.2f} pages/s); peak RSS websim "
-          f"{res['peak_rss_mb']:.0f} MB, peak {'PSS' if sampler.pss else 'RSS'} websim+Chromium "
-          f"{res['peak_total_mb']:.0f} MB over up to {sampler.peak_procs} processes; load avg at start "
-          f"{load_before:.1f} on {os.cpu_count()} cores", flush=True)
+def served(log_path: str, start: float, end: float) -> List[float]:
+    """nginx times (epoch seconds) of the HTML pages served between ``start`` and ``end``."""
+    times = []
+    with open(log_path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[2].startswith("text/html"):
+                t = float(parts[0])
+                if start <= t <= end:
+                    times.append(t)
+    return sorted(times)
+
+
+def run_one(name: str, cmd: List[str], workdir: str, access_log: str, n_pages: int) -> Dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    log = open(os.path.join(workdir, f"{name}.log"), "w", encoding="utf-8")
+    start = time.time()
+    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    _pid, status, rusage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    sampler.stop.set()
+    sampler.join()
+    log.close()
+    end = time.time()
+    if proc.returncode != 0:
+        sys.exit(f"{name} exited {proc.returncode}; see {log.name}")
+    times = served(access_log, start, end)
+    if len(times) < n_pages:
+        sys.exit(f"{name}: nginx served {len(times)} HTML pages, expected {n_pages}; see {log.name}")
+    pps = (len(times) - 1) / max(1e-6, times[-1] - times[0])
+    kinds = sampler.by_kind()
+    # Chromium's processes are not all reaped through the crawl process (rusage then misses them)
+    # and the samples miss the last 0.2 s and processes shorter than that: take the larger.
+    cpu = max(rusage.ru_utime + rusage.ru_stime, sum(kinds.values()))
+    res = {"pps": pps, "cpu_per_page": cpu / n_pages, "wall": end - start}
+    res.update({f"{k}_per_page": v / n_pages for k, v in kinds.items()})
+    split = " ".join(f"{k}={v / n_pages:.3f}" for k, v in sorted(kinds.items()))
+    print(f"  {name:7s} {pps:5.2f} pages/s  cpu/page {cpu / n_pages:.3f} s ({split})  wall {end - start:.1f} s  "
+          f"load {os.getloadavg()[0]:.1f}", flush=True)
     return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=200, help="distinct /item/N pages of the second crawl")
-    ap.add_argument("--threads", type=int, default=20, help="websim -t (its default is 20)")
+    ap.add_argument("--pages", type=int, default=240)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="keep URL lists, outputs and logs in this directory")
     args = ap.parse_args()
+    ensure_docs()
+    pages = pick_pages(args.pages)
+    if sum(len(v) for v in pages.values()) < 20:
+        sys.exit("too few documentation pages found; install python3-doc postgresql-doc-15 apache2-doc git-doc")
     workdir = args.keep or tempfile.mkdtemp(prefix="websim-bench-crawl-")
     os.makedirs(workdir, exist_ok=True)
-    # The demo server in its own process, on two free ports (--port 0 twice: the site and its
-    # mirror); it writes the demo URL list with the ports it got, then says where it serves.
-    listing = os.path.join(workdir, "demo-urls.txt")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "example_project.demo_site.server", "--port", "0", "--port", "0",
-         "--urls", listing],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        line = server.stdout.readline()
-        ports = [int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)/", line)]
-        if len(ports) != 2:
-            sys.exit(f"demo server did not start: {line!r}")
-        demo_urls = [u.strip() for u in open(listing, encoding="utf-8") if u.strip() and not u.startswith("#")]
-        demo_res = run_crawl("demo", demo_urls, workdir, args.threads)
-        items = [f"http://127.0.0.1:{ports[0]}/item/{i}" for i in range(args.pages)]
-        local_res = run_crawl(f"local{args.pages}", items, workdir, args.threads)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    peak_rss = max(demo_res["peak_rss_mb"], local_res["peak_rss_mb"])
-    peak_total = max(demo_res["peak_total_mb"], local_res["peak_total_mb"])
-    print(f"demo_pages_s={demo_res['pages_s']:.2f} local200_pages_s={local_res['pages_s']:.2f} "
-          f"peak_rss_mb={peak_rss:.0f} peak_total_mb={peak_total:.0f}")
+    access_log = os.path.join(workdir, "access.log")
+    open(access_log, "w").close()
+    os.chmod(access_log, 0o666)
+    os.chmod(workdir, 0o755)
+    aliases = "".join(
+        f"location /{name}/ {{ alias {os.path.dirname(paths[0])}/; }}\n" for name, paths in pages.items())
+    locations = (f"access_log {access_log} websim_bench;\n" + aliases)
+    in_flight = max_pages_in_flight()
+    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $sent_http_content_type";') as base:
+        urls = [f"{base}/{name}/{os.path.basename(p)}" for name, paths in pages.items() for p in paths]
+        listing = os.path.join(workdir, "urls.txt")
+        with open(listing, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(urls) + "\n")
+        n = len(urls)
+        print(f"{n} pages ({', '.join(f'{k} {len(v)}' for k, v in pages.items())}) on {base}; "
+              f"{in_flight} pages in flight; {os.cpu_count()} cores", flush=True)
+        crawls = {
+            "websim": lambda r: [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O",
+                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO"],
+            "bare": lambda r: [sys.executable, os.path.join(REPO, "bench", "bare_crawl.py"), listing,
+                               os.path.join(workdir, f"bare{r}.jsonl"), str(in_flight)],
+        }
+        results: Dict[str, List[Dict[str, float]]] = {"websim": [], "bare": []}
+        for r in range(args.rounds):
+            print(f"round {r + 1}", flush=True)
+            order = ("websim", "bare") if r % 2 == 0 else ("bare", "websim")
+            for name in order:
+                results[name].append(run_one(name, crawls[name](r), workdir, access_log, n))
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    def med(name: str, key: str) -> float:
+        return statistics.median(r.get(key, 0.0) for r in results[name])
+
+    ratios = [w["pps"] / b["pps"] for w, b in zip(results["websim"], results["bare"])]
+    for key in ("python_per_page", "node_per_page", "chromium_per_page"):
+        print(f"median {key}: websim {med('websim', key):.3f} s, bare {med('bare', key):.3f} s")
+    print(f"per-round ratios: {' '.join(f'{x:.2f}' for x in ratios)}")
+    print(f"websim_pps={med('websim', 'pps'):.2f} bare_pps={med('bare', 'pps'):.2f} "
+          f"ratio={statistics.median(ratios):.2f} websim_cpu_per_page={med('websim', 'cpu_per_page'):.3f} "
+          f"bare_cpu_per_page={med('bare', 'cpu_per_page'):.3f}")
 
 
 if __name__ == "__main__":

@@ -113,10 +113,12 @@ def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterato
 
 @contextlib.contextmanager
 def nginx_server(
-    locations: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "nginx"
+    locations: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "nginx",
+    http: str = "",
 ) -> Iterator[str]:
     """nginx serving ``files`` (relative path -> text) from its document root, plus the given
-    ``location`` blocks (nginx syntax, inside the one ``server``)."""
+    ``location`` blocks (nginx syntax, inside the one ``server``) and ``http`` directives (inside
+    ``http``, e.g. a ``log_format``)."""
     with tempfile.TemporaryDirectory(prefix="websim-nginx-") as tmp:
         os.chmod(tmp, 0o755)
         root = os.path.join(tmp, "www")
@@ -142,6 +144,7 @@ def nginx_server(
                     fastcgi_temp_path {tmp}/fastcgi;
                     uwsgi_temp_path {tmp}/uwsgi;
                     scgi_temp_path {tmp}/scgi;
+                    {http}
                     server {{
                         listen 127.0.0.1:{port};
                         server_name localhost;
