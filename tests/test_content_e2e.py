@@ -120,8 +120,10 @@ def test_noisy_copies_join_their_page(site_crawl):
 def test_reclustering_the_features_in_another_order_gives_the_same_clusters(site_crawl):
     tmp = site_crawl["tmp"]
     with open(site_crawl["features"], encoding="utf-8") as fh:
-        lines = [line for line in fh if line.strip()]
+        header, *lines = [line for line in fh if line.strip()]
+    assert '"websim-features"' in header  # the header stays first: websim cluster checks it
     random.Random(5).shuffle(lines)
+    lines.insert(0, header)
     shuffled = os.path.join(str(tmp), "shuffled.jsonl")
     with open(shuffled, "w", encoding="utf-8") as fh:
         fh.writelines(lines)
