@@ -298,7 +298,7 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
         return EXIT_INCOMPLETE
     if reason == "finished" and not left:
         return EXIT_OK
-    hint = f"; run the same command again to continue" if job else "; use --resume DIR to be able to continue"
+    hint = "; run the same command again to continue" if job else "; use --resume DIR to be able to continue"
     print(f"websim: the crawl did not finish ({reason}): {left} URLs not fetched (recorded with an error)"
           f"{hint}", file=sys.stderr)
     return EXIT_INCOMPLETE

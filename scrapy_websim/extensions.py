@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 import weakref
-from typing import Any, Iterable, List, Optional, Set
+from typing import Any, Iterable, List, Set
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured

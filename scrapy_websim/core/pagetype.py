@@ -48,7 +48,7 @@ article-extraction-benchmark pages (detail) 173/181. Reproduce with
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 PAGE_TYPES = ("list", "detail", "unknown")

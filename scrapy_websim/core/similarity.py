@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from .text import hamming, jaccard_estimate, minhash_from_hex
 from .types import PageRecord, PairResult
