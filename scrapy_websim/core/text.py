@@ -373,21 +373,27 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
     if parent is None or parent not in infos:
         _collect(best, parts, params.max_link_density, infos)
         return _join(parts)
+    return _collect_with_siblings(best, parent, best_score, params, infos)
+
+
+def _sibling_kept(sib, info, threshold: float) -> bool:
+    """Whether a sibling of the densest block is article text too (scored well, or a real paragraph)."""
+    if info.score >= threshold:
+        return True
+    return sib.tag.lower() == "p" and info.text >= 80 and info.links < 0.25 * info.text
+
+
+def _collect_with_siblings(best, parent, best_score: float, params: TextParams, infos: Dict) -> str:
+    """The densest block and those of its siblings that are article text too, in document order."""
+    parts: List[str] = []
     threshold = max(10.0, best_score * 0.2)
     for sib in parent:
-        if sib is best:
-            _collect(sib, parts, params.max_link_density, infos)
-            parts.append("\n")
-            continue
-        info = infos.get(sib)
-        if info is None or not info.text:
-            continue
-        keep = info.score >= threshold
-        if not keep and sib.tag.lower() == "p" and info.text >= 80 and info.links < 0.25 * info.text:
-            keep = True
-        if keep:
-            _collect(sib, parts, params.max_link_density, infos)
-            parts.append("\n")
+        if sib is not best:
+            info = infos.get(sib)
+            if info is None or not info.text or not _sibling_kept(sib, info, threshold):
+                continue
+        _collect(sib, parts, params.max_link_density, infos)
+        parts.append("\n")
     return _join(parts)
 
 
