@@ -92,111 +92,136 @@ def hamming_pairs(values: np.ndarray, k: int,
     values = values.astype(np.uint64)
     radii = _part_radii(k)
     parts = [(np.uint64(shift), width, radius) for (shift, width), radius in zip(_PARTS, radii)]
-    keys = [((values >> shift) & np.uint64((1 << width) - 1)).astype(np.int64) for shift, width, _ in parts]
-    index = np.arange(n, dtype=np.int64)
+    use_labels = labels is not None and n >= _LABEL_MIN_VALUES
     for p, (shift, width, radius) in enumerate(parts):
-        if radius < 0:
-            continue
-        key = keys[p]
-        counts = np.bincount(key, minlength=1 << width).astype(np.int64)
-        starts = np.cumsum(counts) - counts
-        key = key.astype(np.int32)
-        masks = _flip_masks(width, radius)
-        use_labels = labels is not None and n >= _LABEL_MIN_VALUES
-        # refresh the skipping after the exact probe, after the 1-bit flips, and midway
-        refresh = {0, 1, 2, 2 + width, (masks.shape[0] + 2 + width) // 2} if use_labels else {0}
-        # by flip count, then top bit: each top bit's half of the values is built once
-        schedule = sorted(masks.tolist(), key=lambda m: (bin(m).count("1"), m.bit_length()))
-        leader = None
-        if use_labels:
-            # the exact probe runs twice: first the smallest value of each bucket (joining it to
-            # its bucket's near values), then, refreshed, the rest (skipping those joined)
-            schedule = [0] + schedule
-            leader = np.zeros(n, bool)
-            leader[np.argsort(key, kind="stable")[starts[counts > 0]]] = True
-        half: Dict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        by_key = np.argsort(key, kind="stable")  # queries in key order read the tables near-sequentially
-        # per bucket: -1 empty, -2 three values or more, else its first value's index (one
-        # value) or -3 - that index (two values); the values themselves, and the second one's index
-        solo = np.full(1 << width, -1, np.int32)
+        if radius >= 0:
+            key = ((values >> shift) & np.uint64((1 << width) - 1)).astype(np.int64)
+            join = _PartJoin(values, key, width, k, radii, parts, p)
+            yield from join.run(_flip_masks(width, radius), labels if use_labels else None)
+
+
+class _PartJoin:
+    """The probes of one part: its direct-address table, queried with every flip mask."""
+
+    def __init__(self, values: np.ndarray, key: np.ndarray, width: int, k: int, radii: List[int],
+                 parts: List[Tuple[Any, int, int]], p: int) -> None:
+        self.values, self.width, self.k, self.radii, self.parts, self.p = values, width, k, radii, parts, p
+        n = values.shape[0]
+        self.counts = np.bincount(key, minlength=1 << width).astype(np.int64)
+        self.starts = np.cumsum(self.counts) - self.counts
+        self.key = key = key.astype(np.int32)
+        self.index = np.arange(n, dtype=np.int64)
+        self.by_key = np.argsort(key, kind="stable")  # queries in key order read the tables near-sequentially
+        self.order = self.by_key
+        self.skipping: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
+        self._small_tables()
+
+    def _small_tables(self) -> None:
+        """Per bucket: -1 empty, -2 three values or more, else its first value's index (one
+        value) or -3 - that index (two values); the values themselves, and the second one's index."""
+        size, counts, values, by_key = 1 << self.width, self.counts, self.values, self.by_key
+        solo = np.full(size, -1, np.int32)
         solo[counts >= 3] = -2
-        sorted_key = key[by_key]
+        sorted_key = self.key[by_key]
         lone = counts[sorted_key] == 1
         solo[sorted_key[lone]] = by_key[lone]
-        solo_value = np.zeros(1 << width, np.uint64)
+        solo_value = np.zeros(size, np.uint64)
         solo_value[sorted_key[lone]] = values[by_key[lone]]
         pair_first = np.flatnonzero((counts[sorted_key[:-1]] == 2) & (sorted_key[:-1] == sorted_key[1:]))
         pair_key = sorted_key[pair_first]
         solo[pair_key] = -3 - by_key[pair_first]
         solo_value[pair_key] = values[by_key[pair_first]]
-        duo = np.zeros(1 << width, np.int32)
+        duo = np.zeros(size, np.int32)
         duo[pair_key] = by_key[pair_first + 1]
-        duo_value = np.zeros(1 << width, np.uint64)
+        duo_value = np.zeros(size, np.uint64)
         duo_value[pair_key] = values[by_key[pair_first + 1]]
-        major_label = major_count = lab = None
+        self.solo, self.solo_value, self.duo, self.duo_value = solo, solo_value, duo, duo_value
+
+    def _refresh(self, labels: Callable[[], np.ndarray]) -> None:
+        """Re-read the labels: (bucket, not-majority, index) order as one int64 sort key."""
+        key, n = self.key, self.values.shape[0]
+        lab = np.asarray(labels(), dtype=np.int64)
+        major_label, major_count = _majority(key, lab, 1 << self.width)
+        nb = max(1, int(n).bit_length())
+        order = np.sort((key.astype(np.int64) << (nb + 1)) | ((lab != major_label[key]).astype(np.int64) << nb)
+                        | self.index)
+        order &= (1 << nb) - 1
+        self.order, self.skipping = order, (major_label, major_count, lab)
+
+    def run(self, masks: np.ndarray, labels: Optional[Callable[[], np.ndarray]]) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        # by flip count, then top bit: each top bit's half of the values is built once
+        schedule = sorted(masks.tolist(), key=lambda m: (bin(m).count("1"), m.bit_length()))
+        leader = None
+        refresh: set = set()
+        if labels is not None:
+            # refresh the skipping after the exact probe, after the 1-bit flips, and midway; the
+            # exact probe runs twice: first the smallest value of each bucket (joining it to its
+            # bucket's near values), then, refreshed, the rest (skipping those joined)
+            w = self.width
+            refresh = {0, 1, 2, 2 + w, (masks.shape[0] + 2 + w) // 2}
+            schedule = [0] + schedule
+            leader = np.zeros(self.values.shape[0], bool)
+            leader[self.by_key[self.starts[self.counts > 0]]] = True
+        half: Dict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for mi, mask in enumerate(schedule):
             if mi in refresh:
-                if not use_labels:
-                    order = np.argsort(key, kind="stable")
-                else:
-                    lab = np.asarray(labels(), dtype=np.int64)  # type: ignore[misc]
-                    major_label, major_count = _majority(key, lab, 1 << width)
-                    # (bucket, not-majority, index) order as one int64 sort key
-                    nb = max(1, int(n).bit_length())
-                    order = np.sort((key.astype(np.int64) << (nb + 1))
-                                    | ((lab != major_label[key]).astype(np.int64) << nb) | index)
-                    order &= (1 << nb) - 1
+                self._refresh(labels)  # type: ignore[arg-type]
             if mask == 0:
-                # same bucket: both directions are queried, i < j keeps each pair once
-                probe = key
-                hit = counts[probe] >= 2
-                if leader is not None:
-                    hit = hit & (leader if mi == 0 else ~leader)
-                queries = np.flatnonzero(hit)
-                probe = probe[queries]
-                yield from _bucket_pairs(queries, probe, True, counts, starts, order, values, k, radii, parts, p,
-                                         (major_label, major_count, lab) if use_labels else None)
+                yield from self._same_bucket(leader, mi == 0)
                 continue
             # distinct buckets: only the value whose key has the mask's top bit clear queries
             # (the other one would find the same pair), which halves probes and expansions
             top = mask.bit_length() - 1
             if top not in half:
                 half.clear()  # only the current top bit's half is kept (memory)
-                sel = by_key[((key[by_key] >> top) & 1) == 0].astype(np.int32)
-                half[top] = (sel, key[sel], values[sel])
-            sel, skey, svalue = half[top]
-            probe = skey ^ mask
-            single = solo[probe]
-            # fast path for the usual chance hits, buckets of one or two values: no expansion
-            # and no index read until the distance passes
-            h1 = np.flatnonzero(single >= 0)
-            h2 = np.flatnonzero(single <= -3)
-            p2 = probe[h2]
-            for h, table, found in ((h1, solo_value, None), (h2, solo_value, 0), (h2, duo_value, 1)):
-                if not h.shape[0]:
-                    continue
-                x = svalue[h] ^ table[probe[h] if found is None else p2]
-                keep = np.flatnonzero(popcount64(x) <= k)
-                if not keep.shape[0]:
-                    continue
-                hk = h[keep]
-                i, x = sel[hk].astype(np.int64), x[keep]
-                if found is None:
-                    j = single[hk].astype(np.int64)
-                elif found == 0:
-                    j = -3 - single[hk].astype(np.int64)
-                else:
-                    j = duo[p2[keep]].astype(np.int64)
-                keep = _first_part(x, radii, parts, p)
-                if use_labels:
-                    keep &= lab[i] != lab[j]
-                if keep.any():
-                    i, j = i[keep], j[keep]
-                    yield np.minimum(i, j), np.maximum(i, j)
-            hm = np.flatnonzero(single == -2)  # three values or more: expanded
-            if hm.shape[0]:
-                yield from _bucket_pairs(sel[hm], probe[hm], False, counts, starts, order, values, k, radii, parts, p,
-                                         (major_label, major_count, lab) if use_labels else None)
+                sel = self.by_key[((self.key[self.by_key] >> top) & 1) == 0].astype(np.int32)
+                half[top] = (sel, self.key[sel], self.values[sel])
+            yield from self._flipped(*half[top], mask)
+
+    def _same_bucket(self, leader: Optional[np.ndarray], first: bool) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        """Same bucket: both directions are queried, i < j keeps each pair once."""
+        hit = self.counts[self.key] >= 2
+        if leader is not None:
+            hit &= leader if first else ~leader
+        queries = np.flatnonzero(hit)
+        yield from _bucket_pairs(queries, self.key[queries], True, self.counts, self.starts, self.order, self.values,
+                                 self.k, self.radii, self.parts, self.p, self.skipping)
+
+    def _flipped(self, sel: np.ndarray, skey: np.ndarray, svalue: np.ndarray,
+                 mask: int) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        probe = skey ^ mask
+        single = self.solo[probe]
+        # fast path for the usual chance hits, buckets of one or two values: no expansion and
+        # no index read until the distance passes
+        h1 = np.flatnonzero(single >= 0)
+        h2 = np.flatnonzero(single <= -3)
+        p2 = probe[h2]
+        yield from self._small(sel, svalue, h1, self.solo_value[probe[h1]], lambda hk, keep: single[hk])
+        yield from self._small(sel, svalue, h2, self.solo_value[p2], lambda hk, keep: -3 - single[hk])
+        yield from self._small(sel, svalue, h2, self.duo_value[p2], lambda hk, keep: self.duo[p2[keep]])
+        hm = np.flatnonzero(single == -2)  # three values or more: expanded
+        if hm.shape[0]:
+            yield from _bucket_pairs(sel[hm], probe[hm], False, self.counts, self.starts, self.order, self.values,
+                                     self.k, self.radii, self.parts, self.p, self.skipping)
+
+    def _small(self, sel: np.ndarray, svalue: np.ndarray, h: np.ndarray, found_value: np.ndarray,
+               found_index: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        """Queries ``h`` against the one value each found in a small bucket."""
+        if not h.shape[0]:
+            return
+        x = svalue[h] ^ found_value
+        keep = np.flatnonzero(popcount64(x) <= self.k)
+        if not keep.shape[0]:
+            return
+        hk = h[keep]
+        i, j, x = sel[hk].astype(np.int64), found_index(hk, keep).astype(np.int64), x[keep]
+        ok = _first_part(x, self.radii, self.parts, self.p)
+        if self.skipping is not None:
+            lab = self.skipping[2]
+            ok &= lab[i] != lab[j]
+        if ok.any():
+            i, j = i[ok], j[ok]
+            yield np.minimum(i, j), np.maximum(i, j)
 
 
 def _first_part(x: np.ndarray, radii: List[int], parts: List[Tuple[Any, int, int]], p: int) -> np.ndarray:
