@@ -2,7 +2,8 @@
 
     python bench/cluster.py               # N = 10k, 100k, 1M, one child process each
     python bench/cluster.py --n 100000    # one size; the last line reads
-    n=<N> seconds=<s> peak_rss_mb=<mb> candidates=<pairs> pairs_differ=<k or na>
+    n=<N> seconds=<s> cpu_seconds=<s> peak_rss_mb=<mb> candidates=<pairs> pairs_differ=<k or na>
+        [spot_groups=<g> spot_differ=<k>]
 
 Pages: hosts with a Zipf-like size distribution, ~45 % of the pages in near-duplicate families
 (sizes 2 .. a few thousand, heavy-tailed; members share the family SimHash exactly or within 1-4
@@ -17,7 +18,10 @@ keys (wall clock; the line before also gives its CPU seconds, which other load d
 known connected are skipped on large inputs); ``peak_rss_mb`` is the process's peak RSS measured before the brute-force check;
 ``candidates`` is the number of candidate pairs compared (calls of ``compare``); ``pairs_differ``
 is |same-cluster pairs of the fast result XOR those of an exhaustive reference| (all pairs tested,
-default for N <= 100k; ``na`` above unless ``--brute full``).
+default for N <= 100k; ``na`` above unless ``--brute full``). When the full check is off,
+``--spot S`` (default 60) samples S pages (half of them clustered), finds each one's candidate
+group by brute-force scans of all N pages, clusters it with the same reference and counts the
+differing same-cluster pairs in ``spot_differ`` (groups above 40 pages are skipped and counted).
 """
 
 from __future__ import annotations
