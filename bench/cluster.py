@@ -2,7 +2,8 @@
 
     python bench/cluster.py               # N = 10k, 100k, 1M, one child process each
     python bench/cluster.py --n 100000    # one size; the last line reads
-    n=<N> seconds=<s> peak_rss_mb=<mb> candidates=<pairs> pairs_differ=<k or na>
+    n=<N> seconds=<s> cpu_seconds=<s> peak_rss_mb=<mb> candidates=<pairs> pairs_differ=<k or na>
+        [spot_groups=<g> spot_differ=<k>]
 
 Pages: hosts with a Zipf-like size distribution, ~45 % of the pages in near-duplicate families
 (sizes 2 .. a few thousand, heavy-tailed; members share the family SimHash exactly or within 1-4
@@ -17,7 +18,10 @@ keys (wall clock; the line before also gives its CPU seconds, which other load d
 known connected are skipped on large inputs); ``peak_rss_mb`` is the process's peak RSS measured before the brute-force check;
 ``candidates`` is the number of candidate pairs compared (calls of ``compare``); ``pairs_differ``
 is |same-cluster pairs of the fast result XOR those of an exhaustive reference| (all pairs tested,
-default for N <= 100k; ``na`` above unless ``--brute full``).
+default for N <= 100k; ``na`` above unless ``--brute full``). When the full check is off,
+``--spot S`` (default 60) samples S pages (half of them clustered), finds each one's candidate
+group by brute-force scans of all N pages, clusters it with the same reference and counts the
+differing same-cluster pairs in ``spot_differ`` (groups above 40 pages are skipped and counted).
 """
 
 from __future__ import annotations
@@ -192,7 +196,65 @@ def same_cluster_pairs_differ(a: dict, b: dict) -> int:
     return pairs(a) + pairs(b) - 2 * both
 
 
-def run_one(n: int, brute: str, seed: int) -> str:
+def spot_check(sim, ph, tlen, host, params, compare, result, samples: int, seed: int, limit: int = 40):
+    """Exactness at any n: the candidate groups of sampled pages, found by brute force (each page's
+    neighbours by a scan of all n pages), clustered by the reference; the fast result restricted to
+    each group must give the same same-cluster pairs. A group is closed under the candidate test,
+    so the reference on it equals the global reference there. Half the samples are clustered pages
+    (families), half uniform; groups above ``limit`` pages are skipped (counted). Returns
+    (groups checked, pages in them, pairs differing, groups skipped)."""
+    n = sim.shape[0]
+    rng = np.random.default_rng(seed + 1000)
+    clustered = np.fromiter(result.assignments.keys(), np.int64, len(result.assignments))
+    picks = rng.choice(n, samples - samples // 2, replace=False).tolist()
+    if clustered.shape[0]:
+        picks += rng.choice(clustered, min(samples // 2, clustered.shape[0]), replace=False).tolist()
+    tl = tlen.astype(np.float64)
+
+    def neighbours(i: int) -> np.ndarray:
+        longer = np.maximum(tl, tl[i])
+        ok = (np.bitwise_count(sim ^ sim[i]) <= params.simhash_distance) & (longer - np.minimum(tl, tl[i]) <= params.length_diff * longer)
+        if params.visual_distance >= 0:
+            ok |= ph == ph[i]
+        if params.same_host_only:
+            ok &= host == host[i]
+        ok[i] = False
+        return np.flatnonzero(ok)
+
+    fast = {page: a.cluster_id for page, a in result.assignments.items()}
+    checked = pages = differ = skipped = 0
+    done = set()
+    for start in picks:
+        if start in done:
+            continue
+        adj, stack = {start: None}, [start]
+        while stack and len(adj) <= limit:
+            v = stack.pop()
+            adj[v] = set(neighbours(v).tolist())
+            stack.extend(w for w in adj[v] if w not in adj and not adj.setdefault(w, None))
+        if stack or len(adj) > limit:
+            skipped += 1
+            continue
+        done.update(adj)
+        order = sorted(adj, key=lambda i: (status_rank(i), -int(tlen[i]), i))
+        rank = {page: r for r, page in enumerate(order)}
+        full = {v: (w or set()) for v, w in adj.items()}
+        ref = reference_clusters(len(full), full, rank, compare, params)
+        got = {page: fast[page] for page in full if page in fast}
+        differ += same_cluster_pairs_differ(got, ref)
+        checked += 1
+        pages += len(full)
+    return checked, pages, differ, skipped
+
+
+def status_rank(i: int) -> int:  # the bench's pages all have status 2xx; 200 ranks first
+    return 0 if _STATUS[i] == 200 else 1
+
+
+_STATUS: list = []
+
+
+def run_one(n: int, brute: str, seed: int, spot: int = 0) -> str:
     sim, ph, tlen, status, host = generate(n, seed)
     keys = ClusterKeys(np.arange(n, dtype=np.int64), status, tlen, sim, np.ones(n, bool), ph, np.ones(n, bool), host)
     params = ClusterParams()
@@ -215,8 +277,16 @@ def run_one(n: int, brute: str, seed: int) -> str:
         fast = {page: a.cluster_id for page, a in result.assignments.items()}
         differ = str(same_cluster_pairs_differ(fast, ref))
         print(f"  brute force: {time.perf_counter() - t1:.1f}s, reference clustered_pages={len(ref)}", flush=True)
-    return (f"n={n} seconds={seconds:.2f} peak_rss_mb={peak_mb:.0f} candidates={st.compared} "
-            f"pairs_differ={differ}")
+    spot_txt = ""
+    if spot:
+        _STATUS[:] = status.tolist()
+        t1 = time.perf_counter()
+        checked, pages, sdiffer, skipped = spot_check(sim, ph, tlen, host, params, compare, result, spot, seed)
+        print(f"  spot check: {time.perf_counter() - t1:.1f}s, {checked} groups ({pages} pages) checked against "
+              f"brute force, {skipped} groups over 40 pages skipped", flush=True)
+        spot_txt = f" spot_groups={checked} spot_differ={sdiffer}"
+    return (f"n={n} seconds={seconds:.2f} cpu_seconds={cpu:.2f} peak_rss_mb={peak_mb:.0f} candidates={st.compared} "
+            f"pairs_differ={differ}{spot_txt}")
 
 
 def main() -> None:
@@ -224,6 +294,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, help="one size (default: 10k, 100k and 1M in child processes)")
     parser.add_argument("--brute", choices=("auto", "full", "none"), default="auto")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--spot", type=int, default=None,
+                        help="sampled groups checked against brute force (default: 60 when the full check is off)")
     args = parser.parse_args()
     if args.n is None:
         for n in (10_000, 100_000, 1_000_000):
@@ -231,7 +303,9 @@ def main() -> None:
                                  check=True, capture_output=True, text=True).stdout
             print(out.strip().splitlines()[-1], flush=True)
         return
-    print(run_one(args.n, args.brute, args.seed), flush=True)
+    full = args.brute == "full" or (args.brute == "auto" and args.n <= 100_000)
+    spot = args.spot if args.spot is not None else (0 if full else 60)
+    print(run_one(args.n, args.brute, args.seed, spot), flush=True)
 
 
 if __name__ == "__main__":

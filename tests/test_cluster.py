@@ -202,7 +202,7 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
 @pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
 def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatch):
     """Large inputs skip pairs already known connected; forced on here, still the reference."""
-    from scrapy_websim.core import cluster as cluster_module
+    from scrapy_websim.core import candidates as cluster_module
 
     pages = adversarial(seed)
     rnd = random.Random(seed)

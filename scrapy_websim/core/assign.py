@@ -253,6 +253,25 @@ def combine(
     predicted = _resolve_predicted(recs, by_url, by_final, by_id)
 
     # 2 (before 1 so that content wins): content clusters as given.
+    _seed_content(state, content, content_clusters, by_id)
+    # 1: special pages, grouped per SPEC section 7.
+    _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
+    # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
+    _url_groups(state, [r for r in recs if r.id not in predicted], params)
+    # 5: predicted duplicates join the cluster of the page they were predicted to duplicate.
+    for pid in sorted(predicted):
+        target = predicted[pid]
+        if target not in state.assign:
+            url = by_id[target].url
+            state.new_cluster(content_cluster_id(url), "content", [target], "content")
+        state.join(state.assign[target].cluster_id, pid, "predicted")
+
+    out = {r.id: state.assign.get(r.id, Assignment()) for r in recs}
+    return out, _clusters_of(state, by_id)
+
+
+def _seed_content(state: "_State", content: Dict[int, Assignment], content_clusters: List[Cluster],
+                  by_id: Dict[int, PageRecord]) -> None:
     for c in content_clusters:
         ids = [i for i in c.member_ids if i in by_id]
         if not ids:
@@ -264,12 +283,10 @@ def combine(
         if i in by_id and a.cluster_id and a.cluster_id in state.members:
             state.assign[i] = a
 
-    # 1: special pages, grouped per SPEC section 7.
-    _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
 
-    # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
+def _url_groups(state: "_State", candidates: List[PageRecord], params: AssignParams) -> None:
+    """R1 (same final URL) then U1 (same normalized URL) among the pages still alone."""
     rule_on = params.rules.enabled_rules
-    candidates = [r for r in recs if r.id not in predicted]
     if "R1" in rule_on:
         _group_alone(
             state, candidates, lambda r: r.final_url or "", "R1",
@@ -285,15 +302,8 @@ def combine(
 
         _group_alone(state, candidates, norm, "U1", u1_id)
 
-    # 5: predicted duplicates join the cluster of the page they were predicted to duplicate.
-    for pid in sorted(predicted):
-        target = predicted[pid]
-        if target not in state.assign:
-            url = by_id[target].url
-            state.new_cluster(content_cluster_id(url), "content", [target], "content")
-        state.join(state.assign[target].cluster_id, pid, "predicted")
 
-    out = {r.id: state.assign.get(r.id, Assignment()) for r in recs}
+def _clusters_of(state: "_State", by_id: Dict[int, PageRecord]) -> List[Cluster]:
     clusters = [
         Cluster(
             cluster_id=cid,
@@ -306,4 +316,4 @@ def combine(
         for cid in state.members
     ]
     clusters.sort(key=lambda c: (c.canonical_id, c.cluster_id))
-    return out, clusters
+    return clusters
