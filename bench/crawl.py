@@ -7,7 +7,8 @@ apache2-doc, git-doc; the bench installs missing ones with apt when run as root)
 real nginx on a free port of 127.0.0.1. In each round, alternating which goes first, the same URL
 list is crawled by
 
-* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl`` with its defaults;
+* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl --per-host N`` with its
+  defaults otherwise (N = the pages in flight: all pages are on one host);
 * **bare**: ``bench/bare_crawl.py`` — Scrapy + scrapy-playwright, ``goto`` (load), a viewport PNG
   screenshot and the HTML in the item; same browser, launch flags, viewport and pages in flight.
 
@@ -196,8 +197,11 @@ def main() -> None:
         print(f"{n} pages ({', '.join(f'{k} {len(v)}' for k, v in pages.items())}) on {base}; "
               f"{in_flight} pages in flight; {os.cpu_count()} cores", flush=True)
         crawls = {
+            # --per-host: every page is on one host here, and websim's politeness default (2 pages
+            # of one host at once) would otherwise halve its pages in flight against the bare crawl.
             "websim": lambda r: [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O",
-                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO"],
+                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO",
+                                 "--per-host", str(in_flight)],
             "bare": lambda r: [sys.executable, os.path.join(REPO, "bench", "bare_crawl.py"), listing,
                                os.path.join(workdir, f"bare{r}.jsonl"), str(in_flight)],
         }
