@@ -34,7 +34,7 @@ import psutil
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench.crawl import ensure_docs, pick_pages  # noqa: E402
+from bench.crawl import ensure_docs, pick_pages, static_locations  # noqa: E402
 from scrapy_websim.core.visual import phash_png  # noqa: E402
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser  # noqa: E402
 from tests.servers import nginx_server  # noqa: E402
@@ -114,6 +114,7 @@ def main() -> None:
     ensure_docs()
     pages = pick_pages(args.pages)
     aliases = "".join(f"location /{name}/ {{ alias {os.path.dirname(paths[0])}/; }}\n" for name, paths in pages.items())
+    aliases += static_locations()
     with nginx_server(locations=aliases) as base:
         urls = [f"{base}/{name}/{os.path.basename(p)}" for name, paths in pages.items() for p in paths]
         asyncio.run(run(urls, args.repeat))

@@ -151,7 +151,13 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
     idle_needed = options.network_idle_ms / 1000.0
     last_digest = None
     unchanged = 0
+    # The DOM is first asked about once the network is nearly idle: the checks that must follow
+    # fit in the idle time still to come, and a page still loading is not asked in vain.
+    ask_from = max(0.0, idle_needed - options.dom_stable_checks * interval)
     while True:
+        if tracker is not None and tracker.idle_for() < ask_from and time.monotonic() < deadline:
+            await asyncio.sleep(interval)
+            continue
         try:
             digest = await page.evaluate(_DOM_DIGEST_JS)
         except Exception:  # noqa: BLE001 - navigation in progress (JS redirect): start again
