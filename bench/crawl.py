@@ -7,14 +7,15 @@ apache2-doc, git-doc; the bench installs missing ones with apt when run as root)
 real nginx on a free port of 127.0.0.1. In each round, alternating which goes first, the same URL
 list is crawled by
 
-* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl`` with its defaults;
+* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl --per-host N`` with its
+  defaults otherwise (N = the pages in flight: all pages are on one host);
 * **bare**: ``bench/bare_crawl.py`` — Scrapy + scrapy-playwright, ``goto`` (load), a viewport PNG
   screenshot and the HTML in the item; same browser, launch flags, viewport and pages in flight.
 
 Figures, per crawl:
 
-* ``pps``: pages per second from the first to the last HTML page nginx served to that crawl
-  (nginx's ``$msec`` access log), which is the crawl's steady rate without interpreter and browser
+* ``pps``: pages per second from the first to the last listed page nginx served to that crawl
+  (nginx's ``$msec`` access log; the pages' missing stylesheets are 404 pages and do not count), which is the crawl's steady rate without interpreter and browser
   start-up;
 * CPU seconds per page of the whole process tree (the crawl process, Playwright's node driver and
   every Chromium process), from per-process samples every 0.2 s, split by process kind, or from
@@ -40,6 +41,7 @@ import tempfile
 import threading
 import time
 from typing import Dict, List
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -77,6 +79,18 @@ def pick_pages(total: int) -> Dict[str, List[str]]:
         step = max(1, len(files) // want)
         chosen[name] = files[::step][:want]
     return chosen
+
+
+#: The pages' stylesheets, scripts and images (``../_static/``, ``../../style/`` resolve to the
+#: server's root), served with their real types, so pages render as they do on the real sites.
+STATIC = {"_static": "/usr/share/doc/python3.11/html/_static", "_images": "/usr/share/doc/python3.11/html/_images",
+          "style": "/usr/share/doc/apache2-doc/manual/style", "images": "/usr/share/doc/apache2-doc/manual/images"}
+TYPES = "types { text/css css; text/javascript js; image/png png; image/gif gif; image/jpeg jpg; image/svg+xml svg; }"
+
+
+def static_locations() -> str:
+    return "".join(f"location /{url}/ {{ alias {path}/; {TYPES} }}\n"
+                   for url, path in STATIC.items() if os.path.isdir(path))
 
 
 class TreeSampler(threading.Thread):
@@ -123,20 +137,21 @@ class TreeSampler(threading.Thread):
         return out
 
 
-def served(log_path: str, start: float, end: float) -> List[float]:
-    """nginx times (epoch seconds) of the HTML pages served between ``start`` and ``end``."""
+def served(log_path: str, start: float, end: float, paths: frozenset) -> List[float]:
+    """nginx times (epoch seconds) of the listed pages (``paths``) served between ``start`` and
+    ``end``. Only those count: the pages' missing stylesheets and scripts are 404 pages, HTML too."""
     times = []
     with open(log_path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
-            parts = line.split(" ", 2)
-            if len(parts) == 3 and parts[2].startswith("text/html"):
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == "200" and parts[2] in paths:
                 t = float(parts[0])
                 if start <= t <= end:
                     times.append(t)
     return sorted(times)
 
 
-def run_one(name: str, cmd: List[str], workdir: str, access_log: str, n_pages: int) -> Dict[str, float]:
+def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: frozenset) -> Dict[str, float]:
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     log = open(os.path.join(workdir, f"{name}.log"), "w", encoding="utf-8")
     start = time.time()
@@ -151,7 +166,8 @@ def run_one(name: str, cmd: List[str], workdir: str, access_log: str, n_pages: i
     end = time.time()
     if proc.returncode != 0:
         sys.exit(f"{name} exited {proc.returncode}; see {log.name}")
-    times = served(access_log, start, end)
+    n_pages = len(paths)
+    times = served(access_log, start, end, paths)
     if len(times) < n_pages:
         sys.exit(f"{name}: nginx served {len(times)} HTML pages, expected {n_pages}; see {log.name}")
     pps = (len(times) - 1) / max(1e-6, times[-1] - times[0])
@@ -185,19 +201,23 @@ def main() -> None:
     os.chmod(workdir, 0o755)
     aliases = "".join(
         f"location /{name}/ {{ alias {os.path.dirname(paths[0])}/; }}\n" for name, paths in pages.items())
-    locations = (f"access_log {access_log} websim_bench;\n" + aliases)
+    locations = (f"access_log {access_log} websim_bench;\n" + aliases + static_locations())
     in_flight = max_pages_in_flight()
-    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $sent_http_content_type";') as base:
+    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri";') as base:
         urls = [f"{base}/{name}/{os.path.basename(p)}" for name, paths in pages.items() for p in paths]
         listing = os.path.join(workdir, "urls.txt")
         with open(listing, "w", encoding="utf-8") as fh:
             fh.write("\n".join(urls) + "\n")
         n = len(urls)
+        paths = frozenset(urlsplit(u).path for u in urls)
         print(f"{n} pages ({', '.join(f'{k} {len(v)}' for k, v in pages.items())}) on {base}; "
               f"{in_flight} pages in flight; {os.cpu_count()} cores", flush=True)
         crawls = {
+            # --per-host: every page is on one host here, and websim's politeness default (2 pages
+            # of one host at once) would otherwise halve its pages in flight against the bare crawl.
             "websim": lambda r: [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O",
-                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO"],
+                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO",
+                                 "--per-host", str(in_flight)],
             "bare": lambda r: [sys.executable, os.path.join(REPO, "bench", "bare_crawl.py"), listing,
                                os.path.join(workdir, f"bare{r}.jsonl"), str(in_flight)],
         }
@@ -206,7 +226,7 @@ def main() -> None:
             print(f"round {r + 1}", flush=True)
             order = ("websim", "bare") if r % 2 == 0 else ("bare", "websim")
             for name in order:
-                results[name].append(run_one(name, crawls[name](r), workdir, access_log, n))
+                results[name].append(run_one(name, crawls[name](r), workdir, access_log, paths))
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -13,6 +13,7 @@ from typing import Any
 from scrapy_websim import signals as websim_signals
 from scrapy_websim.core.features import compute_features, fill_normalized_url
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.visual import decode_image
 from scrapy_websim.extensions import get_extension
 from scrapy_websim.items import PageItem
 from scrapy_websim.report.thumbs import save_thumbnail
@@ -43,8 +44,9 @@ class WebsimPipeline:
             record = item.record
             started = time.perf_counter()
             main_text = ""
+            image = self._decode(record, item.screenshot)
             try:
-                main_text = compute_features(record, item.html, item.screenshot, self.params)
+                main_text = compute_features(record, item.html, image, self.params)
             except Exception as exc:  # noqa: BLE001 - one odd page must not stop the crawl
                 logger.exception("websim: features of %s failed", record.url)
                 record.error = record.error or f"feature extraction failed: {type(exc).__name__}: {exc}"[:300]
@@ -53,8 +55,10 @@ class WebsimPipeline:
                 path = os.path.join(self.screenshots_dir, f"{record.id}.png")
                 with open(path, "wb") as fh:
                     fh.write(item.screenshot)
-            if self.thumbnails_dir and item.screenshot:
-                self._thumbnail(record, item.screenshot)
+            if self.thumbnails_dir and image is not None:
+                self._thumbnail(record, image)
+            if image is not None:
+                image.close()
             fill_normalized_url(record, self.params)
             self.ext.add_record(record)
             if item.html and not record.error:
@@ -67,7 +71,18 @@ class WebsimPipeline:
             self.ext.add_record(item)
         return item
 
-    def _thumbnail(self, record: PageRecord, screenshot: bytes) -> None:
+    def _decode(self, record: PageRecord, screenshot: bytes) -> Any:
+        """The screenshot decoded once, for the pHash and the thumbnail (None: none or undecodable)."""
+        if not screenshot:
+            return None
+        try:
+            return decode_image(screenshot, max(256, self.thumbnail_args[0] if self.thumbnails_dir else 0))
+        except ValueError as exc:
+            logger.warning("websim: the screenshot of %s is not an image: %s", record.url, exc)
+            record.error = record.error or f"feature extraction failed: ValueError: {exc}"[:300]
+            return None
+
+    def _thumbnail(self, record: PageRecord, screenshot: Any) -> None:
         """The report's small image of the page, from the screenshot already taken, straight to disk."""
         started = time.perf_counter()
         try:

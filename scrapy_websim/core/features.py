@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Optional
+from typing import Any, Optional
 
 import lxml.etree
 import lxml.html
@@ -77,9 +77,12 @@ def content_text(doc, main_text: str, page_type: str, params: text.TextParams) -
     return main_text
 
 
-def compute_features(record: PageRecord, html: str, screenshot: bytes, params: FeatureParams) -> str:
-    """Fill ``record``'s features in place; return the main text (for the URL predictor)."""
-    if screenshot:
+def compute_features(record: PageRecord, html: str, screenshot: Any, params: FeatureParams) -> str:
+    """Fill ``record``'s features in place; return the main text (for the URL predictor).
+
+    ``screenshot``: image bytes, or the image decoded once (:func:`visual.decode_image`), or None.
+    """
+    if screenshot is not None and (len(screenshot) if isinstance(screenshot, (bytes, bytearray)) else True):
         record.phash = visual.phash_png(screenshot)
     doc = parse_html(html)
     if doc is None:

@@ -24,6 +24,7 @@ def capture_options(config: WebsimConfig) -> CaptureOptions:
         dom_stable_checks=config.dom_stable_checks,
         dom_check_interval_ms=config.dom_check_interval_ms,
         cookies=config.cookies,
+        png=bool(config.screenshots_dir),  # kept as ID.png; else a JPEG (pHash and thumbnail only)
     )
 
 
@@ -62,50 +63,70 @@ def _header(response: Any, name: str) -> str:
     return value.decode("latin-1") if value else ""
 
 
-def record_from_response(response: Any, record_id: int, url: str) -> tuple:
-    """``(record, html, screenshot)`` for a response that reached the spider."""
-    cap = _capture_result(response)
-    content_type = _header(response, "Content-Type") or cap.get("content_type", "")
+def _redirect_chain(response: Any) -> List[str]:
     redirects: List[str] = list(response.meta.get("redirect_urls") or [])
     chain = redirects + [response.url] if redirects else [response.request.url]
     if response.url != chain[-1]:  # a JavaScript redirect: no redirect keys, final URL differs
         chain.append(response.url)
+    return chain
+
+
+def _content_length(response: Any) -> int:
     try:
-        length = int(_header(response, "Content-Length"))
+        return int(_header(response, "Content-Length"))
     except ValueError:
-        length = len(response.body)
+        return len(response.body)
+
+
+def _is_html(response: Any, content_type: str) -> bool:
     ct_main = content_type.split(";")[0].strip().lower()
-    is_html = ct_main in ("text/html", "application/xhtml+xml") or (not ct_main and b"<html" in response.body[:2048].lower())
-    html = ""
-    if is_html:
-        html = cap.get("html") or ""  # a huge page, cut in the browser (capture.MAX_HTML_CHARS)
-        try:
-            html = html or response.text
-        except AttributeError:  # not a TextResponse
-            html = response.body.decode("utf-8", "replace")
+    return ct_main in ("text/html", "application/xhtml+xml") or (
+        not ct_main and b"<html" in response.body[:2048].lower())
+
+
+def _html_of(response: Any, cap: Dict[str, Any]) -> str:
+    html = cap.get("html") or ""  # a huge page, cut in the browser (capture.MAX_HTML_CHARS)
+    if html:
+        return html
+    try:
+        return response.text
+    except AttributeError:  # not a TextResponse
+        return response.body.decode("utf-8", "replace")
+
+
+def _apply_response_tls(record: PageRecord, response: Any, cap: Dict[str, Any]) -> None:
+    tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
+    if not tls and "playwright" not in (response.flags or ()):
+        tls = tls_from_certificate(getattr(response, "certificate", None))
+        tls["tls_error"] = response.meta.get("websim_tls_error", "")
+    apply_tls(record, tls)
+
+
+def record_from_response(response: Any, record_id: int, url: str) -> tuple:
+    """``(record, html, screenshot)`` for a response that reached the spider."""
+    cap = _capture_result(response)
+    content_type = _header(response, "Content-Type") or cap.get("content_type", "")
+    is_html = _is_html(response, content_type)
+    html = _html_of(response, cap) if is_html else ""
     title = cap.get("title") or (_html_title(html) if html and not cap else "")
     timings = cap.get("timings") or []
     record = PageRecord(
         id=record_id,
         url=url,
         final_url=response.url,
-        redirect_chain=chain,
+        redirect_chain=_redirect_chain(response),
         status_code=int(response.status),
-        content_length=length,
+        content_length=_content_length(response),
         content_type=content_type,
         error=_header(response, "X-Websim-Blocked") or cap.get("capture_error", ""),  # render/guard.py
         title=title.strip(),
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,
-        timings=[round(float(t), 1) for t in timings if t is not None] if timings else [],
+        timings=[round(float(t), 1) for t in timings if t is not None],
         www_authenticate=_header(response, "WWW-Authenticate")[:200],
     )
     if response.url.lower().startswith("https:"):
-        tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
-        if not tls and "playwright" not in (response.flags or ()):
-            tls = tls_from_certificate(getattr(response, "certificate", None))
-            tls["tls_error"] = response.meta.get("websim_tls_error", "")
-        apply_tls(record, tls)
+        _apply_response_tls(record, response, cap)
     return record, html, cap.get("screenshot") or b""
 
 

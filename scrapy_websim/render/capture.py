@@ -6,7 +6,7 @@ Two hooks plug into scrapy-playwright without replacing its download handler:
   attaches a :class:`NetworkTracker` (Playwright's request events) and the viewport.
 * :func:`capture` is a callable ``PageMethod``: it runs after navigation, waits until the page is
   stable (no request in flight for ``network_idle_ms`` *and* ``dom_stable_checks`` consecutive
-  unchanged DOM digests, capped at ``stable_timeout``), then takes the title, the navigation timings
+  checks without a DOM mutation, capped at ``stable_timeout``), then takes the title, the navigation timings
   and a viewport screenshot. Its result dict lands in ``PageMethod.result``.
 
 scrapy-playwright then reads ``page.content()`` (the rendered HTML, after our wait) and closes the
@@ -26,13 +26,21 @@ from scrapy_websim.render.scan import add_cookies, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
 
-# Cheap DOM digest: size of the serialised tree, element count and text length. A page still
-# being built by scripts changes at least one of them between two checks.
+# DOM change counter: the first call installs a MutationObserver on the document (child lists,
+# text and the attributes that show or swap content) and every call returns "<document token>:
+# <mutations so far>". A page still being built by scripts changes it between two checks; reading
+# it costs the renderer nothing, where serialising the document (outerHTML) and measuring its text
+# (innerText forces a layout) on every check cost ~1-10 ms of renderer CPU each on a 100 KB page.
+# The token changes when a (JavaScript) navigation replaces the document.
 _DOM_DIGEST_JS = """() => {
-  const d = document.documentElement;
-  if (!d) return '';
-  return d.outerHTML.length + ':' + document.getElementsByTagName('*').length + ':' +
-         (document.body ? document.body.innerText.length : 0);
+  let s = window.__websimDom;
+  if (!s) {
+    s = window.__websimDom = {n: 0, id: Math.random().toString(36).slice(2)};
+    new MutationObserver((records) => { s.n += records.length; }).observe(document, {
+      childList: true, subtree: true, characterData: true,
+      attributes: true, attributeFilter: ['hidden', 'src', 'href', 'open', 'value']});
+  }
+  return s.id + ':' + s.n + ':' + document.readyState;
 }"""
 
 #: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
@@ -49,7 +57,11 @@ _CUT_HTML_JS = """(max) => {
   return [html.slice(0, max), html.length];
 }"""
 
-_TIMINGS_JS = """() => {
+# After two animation frames (so what the wait saw is painted; at most 250 ms, a page may stop
+# its frames): the navigation timings.
+_TIMINGS_JS = """async () => {
+  await Promise.race([new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+                      new Promise((r) => setTimeout(r, 250))]);
   const e = performance.getEntriesByType('navigation')[0];
   if (!e) return null;
   return [e.responseStart, e.domContentLoadedEventEnd, e.loadEventEnd];
@@ -64,6 +76,9 @@ class CaptureOptions:
     dom_stable_checks: int = 3
     dom_check_interval_ms: int = 100
     screenshot: bool = True
+    #: A PNG screenshot (``WEBSIM_SCREENSHOTS_DIR`` keeps them); otherwise a JPEG, all the pHash and
+    #: the report's thumbnail need (:data:`SCREENSHOT_JPEG_QUALITY`).
+    png: bool = True
     cookies: str = ""  # WEBSIM_COOKIES, set in the page's context before navigation
 
 
@@ -136,7 +151,13 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
     idle_needed = options.network_idle_ms / 1000.0
     last_digest = None
     unchanged = 0
+    # The DOM is first asked about once the network is nearly idle: the checks that must follow
+    # fit in the idle time still to come, and a page still loading is not asked in vain.
+    ask_from = max(0.0, idle_needed - options.dom_stable_checks * interval)
     while True:
+        if tracker is not None and tracker.idle_for() < ask_from and time.monotonic() < deadline:
+            await asyncio.sleep(interval)
+            continue
         try:
             digest = await page.evaluate(_DOM_DIGEST_JS)
         except Exception:  # noqa: BLE001 - navigation in progress (JS redirect): start again
@@ -169,7 +190,7 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)
         if options.screenshot:
-            result["screenshot"] = await page.screenshot(type="png", full_page=False, timeout=10000)
+            result["screenshot"] = await take_screenshot(page, options)
         cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)
         if cut:
             result["html"], result["html_chars"] = cut
@@ -183,6 +204,18 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     except Exception:  # noqa: BLE001
         pass
     return result
+
+
+#: JPEG quality of the screenshot when no PNG is asked for. On 40 documentation pages the pHash of
+#: this JPEG is the PNG's on 85 % of them and never more than 2 bits away, for half of Chromium's
+#: encoding CPU (README "Performance", ``python bench/screenshot.py``).
+SCREENSHOT_JPEG_QUALITY = 80
+
+
+async def take_screenshot(page: Any, options: CaptureOptions) -> bytes:
+    if options.png:
+        return await page.screenshot(type="png", full_page=False, timeout=10000)
+    return await page.screenshot(type="jpeg", quality=SCREENSHOT_JPEG_QUALITY, full_page=False, timeout=10000)
 
 
 _ERROR_CODES = {

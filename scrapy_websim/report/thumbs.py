@@ -8,10 +8,11 @@ is kept in memory, and disk use is bounded by width and quality (README: bytes p
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}
@@ -23,8 +24,10 @@ def thumbnail_stem(url: str) -> str:
     return hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def make_thumbnail(image: bytes, width: int = 320, fmt: str = "webp", quality: int = 60) -> bytes:
-    """``image`` (PNG or any format Pillow reads) scaled to ``width`` pixels wide, encoded as ``fmt``.
+def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int = 60) -> bytes:
+    """``image`` (PNG or any format Pillow reads, as bytes, or a decoded PIL image such as the
+    pipeline's :func:`~scrapy_websim.core.visual.decode_image`, left open) scaled to ``width``
+    pixels wide, encoded as ``fmt``.
 
     Raises ``ValueError`` for bytes that are not an image.
     """
@@ -34,8 +37,8 @@ def make_thumbnail(image: bytes, width: int = 320, fmt: str = "webp", quality: i
         raise ValueError(f"thumbnail format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = io.BytesIO()
     try:
-        with Image.open(io.BytesIO(image)) as img:
-            img.draft("RGB", (width, width))  # JPEG input: decode at reduced size
+        with (Image.open(io.BytesIO(image)) if isinstance(image, bytes) else contextlib.nullcontext(image)) as img:
+            img.draft("RGB", (width, width))  # JPEG input: decode at reduced size (no-op once loaded)
             img.load()
             small = img
             if img.width > width:
@@ -53,7 +56,7 @@ def make_thumbnail(image: bytes, width: int = 320, fmt: str = "webp", quality: i
     return out.getvalue()
 
 
-def save_thumbnail(directory: str, url: str, image: bytes, width: int = 320, fmt: str = "webp",
+def save_thumbnail(directory: str, url: str, image: Any, width: int = 320, fmt: str = "webp",
                    quality: int = 60) -> str:
     """Write ``url``'s thumbnail into ``directory``; returns its path."""
     data = make_thumbnail(image, width, fmt, quality)
