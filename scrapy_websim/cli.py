@@ -252,7 +252,7 @@ def crawl_main(argv: List[str]) -> int:
 
         checked = WebsimConfig.from_settings(base)
         Finalizer.params_from_settings(base, checked)
-        if parse_networks(base.get("WEBSIM_DENY_NETWORKS")) and checked.proxy:
+        if parse_networks(checked.deny_networks) and checked.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY (--proxy) cannot be combined: the networks "
                               "are enforced by a local guard proxy that the browser must use directly")
         find_browser(checked.browser_executable)

@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Tuple
 
 from scrapy import Request
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, get_bool, get_number
+from scrapy_websim.config import PredictSettings
 from scrapy_websim.core.predictor import DupePredictor, PredictorParams, canonical_url
 from scrapy_websim.core.types import PageRecord
 
@@ -50,38 +49,6 @@ logger = logging.getLogger(__name__)
 
 META_KEY = "websim_predict"
 STATS = "websim/predict/"
-
-
-@dataclass(frozen=True)
-class PredictSettings:
-    enabled: bool = False
-    threshold: float = 0.98
-    exploration: float = 0.05
-    warmup: int = 300
-    seed: int = 0
-    jaccard: float = 0.9
-    confidence: float = 0.8
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> "PredictSettings":
-        """Read and validate the WEBSIM_PREDICT_* settings (errors name the setting and range)."""
-        d = cls()
-        return cls(
-            enabled=get_bool(settings, "WEBSIM_PREDICT_ENABLED", d.enabled),
-            threshold=get_number(settings, "WEBSIM_PREDICT_THRESHOLD", d.threshold, 0.0, 1.0),
-            exploration=get_number(settings, "WEBSIM_PREDICT_EXPLORATION", d.exploration, 0.0, 1.0),
-            warmup=get_number(settings, "WEBSIM_PREDICT_WARMUP", d.warmup, 0, 10_000_000, integer=True),
-            seed=get_number(settings, "WEBSIM_PREDICT_SEED", d.seed, -(2**63), 2**63 - 1, integer=True),
-            jaccard=get_number(settings, "WEBSIM_PREDICT_JACCARD", d.jaccard, 0.0, 1.0, lo_open=True),
-            confidence=_confidence(settings, d.confidence),
-        )
-
-
-def _confidence(settings: Any, default: float) -> float:
-    value = get_number(settings, "WEBSIM_PREDICT_CONFIDENCE", default, 0.5, 1.0)
-    if value >= 1.0:
-        raise ConfigError(f"WEBSIM_PREDICT_CONFIDENCE must be a number in [0.5, 1), got {value!r}")
-    return value
 
 
 class WebsimPredictMiddleware:
