@@ -380,50 +380,62 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     # Stack of (element, in_form, heading index or -1, phase, depth, region).
     stack: List[Tuple[Any, bool, int, int, int, int]] = [(start, False, -1, _ENTER, 0, _PAGE)]
     push, pop = stack.append, stack.pop
-    skip_tags, heading_tags = _SKIP_TAGS, _HEADING_TAGS
+    skip_tags = _SKIP_TAGS
     while stack:
         el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:
-            tail = el.tail
-            if tail:
-                _add_text(out, tail, in_form, heading, region)
+            if el.tail:
+                _add_text(out, el.tail, in_form, heading, region)
             continue
-        tag = el.tag
-        if tag.__class__ is not str:  # comments, processing instructions, entities
-            tag = ""
-        elif "}" in tag or not tag.islower():
-            tag = _tag(el)
+        tag = _walk_tag(el)
+        visible = False
         if phase == _ENTER:
             if el is not start:
                 push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
             visible = bool(tag) and tag not in skip_tags and not _hidden(el, tag)
-        else:
-            visible = False
         if skel is not None and tag and tag not in _SKELETON_SKIP:
-            skel.append(f"{depth}{tag}")
-            if not visible or tag in ("input", "textarea"):
-                for child in reversed(el):
-                    push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
-        if not visible:
-            continue
-        region = _region(el, tag, region)
-        c = 1 if region == _CHROME else 0
-        if tag == "form":
-            in_form = True
-            out.forms[c] += 1
-        elif tag == "input" or tag == "textarea":
-            _add_control(out, el, tag, in_form, heading, region)
-            continue
-        if heading < 0 and tag in heading_tags:
-            out.headings[c].append("")
-            heading = len(out.headings[c]) - 1
-        text = el.text
-        if text:
-            _add_text(out, text, in_form, heading, region)
-        depth += 1
-        for child in reversed(el):
-            push((child, in_form, heading, _ENTER, depth, region))
+            _add_skeleton(skel, push, el, tag, visible, depth, region)
+        if visible:
+            _enter(out, push, el, tag, in_form, heading, depth, region)
     return out
+
+
+def _walk_tag(el) -> str:
+    """``el``'s lower-case local tag name; "" for comments, processing instructions and entities."""
+    tag = el.tag
+    if tag.__class__ is not str:
+        return ""
+    if "}" in tag or not tag.islower():
+        return _tag(el)
+    return tag
+
+
+def _add_skeleton(skel: List[str], push, el, tag: str, visible: bool, depth: int, region: int) -> None:
+    """``{depth}{tag}`` of ``el``; a hidden element's (or a control's) children only for the skeleton."""
+    skel.append(f"{depth}{tag}")
+    if not visible or tag in ("input", "textarea"):
+        for child in reversed(el):
+            push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
+
+
+def _enter(out: _Walk, push, el, tag: str, in_form: bool, heading: int, depth: int, region: int) -> None:
+    """A visible element: its region, form and heading state, its text, then its children."""
+    region = _region(el, tag, region)
+    c = 1 if region == _CHROME else 0
+    if tag == "form":
+        in_form = True
+        out.forms[c] += 1
+    elif tag == "input" or tag == "textarea":
+        _add_control(out, el, tag, in_form, heading, region)
+        return
+    if heading < 0 and tag in _HEADING_TAGS:
+        out.headings[c].append("")
+        heading = len(out.headings[c]) - 1
+    if el.text:
+        _add_text(out, el.text, in_form, heading, region)
+    depth += 1
+    for child in reversed(el):
+        push((child, in_form, heading, _ENTER, depth, region))
 
 
 def _add_control(out: _Walk, el, tag: str, in_form: bool, heading: int, region: int) -> None:
