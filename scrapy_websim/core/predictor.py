@@ -311,59 +311,68 @@ class DupePredictor:
             return
         page = _Page(path, query, _url_hash(canon), self.min_hash(text))
         index = len(self._pages) < self.params.max_urls
-        pages = self._pages
-        pages[canon] = page
-        k = self._k
-
-        # hypothesis 1: pairs inside the path sample
-        sample = self._by_path.setdefault(path, _Sample())
-        inserted, evicted = sample.add(page.h, canon, "", k)
-        if inserted:
-            others = [e[1] for e in sample.entries if e[1] != canon]
-            stat = self.path_stats.setdefault(path, DupStat())
-            for is_dup in self._dups(page.mh, others):
-                stat.add(is_dup)
-            if evicted is not None:
-                gone = pages[evicted[1]]
-                for is_dup in self._dups(gone.mh, others):
-                    stat.add(is_dup, -1)
-
+        self._pages[canon] = page
+        self._learn_path(path, canon, page)
         if len(query) <= self.params.max_params:
-            # URLs differing from this one in a parameter this one has
             for param, value in query.items():
-                rest = _qkey(query, param)
-                group = self._by_rest.setdefault((path, rest), {}).setdefault(param, _Sample())
-                base = self._exact.get((path, rest))
-                inserted, evicted = group.add(page.h, canon, value, k)
-                if not inserted:
-                    continue
-                others = [e for e in group.entries if e[1] != canon]
-                for e, is_dup in zip(others, self._dups(page.mh, [e[1] for e in others])):
-                    self._count_param(path, param, rest, is_dup, 1)
-                if base is not None:
-                    is_dup = self._dup(page.mh, pages[base].mh)
-                    self._count_param(path, param, rest, is_dup, 1)
-                    self._count_value(path, param, value, is_dup, 1)
-                if evicted is not None:
-                    gone = pages[evicted[1]]
-                    for is_dup in self._dups(gone.mh, [e[1] for e in others]):
-                        self._count_param(path, param, rest, is_dup, -1)
-                    if base is not None:
-                        is_dup = self._dup(gone.mh, pages[base].mh)
-                        self._count_param(path, param, rest, is_dup, -1)
-                        self._count_value(path, param, evicted[2], is_dup, -1)
-            # URLs that are this one plus one parameter
-            qkey = _qkey(query)
-            for param, group in self._by_rest.get((path, qkey), {}).items():
-                entries = group.entries
-                for e, is_dup in zip(entries, self._dups(page.mh, [e[1] for e in entries])):
-                    self._count_param(path, param, qkey, is_dup, 1)
-                    self._count_value(path, param, e[2], is_dup, 1)
-            self._exact[(path, qkey)] = canon
+                self._learn_param(path, query, param, value, canon, page)
+            self._learn_plus_one(path, query, canon, page)
 
         if not index:
             # memory bound reached: keep the statistics, forget the page where no sample holds it
             self._forget_if_unreferenced(canon, page)
+
+    def _learn_path(self, path: str, canon: str, page: "_Page") -> None:
+        """Hypothesis 1: pairs inside the path sample."""
+        sample = self._by_path.setdefault(path, _Sample())
+        inserted, evicted = sample.add(page.h, canon, "", self._k)
+        if not inserted:
+            return
+        others = [e[1] for e in sample.entries if e[1] != canon]
+        stat = self.path_stats.setdefault(path, DupStat())
+        for is_dup in self._dups(page.mh, others):
+            stat.add(is_dup)
+        if evicted is not None:
+            gone = self._pages[evicted[1]]
+            for is_dup in self._dups(gone.mh, others):
+                stat.add(is_dup, -1)
+
+    def _learn_param(self, path: str, query: Dict[str, str], param: str, value: str, canon: str,
+                     page: "_Page") -> None:
+        """URLs differing from this one in a parameter this one has."""
+        pages = self._pages
+        rest = _qkey(query, param)
+        group = self._by_rest.setdefault((path, rest), {}).setdefault(param, _Sample())
+        base = self._exact.get((path, rest))
+        inserted, evicted = group.add(page.h, canon, value, self._k)
+        if not inserted:
+            return
+        others = [e for e in group.entries if e[1] != canon]
+        for e, is_dup in zip(others, self._dups(page.mh, [e[1] for e in others])):
+            self._count_param(path, param, rest, is_dup, 1)
+        if base is not None:
+            is_dup = self._dup(page.mh, pages[base].mh)
+            self._count_param(path, param, rest, is_dup, 1)
+            self._count_value(path, param, value, is_dup, 1)
+        if evicted is None:
+            return
+        gone = pages[evicted[1]]
+        for is_dup in self._dups(gone.mh, [e[1] for e in others]):
+            self._count_param(path, param, rest, is_dup, -1)
+        if base is not None:
+            is_dup = self._dup(gone.mh, pages[base].mh)
+            self._count_param(path, param, rest, is_dup, -1)
+            self._count_value(path, param, evicted[2], is_dup, -1)
+
+    def _learn_plus_one(self, path: str, query: Dict[str, str], canon: str, page: "_Page") -> None:
+        """URLs that are this one plus one parameter."""
+        qkey = _qkey(query)
+        for param, group in self._by_rest.get((path, qkey), {}).items():
+            entries = group.entries
+            for e, is_dup in zip(entries, self._dups(page.mh, [e[1] for e in entries])):
+                self._count_param(path, param, qkey, is_dup, 1)
+                self._count_value(path, param, e[2], is_dup, 1)
+        self._exact[(path, qkey)] = canon
 
     def add_pending(self, url: str) -> None:
         """Note a URL that will be fetched (scheduled, not yet fetched).
