@@ -264,6 +264,7 @@ class Setting:
     range: str  #: valid values, "" = any value of the type
     doc: str
     group: str
+    param: str = ""  #: "kind.field" of the core parameter object it sets (see param_settings)
     shown: str = ""  #: README's default cell where it is not the plain default
 
     def readme_default(self) -> str:
@@ -278,7 +279,8 @@ class Setting:
 
 
 def _group(group: str, *rows: Tuple[Any, ...]) -> Tuple[Setting, ...]:
-    return tuple(Setting(name, typ, default, rng, doc, group, *shown) for name, typ, default, rng, doc, *shown in rows)
+    """Rows ``(name, type, default, range, description[, param[, README default]])``."""
+    return tuple(Setting(name, typ, default, rng, doc, group, *more) for name, typ, default, rng, doc, *more in rows)
 
 
 _R = "Rendering and crawl"
@@ -315,60 +317,60 @@ SETTINGS: Tuple[Setting, ...] = (
         ("WEBSIM_THUMBNAIL_QUALITY", "int", 60, "[1, 100]", "encoder quality"),
     ),
     *_group("Decision and clustering",
-        ("WEBSIM_TEXT_THRESHOLD", "float", 0.75, "[0, 1]", "rule 1: minimum SimHash text similarity"),
-        ("WEBSIM_TEXT_JACCARD_THRESHOLD", "float", 0.6, "[0, 1]", "rule 1: minimum MinHash text similarity"),
-        ("WEBSIM_STRUCTURE_THRESHOLD", "float", 0.9, "[0, 1]", "rule 1: minimum structure similarity"),
-        ("WEBSIM_VISUAL_THRESHOLD", "float", 0.9, "[0, 1]", "rule 1: minimum visual similarity"),
-        ("WEBSIM_VISUAL_FALLBACK_THRESHOLD", "float", 0.99, "[0, 1.01]", "rule 2: visual alone (> 1 disables)"),
-        ("WEBSIM_VISUAL_FALLBACK_MIN_BITS", "int", 8, "[0, 32]", "rule 2: pHash bits set and unset at least"),
-        ("WEBSIM_VISUAL_FALLBACK_MIN_JACCARD", "float", 0.3, "[0, 1]", "rule 2: minimum MinHash text similarity"),
-        ("WEBSIM_TEXT_MIN_LENGTH_RATIO", "float", 0.3, "[0, 1]", "text similarity is 0 below this length ratio"),
-        ("WEBSIM_TEXT_MAX_DISTANCE", "int", 16, "[1, 64]", "SimHash distance where text similarity reaches 0"),
-        ("WEBSIM_VISUAL_MAX_DISTANCE", "int", 20, "[1, 64]", "pHash distance where visual similarity reaches 0"),
-        ("WEBSIM_STRUCTURE_MEASURE", "str", "paths", "paths, lcs, both", "structure similarity measure"),
-        ("WEBSIM_STRUCTURE_COUNT_WEIGHT", "float", 0.5, "[0, 1]", "weight of the DOM-count cosine in paths"),
+        ("WEBSIM_TEXT_THRESHOLD", "float", 0.75, "[0, 1]", "rule 1: minimum SimHash text similarity", "decision.rule1_text"),
+        ("WEBSIM_TEXT_JACCARD_THRESHOLD", "float", 0.6, "[0, 1]", "rule 1: minimum MinHash text similarity", "decision.rule1_jaccard"),
+        ("WEBSIM_STRUCTURE_THRESHOLD", "float", 0.9, "[0, 1]", "rule 1: minimum structure similarity", "decision.rule1_structure"),
+        ("WEBSIM_VISUAL_THRESHOLD", "float", 0.9, "[0, 1]", "rule 1: minimum visual similarity", "decision.rule1_visual"),
+        ("WEBSIM_VISUAL_FALLBACK_THRESHOLD", "float", 0.99, "[0, 1.01]", "rule 2: visual alone (> 1 disables)", "decision.rule2_visual"),
+        ("WEBSIM_VISUAL_FALLBACK_MIN_BITS", "int", 8, "[0, 32]", "rule 2: pHash bits set and unset at least", "decision.rule2_min_phash_bits"),
+        ("WEBSIM_VISUAL_FALLBACK_MIN_JACCARD", "float", 0.3, "[0, 1]", "rule 2: minimum MinHash text similarity", "decision.rule2_min_jaccard"),
+        ("WEBSIM_TEXT_MIN_LENGTH_RATIO", "float", 0.3, "[0, 1]", "text similarity is 0 below this length ratio", "decision.text_min_len_ratio"),
+        ("WEBSIM_TEXT_MAX_DISTANCE", "int", 16, "[1, 64]", "SimHash distance where text similarity reaches 0", "decision.text_max_distance"),
+        ("WEBSIM_VISUAL_MAX_DISTANCE", "int", 20, "[1, 64]", "pHash distance where visual similarity reaches 0", "decision.visual_max_distance"),
+        ("WEBSIM_STRUCTURE_MEASURE", "str", "paths", "paths, lcs, both", "structure similarity measure", "decision.structure_measure"),
+        ("WEBSIM_STRUCTURE_COUNT_WEIGHT", "float", 0.5, "[0, 1]", "weight of the DOM-count cosine in paths", "decision.structure_count_weight"),
         ("WEBSIM_SAME_HOST_ONLY", "bool", False, "", "compare pages of the same host only"),
-        ("WEBSIM_PREFILTER_SIMHASH_DISTANCE", "int", 8, "[0, 11]", "candidate SimHash distance"),
-        ("WEBSIM_PREFILTER_LENGTH_DIFF", "float", 0.5, "[0, 1]", "candidate text-length difference"),
-        ("WEBSIM_CLUSTER_PASSES", "int", 0, ">= 0", "canonical-centred passes per group, 0 = to completion"),
+        ("WEBSIM_PREFILTER_SIMHASH_DISTANCE", "int", 8, "[0, 11]", "candidate SimHash distance", "cluster.simhash_distance"),
+        ("WEBSIM_PREFILTER_LENGTH_DIFF", "float", 0.5, "[0, 1]", "candidate text-length difference", "cluster.length_diff"),
+        ("WEBSIM_CLUSTER_PASSES", "int", 0, ">= 0", "canonical-centred passes per group, 0 = to completion", "cluster.passes"),
     ),
     *_group("Features",
-        ("WEBSIM_TEXT_EXTRACTOR", "str", "websim", "websim, trafilatura", "main-text extractor"),
-        ("WEBSIM_TEXT_SEMANTIC_MIN_SHARE", "float", 0.5, "[0, 1]", "share of text article/main must hold"),
-        ("WEBSIM_TEXT_SEMANTIC_MIN_CHARS", "int", 140, ">= 0", "minimum characters of such a container"),
-        ("WEBSIM_TEXT_MAX_LINK_DENSITY", "float", 0.5, "[0, 1]", "blocks with more link text are dropped"),
-        ("WEBSIM_TEXT_ARTICLE_MIN_SHARE", "float", 1.0, "[0, 1]", "article share of the visible text to judge by it"),
-        ("WEBSIM_TEXT_LIST_FALLBACK_CHARS", "int", 200, "[0, 1000000]", "shorter articles: judged by visible text"),
-        ("WEBSIM_TEXT_PROSE_SHARE", "float", 0.6, "[0, 1]", "density extraction widens to this paragraph share"),
-        ("WEBSIM_DOM_MAX_PATHS", "int", 512, "[1, 100000]", "tag paths kept per page"),
-        ("WEBSIM_DOM_MAX_PATH_DEPTH", "int", 32, "[1, 1000]", "tags per path"),
-        ("WEBSIM_MAX_TAGS", "int", 5000, "[1, 1000000]", "tag-sequence length kept for LCS"),
+        ("WEBSIM_TEXT_EXTRACTOR", "str", "websim", "websim, trafilatura", "main-text extractor", "text.extractor"),
+        ("WEBSIM_TEXT_SEMANTIC_MIN_SHARE", "float", 0.5, "[0, 1]", "share of text article/main must hold", "text.semantic_min_share"),
+        ("WEBSIM_TEXT_SEMANTIC_MIN_CHARS", "int", 140, ">= 0", "minimum characters of such a container", "text.semantic_min_chars"),
+        ("WEBSIM_TEXT_MAX_LINK_DENSITY", "float", 0.5, "[0, 1]", "blocks with more link text are dropped", "text.max_link_density"),
+        ("WEBSIM_TEXT_ARTICLE_MIN_SHARE", "float", 1.0, "[0, 1]", "article share of the visible text to judge by it", "text.article_min_share"),
+        ("WEBSIM_TEXT_LIST_FALLBACK_CHARS", "int", 200, "[0, 1000000]", "shorter articles: judged by visible text", "text.list_fallback_chars"),
+        ("WEBSIM_TEXT_PROSE_SHARE", "float", 0.6, "[0, 1]", "density extraction widens to this paragraph share", "text.prose_share"),
+        ("WEBSIM_DOM_MAX_PATHS", "int", 512, "[1, 100000]", "tag paths kept per page", "dom.max_paths"),
+        ("WEBSIM_DOM_MAX_PATH_DEPTH", "int", 32, "[1, 1000]", "tags per path", "dom.max_path_depth"),
+        ("WEBSIM_MAX_TAGS", "int", 5000, "[1, 1000000]", "tag-sequence length kept for LCS", "lcs.max_tags"),
     ),
     *_group("Rules and URLs",
-        ("WEBSIM_RULES_ENABLED", "list", CORE_DEFAULT, "rule ids", "rules that may fire",
+        ("WEBSIM_RULES_ENABLED", "list", CORE_DEFAULT, "rule ids", "rules that may fire", "rules.enabled_rules",
          "all: `E1 E3 L1 W1 M1 T1 R1 U1`"),
         ("WEBSIM_RULE_KEYWORDS", "dict", {}, "rule id -> words", "words added to a rule's list"),
         ("WEBSIM_RULE_KEYWORDS_REPLACE", "dict", {}, "rule id -> words", "lists that replace a rule's list"),
-        ("WEBSIM_THIN_HTML_BYTES", "int", 1024, ">= 0", "T1: HTML below this is thin"),
-        ("WEBSIM_THIN_TEXT_CHARS", "int", 200, ">= 0", "T1: main text below this is thin"),
-        ("WEBSIM_RULE_SHORT_TEXT_CHARS", "int", 600, ">= 0", "keyword rules on 2xx pages need less main text"),
-        ("WEBSIM_LOGIN_FORM_SHARE", "float", 0.5, "[0, 1]", "L1 on 2xx: share of the page inside forms"),
-        ("WEBSIM_ERROR_LENGTH_TOLERANCE", "float", 0.2, "[0, 1]", "E3: HTML-length band within one template"),
-        ("WEBSIM_RULE_SIGNAL_CHARS", "int", 120, ">= 0", "characters of visible text kept in the signals"),
-        ("WEBSIM_RULE_SCOPE", "str", "template", "template, origin", "rule clusters per template or per origin"),
-        ("WEBSIM_URL_INDEX_FILES", "list", CORE_DEFAULT, "", "last path segments dropped by normalisation",
+        ("WEBSIM_THIN_HTML_BYTES", "int", 1024, ">= 0", "T1: HTML below this is thin", "rules.thin_html_bytes"),
+        ("WEBSIM_THIN_TEXT_CHARS", "int", 200, ">= 0", "T1: main text below this is thin", "rules.thin_text_chars"),
+        ("WEBSIM_RULE_SHORT_TEXT_CHARS", "int", 600, ">= 0", "keyword rules on 2xx pages need less main text", "rules.short_text_chars"),
+        ("WEBSIM_LOGIN_FORM_SHARE", "float", 0.5, "[0, 1]", "L1 on 2xx: share of the page inside forms", "rules.form_share"),
+        ("WEBSIM_ERROR_LENGTH_TOLERANCE", "float", 0.2, "[0, 1]", "E3: HTML-length band within one template", "rules.e3_length_tolerance"),
+        ("WEBSIM_RULE_SIGNAL_CHARS", "int", 120, ">= 0", "characters of visible text kept in the signals", "rules.signal_text_chars"),
+        ("WEBSIM_RULE_SCOPE", "str", "template", "template, origin", "rule clusters per template or per origin", "rules.scope"),
+        ("WEBSIM_URL_INDEX_FILES", "list", CORE_DEFAULT, "", "last path segments dropped by normalisation", "urls.index_files",
          "`index.html index.htm index.php …`"),
-        ("WEBSIM_URL_TRACKING_PARAMS", "list", CORE_DEFAULT, "", "query parameters dropped",
+        ("WEBSIM_URL_TRACKING_PARAMS", "list", CORE_DEFAULT, "", "query parameters dropped", "urls.tracking_params",
          "`_hsenc spm srsltid …`"),
-        ("WEBSIM_URL_KEEP_PARAMS", "list", (), "", "query parameters never dropped"),
-        ("WEBSIM_URL_BROAD_TRACKERS", "bool", False, "", "also drop courlan's broad tracker list"),
-        ("WEBSIM_URL_STRIP_TRAILING_SLASH", "bool", True, "", "/a/ and /a are the same URL"),
+        ("WEBSIM_URL_KEEP_PARAMS", "list", (), "", "query parameters never dropped", "urls.keep_params"),
+        ("WEBSIM_URL_BROAD_TRACKERS", "bool", False, "", "also drop courlan's broad tracker list", "urls.use_courlan_trackers"),
+        ("WEBSIM_URL_STRIP_TRAILING_SLASH", "bool", True, "", "/a/ and /a are the same URL", "urls.strip_trailing_slash"),
     ),
     *_group("Many machines (distributed mode)",
         ("WEBSIM_REDIS_URL", "str", "", "redis:// URL", "Redis of the distributed job; set: the crawl is a worker"),
         ("WEBSIM_REDIS_JOB", "str", "websim", "1-200 characters", "job name"),
         ("WEBSIM_REDIS_LEASE_TIMEOUT", "float s", 120.0, "[4, 86400], >= WEBSIM_PAGE_TIMEOUT",
-         "un-renewed leases go back to the queue after this", "`120` (`WEBSIM_PAGE_TIMEOUT` if larger)"),
+         "un-renewed leases go back to the queue after this", "", "`120` (`WEBSIM_PAGE_TIMEOUT` if larger)"),
     ),
     *_group("Duplicate prediction",
         ("WEBSIM_PREDICT_ENABLED", "bool", False, "", "predict for every request"),
@@ -400,57 +402,19 @@ def check_names(settings: Any) -> None:
             raise ConfigError(f"unknown setting {name}{hint}")
 
 
-# The core parameter objects' fields and the settings that set them (``build_params``).
-TEXT_SETTINGS = {
-    "extractor": "WEBSIM_TEXT_EXTRACTOR",
-    "semantic_min_share": "WEBSIM_TEXT_SEMANTIC_MIN_SHARE",
-    "semantic_min_chars": "WEBSIM_TEXT_SEMANTIC_MIN_CHARS",
-    "max_link_density": "WEBSIM_TEXT_MAX_LINK_DENSITY",
-    "list_fallback_chars": "WEBSIM_TEXT_LIST_FALLBACK_CHARS",
-    "article_min_share": "WEBSIM_TEXT_ARTICLE_MIN_SHARE",
-    "prose_share": "WEBSIM_TEXT_PROSE_SHARE",
-}
-DOM_SETTINGS = {
-    "max_paths": "WEBSIM_DOM_MAX_PATHS",
-    "max_path_depth": "WEBSIM_DOM_MAX_PATH_DEPTH",
-}
-LCS_SETTINGS = {"max_tags": "WEBSIM_MAX_TAGS"}
-DECISION_SETTINGS = {
-    "rule1_text": "WEBSIM_TEXT_THRESHOLD",
-    "rule1_jaccard": "WEBSIM_TEXT_JACCARD_THRESHOLD",
-    "rule1_structure": "WEBSIM_STRUCTURE_THRESHOLD",
-    "rule1_visual": "WEBSIM_VISUAL_THRESHOLD",
-    "rule2_visual": "WEBSIM_VISUAL_FALLBACK_THRESHOLD",
-    "text_min_len_ratio": "WEBSIM_TEXT_MIN_LENGTH_RATIO",
-    "text_max_distance": "WEBSIM_TEXT_MAX_DISTANCE",
-    "visual_max_distance": "WEBSIM_VISUAL_MAX_DISTANCE",
-    "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
-    "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
-    "rule2_min_phash_bits": "WEBSIM_VISUAL_FALLBACK_MIN_BITS",
-    "rule2_min_jaccard": "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD",
-}
-URL_SETTINGS = {
-    "index_files": "WEBSIM_URL_INDEX_FILES",
-    "tracking_params": "WEBSIM_URL_TRACKING_PARAMS",
-    "keep_params": "WEBSIM_URL_KEEP_PARAMS",
-    "use_courlan_trackers": "WEBSIM_URL_BROAD_TRACKERS",
-    "strip_trailing_slash": "WEBSIM_URL_STRIP_TRAILING_SLASH",
-}
-RULE_SETTINGS = {
-    "enabled_rules": "WEBSIM_RULES_ENABLED",
-    "thin_html_bytes": "WEBSIM_THIN_HTML_BYTES",
-    "thin_text_chars": "WEBSIM_THIN_TEXT_CHARS",
-    "short_text_chars": "WEBSIM_RULE_SHORT_TEXT_CHARS",
-    "form_share": "WEBSIM_LOGIN_FORM_SHARE",
-    "e3_length_tolerance": "WEBSIM_ERROR_LENGTH_TOLERANCE",
-    "signal_text_chars": "WEBSIM_RULE_SIGNAL_CHARS",
-    "scope": "WEBSIM_RULE_SCOPE",
-}
-CLUSTER_SETTINGS = {
-    "simhash_distance": "WEBSIM_PREFILTER_SIMHASH_DISTANCE",
-    "length_diff": "WEBSIM_PREFILTER_LENGTH_DIFF",
-    "passes": "WEBSIM_CLUSTER_PASSES",
-}
+def param_settings(kind: str) -> Dict[str, str]:
+    """``{field: setting}`` of a core parameter object (``build_params``): ``kind`` is the part of
+    ``Setting.param`` before the dot (text, dom, lcs, decision, urls, rules, cluster)."""
+    return {s.param.split(".", 1)[1]: s.name for s in SETTINGS if s.param.split(".", 1)[0] == kind}
+
+
+TEXT_SETTINGS = param_settings("text")
+DOM_SETTINGS = param_settings("dom")
+LCS_SETTINGS = param_settings("lcs")
+DECISION_SETTINGS = param_settings("decision")
+URL_SETTINGS = param_settings("urls")
+RULE_SETTINGS = param_settings("rules")
+CLUSTER_SETTINGS = param_settings("cluster")
 
 
 def rule_keywords(settings: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:

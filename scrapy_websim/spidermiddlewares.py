@@ -42,7 +42,7 @@ from scrapy import Request
 
 from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import PredictSettings
-from scrapy_websim.core.predictor import DupePredictor, PredictorParams, canonical_url
+from scrapy_websim.core.predictor import DupePredictor, PredictorParams, url_key
 from scrapy_websim.core.types import PageRecord
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class WebsimPredictMiddleware:
                 self._build()
             return
         self.predictor.update_model(record.url, main_text)
-        dupe = self._explored.pop(canonical_url(record.url), None)
+        dupe = self._explored.pop(url_key(record.url), None)
         if dupe is not None:
             sim = self.predictor.content_similarity(record.url, dupe)
             if sim is not None:
@@ -130,14 +130,14 @@ class WebsimPredictMiddleware:
             self._build()
         self.stats.inc_value(STATS + "checked")
         prob, dupe = self.predictor.predict(request.url)
-        if dupe is None or prob < self.settings.threshold or dupe == canonical_url(request.url):
+        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(request.url):
             # (an exact repeat is the dupefilter's business, not a prediction)
             self.predictor.add_pending(request.url)
             return request
         if self._explore(request.url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
-                self._explored[canonical_url(request.url)] = dupe
+                self._explored[url_key(request.url)] = dupe
             self.predictor.add_pending(request.url)
             return request
         self.stats.inc_value(STATS + "dropped")

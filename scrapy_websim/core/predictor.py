@@ -58,7 +58,7 @@ __all__ = [
     "PredictorParams",
     "DupePredictor",
     "DupStat",
-    "canonical_url",
+    "url_key",
     "shingles",
     "boilerplate_shingles",
     "wilson_bounds",
@@ -185,14 +185,15 @@ def _url_hash(url: str) -> int:
     return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
 
 
-def canonical_url(url: str) -> str:
-    """The form under which the predictor knows a URL (sorted query, no fragment)."""
+def url_key(url: str) -> str:
+    """The key under which the predictor knows a URL (sorted query, no fragment). Not the
+    canonical URL of a cluster (``Cluster.canonical_url``): two URLs with one key are one page."""
     return canonicalize_url(url, keep_fragments=False)
 
 
 def _parse(url: str) -> Tuple[str, str, Dict[str, str]]:
     """(canonical url, host+path, {param: value}); a repeated parameter's values are joined."""
-    canon = canonical_url(url)
+    canon = url_key(url)
     parts = urlsplit(canon)
     query: Dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True):
@@ -276,6 +277,9 @@ class DupePredictor:
         self._exact: Dict[Tuple[str, QKey], str] = {}
         # URLs scheduled but not fetched yet (add_pending): partners for prediction, no statistics
         self._pending: set = set()
+        #: key -> the URL as first given (learned or pending): a predicted duplicate names the page
+        #: as the crawl knows it, not in key form (query order may differ)
+        self._urls: Dict[str, str] = {}
         self._pending_path: Dict[str, str] = {}
         self._pending_exact: Dict[Tuple[str, QKey], str] = {}
         self._pending_rest: Dict[Tuple[str, QKey], Dict[str, List[Tuple[str, str]]]] = {}
@@ -312,6 +316,7 @@ class DupePredictor:
         page = _Page(path, query, _url_hash(canon), self.min_hash(text))
         index = len(self._pages) < self.params.max_urls
         self._pages[canon] = page
+        self._urls.setdefault(canon, url)
         self._learn_path(path, canon, page)
         if len(query) <= self.params.max_params:
             for param, value in query.items():
@@ -385,6 +390,7 @@ class DupePredictor:
         if canon in self._pages or canon in self._pending or len(self._pending) >= self.params.max_urls:
             return
         self._pending.add(canon)
+        self._urls.setdefault(canon, url)
         self._pending_path.setdefault(path, canon)
         self._pending_exact.setdefault((path, _qkey(query)), canon)
         if len(query) <= self.params.max_params:
@@ -399,11 +405,12 @@ class DupePredictor:
 
     def get_dupe_url(self, url: str) -> Optional[str]:
         """The fetched URL that ``url`` most likely duplicates (None if nothing bears on it)."""
-        return self._predict(url)[1]
+        return self.predict(url)[1]
 
     def predict(self, url: str) -> Tuple[float, Optional[str]]:
-        """``(get_dupe_prob(url), get_dupe_url(url))`` in one pass."""
-        return self._predict(url)
+        """``(get_dupe_prob(url), get_dupe_url(url))`` in one pass; the URL as first given."""
+        prob, dupe = self._predict(url)
+        return prob, (self._urls.get(dupe, dupe) if dupe is not None else None)
 
     def content_similarity(self, url_a: str, url_b: str) -> Optional[float]:
         """Estimated Jaccard similarity of two fetched pages (None if either is unknown)."""
@@ -547,3 +554,5 @@ class DupePredictor:
         if self._exact.get(key) == canon:
             del self._exact[key]
         del self._pages[canon]
+        if canon not in self._pending:
+            self._urls.pop(canon, None)
