@@ -62,7 +62,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .types import Assignment, Cluster, PageRecord, PairResult
+from .types import Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 _MASK64 = (1 << 64) - 1
 #: Bit layout of the multi-index parts: (shift, width).
@@ -162,7 +162,7 @@ def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
     _, status, ctype, html_len, text_len, error = row[:6]
     return (
         200 <= (status or 0) <= 299
-        and "text/html" in (ctype or "").lower()
+        and is_html_type(ctype)
         and (html_len or 0) >= params.min_html_len
         and (text_len or 0) >= params.min_text_len
         and not error
@@ -170,7 +170,7 @@ def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
 
 
 def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> bool:
-    """SPEC section 6: status 2xx, content type contains text/html, HTML >= 1 KB, main text >= 200
+    """SPEC section 6: status 2xx, an HTML or XHTML content type, HTML >= 1 KB, main text >= 200
     characters, and no error."""
     return _row_eligible(key_row(record), params)
 

@@ -51,6 +51,17 @@ DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 _HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
 
 
+#: Content types of an HTML page: the one "is HTML" definition (rendering, clustering eligibility).
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def is_html_type(content_type: Optional[str], empty_is_html: bool = False) -> bool:
+    """``content_type`` (parameters and case ignored) is HTML or XHTML; an empty one only with
+    ``empty_is_html``."""
+    ct = (content_type or "").split(";")[0].strip().lower()
+    return ct in HTML_TYPES or (empty_is_html and not ct)
+
+
 def hex64(value: Optional[int]) -> Optional[str]:
     return None if value is None else format(value & 0xFFFFFFFFFFFFFFFF, "016x")
 
