@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 PAGE_TYPES = ("list", "detail", "unknown")
 
@@ -225,33 +225,27 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
     # What _blocks would say about each element's subtree, for all elements in one bottom-up
     # pass (linear) instead of one walk per furniture candidate and per repeated item (quadratic
     # on nested lists and menus). Only when the body was walked whole; else walk subtrees.
-    summary = _Summaries(None if feats["truncated"] else _Profiles(elements, params), params)
+    summary = _summaries(None if feats["truncated"] else _Profiles(elements, params), params)
     boiler = _furniture(elements, summary, params)
     members = _repeated_items(elements, boiler, summary, params)
     regions, links = _regions(body, boiler, members, params)
     _region_features(feats, regions, len(members), params)
-    feats["links"] = links
-    return feats
+    return dict(feats, links=links)
 
 
-class _Summaries:
+def _summaries(profiles: Optional["_Profiles"], params: PageTypeParams) -> Callable[[Any], tuple]:
     """(prose blocks, chars, link chars, links, first text in a link) of an element's subtree."""
+    if profiles is not None:
+        return profiles.summary
 
-    __slots__ = ("profiles", "params")
-
-    def __init__(self, profiles: Optional["_Profiles"], params: PageTypeParams) -> None:
-        self.profiles, self.params = profiles, params
-
-    def __call__(self, el: Any) -> Tuple[int, int, int, int, bool]:
-        if self.profiles is not None:
-            return self.profiles.summary(el)
-        params = self.params
+    def summary(el: Any) -> Tuple[int, int, int, int, bool]:
         blocks, _, n_links, first_in_link = _blocks(el, params.max_nodes)
         return (sum(_is_prose(b, params) for b in blocks), sum(b[0] for b in blocks),
                 sum(b[1] for b in blocks), n_links, first_in_link)
+    return summary
 
 
-def _furniture(elements: List[Any], summary: _Summaries, params: PageTypeParams) -> set:
+def _furniture(elements: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
     """Page furniture: navigation, header, footer, sidebars and everything inside them."""
     boiler: set = set()
     for el in elements:
@@ -266,7 +260,7 @@ def _furniture(elements: List[Any], summary: _Summaries, params: PageTypeParams)
     return boiler
 
 
-def _repeated_items(elements: List[Any], boiler: set, summary: _Summaries, params: PageTypeParams) -> set:
+def _repeated_items(elements: List[Any], boiler: set, summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
     """Repeated sibling blocks outside the furniture whose members mostly lead somewhere."""
     members: set = set()
     for parent in elements:
@@ -283,9 +277,8 @@ def _repeated_items(elements: List[Any], boiler: set, summary: _Summaries, param
     return members
 
 
-def _is_item_group(group: List[Any], summary: _Summaries, params: PageTypeParams) -> bool:
-    """Items lead somewhere and carry little running text each (repeated sections of prose are
-    not list items)."""
+def _is_item_group(group: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> bool:
+    """Items lead somewhere and carry little running text each (repeated prose is no list)."""
     linked = plain = 0
     for m in group:
         _, chars, link, n_links, first_in_link = summary(m)
@@ -296,7 +289,7 @@ def _is_item_group(group: List[Any], summary: _Summaries, params: PageTypeParams
 
 
 def _open_element(el: Any, boiler: set, members: set, stack: List[Any]) -> tuple:
-    """An element's start in :func:`_regions`' walk: pushes its end and its content, returns its end."""
+    """An element's start in :func:`_regions`' walk: pushes its end and content, returns the end."""
     tag = _local(el.tag)
     member = el in members
     in_boiler = el in boiler
@@ -372,13 +365,11 @@ def _region_features(feats: Dict[str, float], regions: Dict[str, List[List[int]]
         text_chars=text_chars,
         link_chars=link_chars,
         link_density=round(link_chars / text_chars, 4) if text_chars else 0.0,
-        running_chars=sum(prose),
-        prose_blocks=len(prose),
+        running_chars=sum(prose), prose_blocks=len(prose),
         main_chars=text_chars - sum(b[0] for b in regions["boiler"]),
         list_items=n_members,
         list_chars=list_chars,
-        list_link_chars=list_link_chars,
-        text_per_item=round((list_chars - list_link_chars) / n_members, 1) if n_members else 0.0,
+        list_link_chars=list_link_chars, text_per_item=round((list_chars - list_link_chars) / n_members, 1) if n_members else 0.0,
     )
 
 
@@ -427,8 +418,7 @@ def _count_block(chars: int, link: int, min_chars: int, density: float, long_: i
 
 
 def _end_profile(tag: Optional[str], density: float, profile: tuple) -> tuple:
-    """A profile as its element's parent sees it: nothing inside a skipped element counts; inside
-    ``<a>`` all text is link text."""
+    """A profile as its parent sees it: skipped elements count nothing; in ``<a>`` all is link text."""
     cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links = profile
     if tag in SKIP_TAGS:
         return (cut, 0, 0, 0, 0, 0, 0, 0, 0, None, links)
