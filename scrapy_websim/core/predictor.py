@@ -41,7 +41,6 @@ Pure module: no Scrapy import.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import math
 import re
 from collections import Counter
@@ -53,6 +52,8 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
+
+from .types import blake2b64
 
 __all__ = [
     "PredictorParams",
@@ -182,7 +183,7 @@ QKey = Tuple[Tuple[str, str], ...]
 
 
 def _url_hash(url: str) -> int:
-    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
+    return blake2b64(url)
 
 
 def url_key(url: str) -> str:
