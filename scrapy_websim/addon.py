@@ -105,27 +105,28 @@ class Addon:
         # Chromium takes URLs up to 2 MB; Scrapy's 2083 would drop longer list lines
         _set_if_default(settings, "URLLENGTH_LIMIT", 2 * 1024 * 1024)
 
-        http_timeout = float(settings.get("WEBSIM_HTTP_TIMEOUT") or 10)
-        page_timeout = float(settings.get("WEBSIM_PAGE_TIMEOUT") or 20)
-        _set_if_default(settings, "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", page_timeout * 1000)
-        _set_if_default(settings, "DOWNLOAD_TIMEOUT", max(http_timeout, page_timeout))
+        from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
+
+        websim = WebsimConfig.from_settings(settings)  # every WEBSIM_* setting checked here first
+        _set_if_default(settings, "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", websim.page_timeout * 1000)
+        _set_if_default(settings, "DOWNLOAD_TIMEOUT", max(websim.http_timeout, websim.page_timeout))
 
         launch = dict(settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS"))
         if not launch.get("executable_path") and settings.get("PLAYWRIGHT_BROWSER_TYPE", "chromium") == "chromium":
-            launch["executable_path"], _tried = find_browser(settings.get("WEBSIM_BROWSER_EXECUTABLE") or "")
+            launch["executable_path"], _tried = find_browser(websim.browser_executable)
         launch.setdefault("headless", True)
         launch.setdefault("args", list(DEFAULT_ARGS))
-        _scan_settings(settings, launch)
+        _scan_settings(settings, launch, websim)
         settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", launch,
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
-        if settings.get("WEBSIM_REDIS_URL"):
-            _wire_redis(settings)
+        if websim.redis_url:
+            _wire_redis(settings, websim)
         # Rendering is CPU-bound: more pages in flight than ~2 per core only adds contention.
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
 
 
-def _wire_redis(settings: Any) -> None:
+def _wire_redis(settings: Any, websim: Any) -> None:
     """``WEBSIM_REDIS_URL``: scrapy-redis's scheduler on the job's queue, with leases (distributed mode)."""
     from scrapy_websim.config import ConfigError  # noqa: PLC0415
     from scrapy_websim.distributed.job import JobError, scheduler_settings  # noqa: PLC0415
@@ -135,7 +136,7 @@ def _wire_redis(settings: Any) -> None:
     except ImportError:
         raise ConfigError("WEBSIM_REDIS_URL needs scrapy-redis: pip install 'scrapy-websim[redis]'") from None
     try:
-        wiring = scheduler_settings(settings.get("WEBSIM_REDIS_URL"), settings.get("WEBSIM_REDIS_JOB") or "websim")
+        wiring = scheduler_settings(websim.redis_url, websim.redis_job or "websim")
     except JobError as exc:
         raise ConfigError(f"WEBSIM_REDIS_JOB: {exc}") from None
     for name, value in wiring.items():
@@ -145,15 +146,15 @@ def _wire_redis(settings: Any) -> None:
 PER_HOST_CONCURRENCY = 2
 
 
-def _scan_settings(settings: Any, launch: dict) -> None:
+def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     """Proxy for Chromium, TLS policy of Scrapy's own client, per-host politeness."""
-    from scrapy_websim.config import get_bool, parse_proxy, proxy_parts  # noqa: PLC0415
+    from scrapy_websim.config import proxy_parts  # noqa: PLC0415
 
-    proxy = parse_proxy("WEBSIM_PROXY", settings.get("WEBSIM_PROXY") or "")
+    proxy = websim.proxy
     if proxy:
         # Playwright also adds Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
         launch.setdefault("proxy", proxy_parts(proxy))
-    if get_bool(settings, "WEBSIM_STRICT_TLS", False):
+    if websim.strict_tls:
         # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
         _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")

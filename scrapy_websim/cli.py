@@ -24,6 +24,8 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
+from scrapy_websim.config import default
+
 #: Exit statuses (README "Exit status").
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
 #: Inside a ``--resume`` directory: the URL list of the job and the result files it wrote.
@@ -164,7 +166,7 @@ def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Nam
     return settings
 
 
-def crawl_main(argv: List[str]) -> int:
+def _crawl_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="websim",
         description="Render a list of URLs in headless Chromium, cluster duplicate pages and label special pages.",
@@ -178,9 +180,9 @@ def crawl_main(argv: List[str]) -> int:
                         "an nmap XML report, - for standard input, or comma-separated URLs")
     _add_output_options(parser)
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
-    parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
-    parser.add_argument("--page-timeout", type=float, default=20.0, help="seconds for a whole page (default 20)")
-    parser.add_argument("--batch-size", type=int, default=1000, help="records buffered before a write to disk (default 1000)")
+    parser.add_argument("--http-timeout", type=float, default=default("WEBSIM_HTTP_TIMEOUT"), help="seconds for the HTTP response (default 10)")
+    parser.add_argument("--page-timeout", type=float, default=default("WEBSIM_PAGE_TIMEOUT"), help="seconds for a whole page (default 20)")
+    parser.add_argument("--batch-size", type=int, default=default("WEBSIM_BATCH_SIZE"), help="records buffered before a write to disk (default 1000)")
     parser.add_argument("--follow", action="store_true", help="also render same-host links found on the pages")
     parser.add_argument("--max-pages", type=int, default=0, help="with --follow: at most this many discovered pages")
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
@@ -195,16 +197,14 @@ def crawl_main(argv: List[str]) -> int:
     parser.add_argument("--thumbnails-dir", metavar="DIR",
                         help="keep a small screenshot per page here (default with --report: DIR/thumbs)")
     _add_decision_options(parser)
+    return parser
+
+
+def crawl_main(argv: List[str]) -> int:
+    parser = _crawl_parser()
     args = parser.parse_args(argv)
     job = _Job(parser, args.resume) if args.resume else None
-    if not args.list and not (job and job.has_list()):
-        parser.error("the following arguments are required: -l/--list")
-    outputs = _outputs(parser, args, allowed=job.outputs if job else ())
-    for flag, value in (("--report", args.report), ("--thumbnails-dir", args.thumbnails_dir)):
-        if value and os.path.exists(value) and not os.path.isdir(value):
-            parser.error(f"{flag} {value!r}: exists and is not a directory")
-    if not 1 <= args.threads <= 1000:
-        parser.error(f"-t {args.threads}: concurrency must be in [1, 1000]")
+    outputs = _check_crawl_args(parser, args, job)
     settings = _scan_settings_from_args(parser, args)
     settings.update(_settings_from_args(parser, args))
 
@@ -227,7 +227,39 @@ def crawl_main(argv: List[str]) -> int:
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
               f"(rendering is CPU-bound on this {os.cpu_count()}-core machine)", file=sys.stderr)
-    base = {
+    base = _crawl_settings(args, job)
+    base.update(settings)
+    error = _settings_error(base)
+    if error:
+        print(f"websim: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        process = CrawlerProcess(Settings(base))
+        crawler = process.create_crawler(UrlListSpider)
+        process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, entries=entries)
+        process.start()  # returns after the crawl, after a graceful stop (1st signal) or at once (2nd)
+    except (ConfigError, BrowserNotFound, UrlListError) as exc:
+        print(f"websim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return _write_outputs(crawler, outputs, job, args.report or "")
+
+
+def _check_crawl_args(parser: argparse.ArgumentParser, args: argparse.Namespace, job: Optional["_Job"]) -> List[tuple]:
+    """The crawl's own argument checks (argparse errors, exit 2); returns the outputs."""
+    if not args.list and not (job and job.has_list()):
+        parser.error("the following arguments are required: -l/--list")
+    outputs = _outputs(parser, args, allowed=job.outputs if job else ())
+    for flag, value in (("--report", args.report), ("--thumbnails-dir", args.thumbnails_dir)):
+        if value and os.path.exists(value) and not os.path.isdir(value):
+            parser.error(f"{flag} {value!r}: exists and is not a directory")
+    if not 1 <= args.threads <= 1000:
+        parser.error(f"-t {args.threads}: concurrency must be in [1, 1000]")
+    return outputs
+
+
+def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str, Any]:
+    """The Scrapy settings the crawl flags map to (``-s`` settings are applied over them)."""
+    base: Dict[str, Any] = {
         "ADDONS": {"scrapy_websim.Addon": 500},
         "LOG_LEVEL": args.loglevel,
         "CONCURRENT_REQUESTS": args.threads,
@@ -243,31 +275,26 @@ def crawl_main(argv: List[str]) -> int:
         base["WEBSIM_THUMBNAILS_DIR"] = args.thumbnails_dir
     if job:
         base["JOBDIR"] = job.path
-    base.update(settings)
-    try:  # every setting and the browser checked before anything starts: one clear line, exit 2
-        from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
-        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
-        from scrapy_websim.render.browser import find_browser  # noqa: PLC0415
-        from scrapy_websim.render.handler import parse_networks  # noqa: PLC0415
+    return base
 
+
+def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
+    """Every setting and the browser checked before anything starts: the error, or None."""
+    from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
+    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.render.browser import BrowserNotFound, find_browser  # noqa: PLC0415
+    from scrapy_websim.render.handler import parse_networks  # noqa: PLC0415
+
+    try:
         checked = WebsimConfig.from_settings(base)
         Finalizer.params_from_settings(base, checked)
-        if parse_networks(base.get("WEBSIM_DENY_NETWORKS")) and checked.proxy:
+        if parse_networks(checked.deny_networks) and checked.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY (--proxy) cannot be combined: the networks "
                               "are enforced by a local guard proxy that the browser must use directly")
         find_browser(checked.browser_executable)
     except (ConfigError, BrowserNotFound) as exc:
-        print(f"websim: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        process = CrawlerProcess(Settings(base))
-        crawler = process.create_crawler(UrlListSpider)
-        process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, entries=entries)
-        process.start()  # returns after the crawl, after a graceful stop (1st signal) or at once (2nd)
-    except (ConfigError, BrowserNotFound, UrlListError) as exc:
-        print(f"websim: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return _write_outputs(crawler, outputs, job, args.report or "")
+        return exc
+    return None
 
 
 def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], report_dir: str = "") -> int:

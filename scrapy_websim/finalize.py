@@ -17,7 +17,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterator, List, Optional
 
-from scrapy_websim.config import ConfigError, WebsimConfig, build_params
+from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
+                                  TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
+                                  rule_keywords)
 from scrapy_websim.core import assign, cluster, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules import RuleParams, special_label
@@ -31,53 +33,6 @@ from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRec
 #: Records above this id are pages discovered by following links; they are renumbered after the
 #: input URLs, in URL order, so ids do not depend on crawl order.
 PROVISIONAL_ID_BASE = 1 << 40
-
-TEXT_SETTINGS = {
-    "extractor": "WEBSIM_TEXT_EXTRACTOR",
-    "semantic_min_share": "WEBSIM_TEXT_SEMANTIC_MIN_SHARE",
-    "semantic_min_chars": "WEBSIM_TEXT_SEMANTIC_MIN_CHARS",
-    "max_link_density": "WEBSIM_TEXT_MAX_LINK_DENSITY",
-    "list_fallback_chars": "WEBSIM_TEXT_LIST_FALLBACK_CHARS",
-    "article_min_share": "WEBSIM_TEXT_ARTICLE_MIN_SHARE",
-    "prose_share": "WEBSIM_TEXT_PROSE_SHARE",
-}
-DOM_SETTINGS = {
-    "max_paths": "WEBSIM_DOM_MAX_PATHS",
-    "max_path_depth": "WEBSIM_DOM_MAX_PATH_DEPTH",
-    "max_depth": "WEBSIM_DOM_MAX_DEPTH",
-}
-DECISION_SETTINGS = {
-    "rule1_text": "WEBSIM_TEXT_THRESHOLD",
-    "rule1_jaccard": "WEBSIM_TEXT_JACCARD_THRESHOLD",
-    "rule1_structure": "WEBSIM_STRUCTURE_THRESHOLD",
-    "rule1_visual": "WEBSIM_VISUAL_THRESHOLD",
-    "rule2_visual": "WEBSIM_VISUAL_FALLBACK_THRESHOLD",
-    "text_min_len_ratio": "WEBSIM_TEXT_MIN_LENGTH_RATIO",
-    "text_max_distance": "WEBSIM_TEXT_MAX_DISTANCE",
-    "visual_max_distance": "WEBSIM_VISUAL_MAX_DISTANCE",
-    "structure_measure": "WEBSIM_STRUCTURE_MEASURE",
-    "structure_count_weight": "WEBSIM_STRUCTURE_COUNT_WEIGHT",
-    "rule2_min_phash_bits": "WEBSIM_VISUAL_FALLBACK_MIN_BITS",
-    "rule2_min_jaccard": "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD",
-}
-URL_SETTINGS = {
-    "index_files": "WEBSIM_URL_INDEX_FILES",
-    "tracking_params": "WEBSIM_URL_TRACKING_PARAMS",
-    "keep_params": "WEBSIM_URL_KEEP_PARAMS",
-    "use_courlan_trackers": "WEBSIM_URL_BROAD_TRACKERS",
-    "strip_trailing_slash": "WEBSIM_URL_STRIP_TRAILING_SLASH",
-}
-RULE_SETTINGS = {
-    "enabled_rules": "WEBSIM_RULES_ENABLED",
-    "thin_html_bytes": "WEBSIM_THIN_HTML_BYTES",
-    "thin_text_chars": "WEBSIM_THIN_TEXT_CHARS",
-    "short_text_chars": "WEBSIM_RULE_SHORT_TEXT_CHARS",
-    "form_share": "WEBSIM_LOGIN_FORM_SHARE",
-    "e3_length_tolerance": "WEBSIM_ERROR_LENGTH_TOLERANCE",
-    "signal_text_chars": "WEBSIM_RULE_SIGNAL_CHARS",
-    "scope": "WEBSIM_RULE_SCOPE",
-}
-
 
 @dataclass(frozen=True)
 class FinalParams:
@@ -172,14 +127,8 @@ class Finalizer:
 
     @staticmethod
     def params_from_settings(settings: Any, config: WebsimConfig) -> FinalParams:
-        from scrapy_websim.config import _get  # noqa: PLC0415
-
         rules = build_params(settings, RuleParams, RULE_SETTINGS)
-        extend = _get(settings, "WEBSIM_RULE_KEYWORDS", None) or {}
-        replace_lists = _get(settings, "WEBSIM_RULE_KEYWORDS_REPLACE", None) or {}
-        for name, value in (("WEBSIM_RULE_KEYWORDS", extend), ("WEBSIM_RULE_KEYWORDS_REPLACE", replace_lists)):
-            if not isinstance(value, dict) or not all(isinstance(v, (list, tuple)) for v in value.values()):
-                raise ConfigError(f"{name} must be a dict like {{'L1': ['sign in'], 'E3': [...]}}, got {value!r}")
+        extend, replace_lists = rule_keywords(settings)
         try:
             rules = rules.with_keywords(replace_lists=replace_lists, extend_lists=extend)
         except ValueError as exc:
@@ -188,7 +137,7 @@ class Finalizer:
         features = FeatureParams(
             text=build_params(settings, TextParams, TEXT_SETTINGS),
             dom=build_params(settings, DomParams, DOM_SETTINGS),
-            lcs=build_params(settings, LcsParams, {"max_tags": "WEBSIM_MAX_TAGS"}),
+            lcs=build_params(settings, LcsParams, LCS_SETTINGS),
             rules=rules,
             urls=build_params(settings, UrlParams, URL_SETTINGS),
         )
@@ -198,9 +147,7 @@ class Finalizer:
         visual_distance = (-1 if decision.rule2_visual > 1.0 else
                            cluster.phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
         cluster_params = build_params(
-            settings, cluster.ClusterParams,
-            {"simhash_distance": "WEBSIM_PREFILTER_SIMHASH_DISTANCE", "length_diff": "WEBSIM_PREFILTER_LENGTH_DIFF",
-             "passes": "WEBSIM_CLUSTER_PASSES"},
+            settings, cluster.ClusterParams, CLUSTER_SETTINGS,
             same_host_only=config.same_host_only,
             visual_distance=min(11, visual_distance),
         )

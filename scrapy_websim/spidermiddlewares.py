@@ -36,52 +36,19 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Tuple
 
 from scrapy import Request
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, get_bool, get_number
-from scrapy_websim.core.predictor import DupePredictor, PredictorParams, canonical_url
+from scrapy_websim.config import PredictSettings
+from scrapy_websim.core.predictor import DupePredictor, PredictorParams, url_key
 from scrapy_websim.core.types import PageRecord
 
 logger = logging.getLogger(__name__)
 
 META_KEY = "websim_predict"
 STATS = "websim/predict/"
-
-
-@dataclass(frozen=True)
-class PredictSettings:
-    enabled: bool = False
-    threshold: float = 0.98
-    exploration: float = 0.05
-    warmup: int = 300
-    seed: int = 0
-    jaccard: float = 0.9
-    confidence: float = 0.8
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> "PredictSettings":
-        """Read and validate the WEBSIM_PREDICT_* settings (errors name the setting and range)."""
-        d = cls()
-        return cls(
-            enabled=get_bool(settings, "WEBSIM_PREDICT_ENABLED", d.enabled),
-            threshold=get_number(settings, "WEBSIM_PREDICT_THRESHOLD", d.threshold, 0.0, 1.0),
-            exploration=get_number(settings, "WEBSIM_PREDICT_EXPLORATION", d.exploration, 0.0, 1.0),
-            warmup=get_number(settings, "WEBSIM_PREDICT_WARMUP", d.warmup, 0, 10_000_000, integer=True),
-            seed=get_number(settings, "WEBSIM_PREDICT_SEED", d.seed, -(2**63), 2**63 - 1, integer=True),
-            jaccard=get_number(settings, "WEBSIM_PREDICT_JACCARD", d.jaccard, 0.0, 1.0, lo_open=True),
-            confidence=_confidence(settings, d.confidence),
-        )
-
-
-def _confidence(settings: Any, default: float) -> float:
-    value = get_number(settings, "WEBSIM_PREDICT_CONFIDENCE", default, 0.5, 1.0)
-    if value >= 1.0:
-        raise ConfigError(f"WEBSIM_PREDICT_CONFIDENCE must be a number in [0.5, 1), got {value!r}")
-    return value
 
 
 class WebsimPredictMiddleware:
@@ -116,7 +83,7 @@ class WebsimPredictMiddleware:
                 self._build()
             return
         self.predictor.update_model(record.url, main_text)
-        dupe = self._explored.pop(canonical_url(record.url), None)
+        dupe = self._explored.pop(url_key(record.url), None)
         if dupe is not None:
             sim = self.predictor.content_similarity(record.url, dupe)
             if sim is not None:
@@ -163,14 +130,14 @@ class WebsimPredictMiddleware:
             self._build()
         self.stats.inc_value(STATS + "checked")
         prob, dupe = self.predictor.predict(request.url)
-        if dupe is None or prob < self.settings.threshold or dupe == canonical_url(request.url):
+        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(request.url):
             # (an exact repeat is the dupefilter's business, not a prediction)
             self.predictor.add_pending(request.url)
             return request
         if self._explore(request.url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
-                self._explored[canonical_url(request.url)] = dupe
+                self._explored[url_key(request.url)] = dupe
             self.predictor.add_pending(request.url)
             return request
         self.stats.inc_value(STATS + "dropped")

@@ -256,3 +256,21 @@ def test_real_site_grouping(nginx_site):
             assert out[ids[path]].cluster_kind == expected, path
         if path.startswith("/py/"):
             assert out[ids[path]].cluster_id == "", path
+
+
+def test_a_predicted_page_joins_the_page_whose_url_only_differs_by_parameter_order():
+    """The predictor keys URLs with a sorted query; the duplicate it names must be the URL as the
+    crawl knows it, or the predicted page is left alone (a past bug)."""
+    from scrapy_websim.core.predictor import DupePredictor
+
+    text = " ".join(f"word{i}" for i in range(300))
+    rendered = A + "/list?sort=new&page=2"
+    dp = DupePredictor(texts_sample=[text])
+    dp.update_model(rendered, text)
+    prob, dupe = dp.predict(A + "/list?page=2&sort=new")
+    assert prob == 1.0 and dupe == rendered  # not the key form "...?page=2&sort=new"
+    records = [rec(1, rendered), rec(2, A + "/list?page=2&sort=new&utm_x=1", rendered=False,
+                                     predicted_duplicate_of=dupe)]
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    assert out[1].cluster_id and out[1].cluster_id == out[2].cluster_id

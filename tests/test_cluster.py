@@ -367,6 +367,9 @@ def test_eligibility_exactly_as_spec():
                 dict(html_len=1023), dict(text_len=199), dict(error="timeout"), dict(content_type="")):
         assert not is_eligible(_record(1, **bad)), bad
     assert is_eligible(_record(1, content_type="TEXT/HTML"))
+    # an XHTML page clusters like an HTML one (it never did: "is HTML" had four definitions)
+    assert is_eligible(_record(1, content_type="application/xhtml+xml; charset=utf-8"))
+    assert not is_eligible(_record(1, content_type="text/plain"))
 
 
 def test_cluster_from_records_fills_urls_and_skips_ineligible():

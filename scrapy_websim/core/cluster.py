@@ -64,7 +64,7 @@ import numpy as np
 from .candidates import (  # noqa: F401  (hamming_pairs and popcount64 are re-exported)
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
-from .types import Assignment, Cluster, PageRecord, PairResult
+from .types import Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 _MASK64 = (1 << 64) - 1
 
@@ -157,7 +157,7 @@ def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
     _, status, ctype, html_len, text_len, error = row[:6]
     return (
         200 <= (status or 0) <= 299
-        and "text/html" in (ctype or "").lower()
+        and is_html_type(ctype)
         and (html_len or 0) >= params.min_html_len
         and (text_len or 0) >= params.min_text_len
         and not error
@@ -165,7 +165,7 @@ def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
 
 
 def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> bool:
-    """SPEC section 6: status 2xx, content type contains text/html, HTML >= 1 KB, main text >= 200
+    """SPEC section 6: status 2xx, an HTML or XHTML content type, HTML >= 1 KB, main text >= 200
     characters, and no error."""
     return _row_eligible(key_row(record), params)
 

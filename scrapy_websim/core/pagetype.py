@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 PAGE_TYPES = ("list", "detail", "unknown")
 
@@ -222,22 +222,32 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
             break
         if isinstance(el.tag, str):
             elements.append(el)
-
     # What _blocks would say about each element's subtree, for all elements in one bottom-up
     # pass (linear) instead of one walk per furniture candidate and per repeated item (quadratic
     # on nested lists and menus). Only when the body was walked whole; else walk subtrees.
-    profiles = None if feats["truncated"] else _Profiles(elements, params)
+    summary = _summaries(None if feats["truncated"] else _Profiles(elements, params), params)
+    boiler = _furniture(elements, summary, params)
+    members = _repeated_items(elements, boiler, summary, params)
+    regions, links = _regions(body, boiler, members, params)
+    _region_features(feats, regions, len(members), params)
+    return dict(feats, links=links)
+
+
+def _summaries(profiles: Optional["_Profiles"], params: PageTypeParams) -> Callable[[Any], tuple]:
+    """(prose blocks, chars, link chars, links, first text in a link) of an element's subtree."""
+    if profiles is not None:
+        return profiles.summary
 
     def summary(el: Any) -> Tuple[int, int, int, int, bool]:
-        """(prose blocks, chars, link chars, links, first text in a link) of ``el``'s subtree."""
-        if profiles is not None:
-            return profiles.summary(el)
         blocks, _, n_links, first_in_link = _blocks(el, params.max_nodes)
         return (sum(_is_prose(b, params) for b in blocks), sum(b[0] for b in blocks),
                 sum(b[1] for b in blocks), n_links, first_in_link)
+    return summary
 
-    # Page furniture: navigation, header, footer, sidebars and everything inside them.
-    boiler = set()
+
+def _furniture(elements: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
+    """Page furniture: navigation, header, footer, sidebars and everything inside them."""
+    boiler: set = set()
     for el in elements:
         parent = el.getparent()
         if (parent is not None and parent in boiler) or (
@@ -247,9 +257,12 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
             and summary(el)[0] < params.furniture_max_prose_blocks
         ):
             boiler.add(el)
+    return boiler
 
-    # Repeated sibling blocks outside the furniture whose members mostly lead somewhere.
-    members = set()
+
+def _repeated_items(elements: List[Any], boiler: set, summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
+    """Repeated sibling blocks outside the furniture whose members mostly lead somewhere."""
+    members: set = set()
     for parent in elements:
         if len(parent) < params.min_repeat or parent in boiler:
             continue
@@ -259,85 +272,89 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
             if tag is not None and tag not in SKIP_TAGS:
                 groups.setdefault((tag, child.get("class") or ""), []).append(child)
         for group in groups.values():
-            if len(group) < params.min_repeat:
-                continue
-            linked = plain = 0
-            for m in group:
-                _, chars, link, n_links, first_in_link = summary(m)
-                plain += chars - link
-                if n_links and (first_in_link or link >= params.min_item_link_share * chars):
-                    linked += 1
-            # Items lead somewhere and carry little running text each (repeated sections of
-            # prose are not list items).
-            if linked * 2 >= len(group) and plain <= params.list_max_text_per_item * len(group):
+            if len(group) >= params.min_repeat and _is_item_group(group, summary, params):
                 members.update(group)
+    return members
 
-    # Text blocks, each in one region: content, furniture or repeated items.
-    regions = {"content": [], "boiler": [], "items": []}
+
+def _is_item_group(group: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> bool:
+    """Items lead somewhere and carry little running text each (repeated prose is no list)."""
+    linked = plain = 0
+    for m in group:
+        _, chars, link, n_links, first_in_link = summary(m)
+        plain += chars - link
+        if n_links and (first_in_link or link >= params.min_item_link_share * chars):
+            linked += 1
+    return linked * 2 >= len(group) and plain <= params.list_max_text_per_item * len(group)
+
+
+def _open_element(el: Any, boiler: set, members: set, stack: List[Any]) -> tuple:
+    """An element's start in :func:`_regions`' walk: pushes its end and content, returns the end."""
+    tag = _local(el.tag)
+    member = el in members
+    in_boiler = el in boiler
+    parent = el.getparent() if in_boiler else None
+    end = (el, tag, tag in BLOCK_TAGS or member or in_boiler, in_boiler and (parent is None or parent not in boiler),
+           member)
+    stack.append(end)
+    # Children in reverse so that they pop in document order, each child's tail after its end;
+    # comments and PIs are skipped but their tails are text.
+    for child in reversed(el):
+        if child.tail:
+            stack.append(child.tail)
+        if isinstance(child.tag, str):
+            stack.append(child)
+    if el.text:
+        stack.append(el.text)
+    return end
+
+
+def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tuple[Dict[str, List[List[int]]], int]:
+    """Text blocks ``[chars, link chars]``, each in one region (content, furniture or repeated
+    items), and the number of links. The walk of _walk(body) inlined (this loop sees every node of
+    the page): a stack of str (a text run), element (its start) or tuple (its end)."""
+    regions: Dict[str, List[List[int]]] = {"content": [], "boiler": [], "items": []}
     cur = [0, 0]
     region = "content"
     skip_depth = link_depth = boiler_depth = item_depth = links = 0
-
-    def flush() -> None:
-        nonlocal cur
-        if cur[0]:
-            regions[region].append(cur)
-            cur = [0, 0]
-
-    # The walk of _walk(body) inlined (this loop sees every node of the page): a stack of
-    # str (a text run), element (its start) or tuple (its end, with what its start decided).
     budget = params.max_nodes
     stack: List[Any] = [body]
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            if not skip_depth:
-                n = _tlen(item)
-                if n:
-                    cur[0] += n + 1  # + 1: the space between runs
-                    if link_depth:
-                        cur[1] += n + 1
+            n = 0 if skip_depth else _tlen(item)
+            if n:
+                cur[0] += n + 1  # + 1: the space between runs
+                cur[1] += (n + 1) if link_depth else 0
             continue
         if kind is tuple:
-            el, tag, cuts, top_boiler, member = item
+            _, tag, cuts, top_boiler, member = item
             step = -1
         else:
             if budget <= 0:
                 break
             budget -= 1
-            el = item
-            tag = _local(el.tag)
-            member = el in members
-            in_boiler = el in boiler
-            cuts = tag in BLOCK_TAGS or member or in_boiler
-            parent = el.getparent() if in_boiler else None
-            top_boiler = in_boiler and (parent is None or parent not in boiler)
+            _, tag, cuts, top_boiler, member = _open_element(item, boiler, members, stack)
             step = 1
             links += tag == "a"
-            stack.append((el, tag, cuts, top_boiler, member))
-            # Children in reverse so that they pop in document order, each child's tail after
-            # its end; comments and PIs are skipped but their tails are text.
-            for child in reversed(el):
-                if child.tail:
-                    stack.append(child.tail)
-                if isinstance(child.tag, str):
-                    stack.append(child)
-            if el.text:
-                stack.append(el.text)
-        if cuts:
-            flush()
+        if cuts and cur[0]:
+            regions[region].append(cur)
+            cur = [0, 0]
         if tag in SKIP_TAGS:
             skip_depth += step
         elif tag == "a":
             link_depth += step
-        if top_boiler:
-            boiler_depth += step
-        if member:
-            item_depth += step
+        boiler_depth += step if top_boiler else 0
+        item_depth += step if member else 0
         region = "boiler" if boiler_depth else "items" if item_depth else "content"
-    flush()
+    if cur[0]:
+        regions[region].append(cur)
+    return regions, links
 
+
+def _region_features(feats: Dict[str, float], regions: Dict[str, List[List[int]]], n_members: int,
+                     params: PageTypeParams) -> None:
     every = regions["content"] + regions["boiler"] + regions["items"]
     text_chars = sum(b[0] for b in every)
     link_chars = sum(b[1] for b in every)
@@ -348,16 +365,12 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
         text_chars=text_chars,
         link_chars=link_chars,
         link_density=round(link_chars / text_chars, 4) if text_chars else 0.0,
-        running_chars=sum(prose),
-        prose_blocks=len(prose),
+        running_chars=sum(prose), prose_blocks=len(prose),
         main_chars=text_chars - sum(b[0] for b in regions["boiler"]),
-        list_items=len(members),
+        list_items=n_members,
         list_chars=list_chars,
-        list_link_chars=list_link_chars,
-        text_per_item=round((list_chars - list_link_chars) / len(members), 1) if members else 0.0,
-        links=links,
+        list_link_chars=list_link_chars, text_per_item=round((list_chars - list_link_chars) / n_members, 1) if n_members else 0.0,
     )
-    return feats
 
 
 def _blocks(root: Any, max_nodes: int) -> Tuple[List[List[int]], int, int, bool]:
@@ -397,6 +410,24 @@ def _blocks(root: Any, max_nodes: int) -> Tuple[List[List[int]], int, int, bool]
     return blocks, nodes, links, bool(first_in_link)
 
 
+def _count_block(chars: int, link: int, min_chars: int, density: float, long_: int, prose: int) -> Tuple[int, int]:
+    """(long blocks, prose blocks) after one more closed block of ``chars``/``link`` characters."""
+    if chars >= min_chars:
+        return long_ + 1, prose + (link <= density * chars)
+    return long_, prose
+
+
+def _end_profile(tag: Optional[str], density: float, profile: tuple) -> tuple:
+    """A profile as its parent sees it: skipped elements count nothing; in ``<a>`` all is link text."""
+    cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links = profile
+    if tag in SKIP_TAGS:
+        return (cut, 0, 0, 0, 0, 0, 0, 0, 0, None, links)
+    if tag == "a":
+        return (cut, lc, lc, long_ if density >= 1.0 else 0, long_, sc, sc, tc, tc,
+                True if first is not None else None, links + 1)
+    return profile
+
+
 class _Profiles:
     """:func:`_blocks` of every element's subtree, computed bottom-up in one pass.
 
@@ -421,81 +452,70 @@ class _Profiles:
         self.density = params.max_block_link_density
         memo: Dict[Any, tuple] = {}
         self.memo = memo
-        min_chars, density = self.min_chars, self.density
         for el in reversed(elements):  # children before parents
-            tag = _local(el.tag)
-            is_block = tag in BLOCK_TAGS
-            # Running state of the concatenation, same layout as a profile.
-            cut = is_block
-            lc = ll = prose = long_ = sc = sl = tc = tl = links = 0
-            first = None
-            n = _tlen(el.text)
-            if n:  # after the start boundary of a block element: the trail
-                if cut:
-                    tc = n + 1
-                else:
-                    lc = n + 1
-                first = False
-            for child in el:
-                p = memo.get(child)
-                if p is not None:
-                    if first is None:
-                        first = p[9]
-                    links += p[10]
-                    if not p[0]:  # open run: extends the current open run
-                        if cut:
-                            tc += p[1]
-                            tl += p[2]
-                        else:
-                            lc += p[1]
-                            ll += p[2]
-                    else:
-                        if cut:  # current trail + child's lead close into one block
-                            c, l = tc + p[1], tl + p[2]
-                            if c:
-                                sc += c
-                                sl += l
-                                if c >= min_chars:
-                                    long_ += 1
-                                    if l <= density * c:
-                                        prose += 1
-                        else:
-                            lc += p[1]
-                            ll += p[2]
-                            cut = True
-                        prose += p[3]
-                        long_ += p[4]
-                        sc += p[5]
-                        sl += p[6]
-                        tc, tl = p[7], p[8]
-                n = _tlen(child.tail)
-                if n:
-                    if first is None:
-                        first = False
+            memo[el] = self._profile(el, memo)
+
+    def _profile(self, el: Any, memo: Dict[Any, tuple]) -> tuple:
+        """``el``'s profile from its text, its children's profiles and their tails."""
+        min_chars, density = self.min_chars, self.density
+        tag = _local(el.tag)
+        is_block = tag in BLOCK_TAGS
+        # Running state of the concatenation, same layout as a profile.
+        cut = is_block
+        lc = ll = prose = long_ = sc = sl = tc = tl = links = 0
+        first = None
+        n = _tlen(el.text)
+        if n:  # after the start boundary of a block element: the trail
+            if cut:
+                tc = n + 1
+            else:
+                lc = n + 1
+            first = False
+        for child in el:
+            p = memo.get(child)
+            if p is not None:
+                if first is None:
+                    first = p[9]
+                links += p[10]
+                if not p[0]:  # open run: extends the current open run
                     if cut:
-                        tc += n + 1
+                        tc += p[1]
+                        tl += p[2]
                     else:
-                        lc += n + 1
-            if is_block:  # the end boundary closes the trail (the lead is empty: cut at the start)
-                for c, l in ((lc, ll), (tc, tl)):
-                    if c:
-                        sc += c
-                        sl += l
-                        if c >= min_chars:
-                            long_ += 1
-                            if l <= density * c:
-                                prose += 1
-                lc = ll = tc = tl = 0
-            if tag in SKIP_TAGS:
-                lc = ll = prose = long_ = sc = sl = tc = tl = 0
-                first = None
-            elif tag == "a":
-                links += 1
-                ll, sl, tl = lc, sc, tc
-                prose = long_ if density >= 1.0 else 0
-                if first is not None:
-                    first = True
-            memo[el] = (cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links)
+                        lc += p[1]
+                        ll += p[2]
+                else:
+                    if cut:  # current trail + child's lead close into one block
+                        c, l = tc + p[1], tl + p[2]
+                        if c:
+                            sc += c
+                            sl += l
+                            long_, prose = _count_block(c, l, min_chars, density, long_, prose)
+                    else:
+                        lc += p[1]
+                        ll += p[2]
+                        cut = True
+                    prose += p[3]
+                    long_ += p[4]
+                    sc += p[5]
+                    sl += p[6]
+                    tc, tl = p[7], p[8]
+            n = _tlen(child.tail)
+            if n:
+                if first is None:
+                    first = False
+                if cut:
+                    tc += n + 1
+                else:
+                    lc += n + 1
+        if is_block:  # the end boundary closes the trail (the lead is empty: cut at the start)
+            for c, l in ((lc, ll), (tc, tl)):
+                if c:
+                    sc += c
+                    sl += l
+                    long_, prose = _count_block(c, l, min_chars, density, long_, prose)
+            lc = ll = tc = tl = 0
+        return _end_profile(tag, density, (cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links))
 
     def summary(self, el: Any) -> Tuple[int, int, int, int, bool]:
         """What ``_blocks(el)`` gives, summed: (prose blocks, chars, link chars, links, first in link)."""

@@ -41,7 +41,6 @@ Pure module: no Scrapy import.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import math
 import re
 from collections import Counter
@@ -54,11 +53,13 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
+from .types import blake2b64
+
 __all__ = [
     "PredictorParams",
     "DupePredictor",
     "DupStat",
-    "canonical_url",
+    "url_key",
     "shingles",
     "boilerplate_shingles",
     "wilson_bounds",
@@ -182,17 +183,18 @@ QKey = Tuple[Tuple[str, str], ...]
 
 
 def _url_hash(url: str) -> int:
-    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
+    return blake2b64(url)
 
 
-def canonical_url(url: str) -> str:
-    """The form under which the predictor knows a URL (sorted query, no fragment)."""
+def url_key(url: str) -> str:
+    """The key under which the predictor knows a URL (sorted query, no fragment). Not the
+    canonical URL of a cluster (``Cluster.canonical_url``): two URLs with one key are one page."""
     return canonicalize_url(url, keep_fragments=False)
 
 
 def _parse(url: str) -> Tuple[str, str, Dict[str, str]]:
     """(canonical url, host+path, {param: value}); a repeated parameter's values are joined."""
-    canon = canonical_url(url)
+    canon = url_key(url)
     parts = urlsplit(canon)
     query: Dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True):
@@ -276,6 +278,9 @@ class DupePredictor:
         self._exact: Dict[Tuple[str, QKey], str] = {}
         # URLs scheduled but not fetched yet (add_pending): partners for prediction, no statistics
         self._pending: set = set()
+        #: key -> the URL as first given (learned or pending): a predicted duplicate names the page
+        #: as the crawl knows it, not in key form (query order may differ)
+        self._urls: Dict[str, str] = {}
         self._pending_path: Dict[str, str] = {}
         self._pending_exact: Dict[Tuple[str, QKey], str] = {}
         self._pending_rest: Dict[Tuple[str, QKey], Dict[str, List[Tuple[str, str]]]] = {}
@@ -311,59 +316,69 @@ class DupePredictor:
             return
         page = _Page(path, query, _url_hash(canon), self.min_hash(text))
         index = len(self._pages) < self.params.max_urls
-        pages = self._pages
-        pages[canon] = page
-        k = self._k
-
-        # hypothesis 1: pairs inside the path sample
-        sample = self._by_path.setdefault(path, _Sample())
-        inserted, evicted = sample.add(page.h, canon, "", k)
-        if inserted:
-            others = [e[1] for e in sample.entries if e[1] != canon]
-            stat = self.path_stats.setdefault(path, DupStat())
-            for is_dup in self._dups(page.mh, others):
-                stat.add(is_dup)
-            if evicted is not None:
-                gone = pages[evicted[1]]
-                for is_dup in self._dups(gone.mh, others):
-                    stat.add(is_dup, -1)
-
+        self._pages[canon] = page
+        self._urls.setdefault(canon, url)
+        self._learn_path(path, canon, page)
         if len(query) <= self.params.max_params:
-            # URLs differing from this one in a parameter this one has
             for param, value in query.items():
-                rest = _qkey(query, param)
-                group = self._by_rest.setdefault((path, rest), {}).setdefault(param, _Sample())
-                base = self._exact.get((path, rest))
-                inserted, evicted = group.add(page.h, canon, value, k)
-                if not inserted:
-                    continue
-                others = [e for e in group.entries if e[1] != canon]
-                for e, is_dup in zip(others, self._dups(page.mh, [e[1] for e in others])):
-                    self._count_param(path, param, rest, is_dup, 1)
-                if base is not None:
-                    is_dup = self._dup(page.mh, pages[base].mh)
-                    self._count_param(path, param, rest, is_dup, 1)
-                    self._count_value(path, param, value, is_dup, 1)
-                if evicted is not None:
-                    gone = pages[evicted[1]]
-                    for is_dup in self._dups(gone.mh, [e[1] for e in others]):
-                        self._count_param(path, param, rest, is_dup, -1)
-                    if base is not None:
-                        is_dup = self._dup(gone.mh, pages[base].mh)
-                        self._count_param(path, param, rest, is_dup, -1)
-                        self._count_value(path, param, evicted[2], is_dup, -1)
-            # URLs that are this one plus one parameter
-            qkey = _qkey(query)
-            for param, group in self._by_rest.get((path, qkey), {}).items():
-                entries = group.entries
-                for e, is_dup in zip(entries, self._dups(page.mh, [e[1] for e in entries])):
-                    self._count_param(path, param, qkey, is_dup, 1)
-                    self._count_value(path, param, e[2], is_dup, 1)
-            self._exact[(path, qkey)] = canon
+                self._learn_param(path, query, param, value, canon, page)
+            self._learn_plus_one(path, query, canon, page)
 
         if not index:
             # memory bound reached: keep the statistics, forget the page where no sample holds it
             self._forget_if_unreferenced(canon, page)
+
+    def _learn_path(self, path: str, canon: str, page: "_Page") -> None:
+        """Hypothesis 1: pairs inside the path sample."""
+        sample = self._by_path.setdefault(path, _Sample())
+        inserted, evicted = sample.add(page.h, canon, "", self._k)
+        if not inserted:
+            return
+        others = [e[1] for e in sample.entries if e[1] != canon]
+        stat = self.path_stats.setdefault(path, DupStat())
+        for is_dup in self._dups(page.mh, others):
+            stat.add(is_dup)
+        if evicted is not None:
+            gone = self._pages[evicted[1]]
+            for is_dup in self._dups(gone.mh, others):
+                stat.add(is_dup, -1)
+
+    def _learn_param(self, path: str, query: Dict[str, str], param: str, value: str, canon: str,
+                     page: "_Page") -> None:
+        """URLs differing from this one in a parameter this one has."""
+        pages = self._pages
+        rest = _qkey(query, param)
+        group = self._by_rest.setdefault((path, rest), {}).setdefault(param, _Sample())
+        base = self._exact.get((path, rest))
+        inserted, evicted = group.add(page.h, canon, value, self._k)
+        if not inserted:
+            return
+        others = [e for e in group.entries if e[1] != canon]
+        for e, is_dup in zip(others, self._dups(page.mh, [e[1] for e in others])):
+            self._count_param(path, param, rest, is_dup, 1)
+        if base is not None:
+            is_dup = self._dup(page.mh, pages[base].mh)
+            self._count_param(path, param, rest, is_dup, 1)
+            self._count_value(path, param, value, is_dup, 1)
+        if evicted is None:
+            return
+        gone = pages[evicted[1]]
+        for is_dup in self._dups(gone.mh, [e[1] for e in others]):
+            self._count_param(path, param, rest, is_dup, -1)
+        if base is not None:
+            is_dup = self._dup(gone.mh, pages[base].mh)
+            self._count_param(path, param, rest, is_dup, -1)
+            self._count_value(path, param, evicted[2], is_dup, -1)
+
+    def _learn_plus_one(self, path: str, query: Dict[str, str], canon: str, page: "_Page") -> None:
+        """URLs that are this one plus one parameter."""
+        qkey = _qkey(query)
+        for param, group in self._by_rest.get((path, qkey), {}).items():
+            entries = group.entries
+            for e, is_dup in zip(entries, self._dups(page.mh, [e[1] for e in entries])):
+                self._count_param(path, param, qkey, is_dup, 1)
+                self._count_value(path, param, e[2], is_dup, 1)
+        self._exact[(path, qkey)] = canon
 
     def add_pending(self, url: str) -> None:
         """Note a URL that will be fetched (scheduled, not yet fetched).
@@ -376,6 +391,7 @@ class DupePredictor:
         if canon in self._pages or canon in self._pending or len(self._pending) >= self.params.max_urls:
             return
         self._pending.add(canon)
+        self._urls.setdefault(canon, url)
         self._pending_path.setdefault(path, canon)
         self._pending_exact.setdefault((path, _qkey(query)), canon)
         if len(query) <= self.params.max_params:
@@ -390,11 +406,12 @@ class DupePredictor:
 
     def get_dupe_url(self, url: str) -> Optional[str]:
         """The fetched URL that ``url`` most likely duplicates (None if nothing bears on it)."""
-        return self._predict(url)[1]
+        return self.predict(url)[1]
 
     def predict(self, url: str) -> Tuple[float, Optional[str]]:
-        """``(get_dupe_prob(url), get_dupe_url(url))`` in one pass."""
-        return self._predict(url)
+        """``(get_dupe_prob(url), get_dupe_url(url))`` in one pass; the URL as first given."""
+        prob, dupe = self._predict(url)
+        return prob, (self._urls.get(dupe, dupe) if dupe is not None else None)
 
     def content_similarity(self, url_a: str, url_b: str) -> Optional[float]:
         """Estimated Jaccard similarity of two fetched pages (None if either is unknown)."""
@@ -538,3 +555,5 @@ class DupePredictor:
         if self._exact.get(key) == canon:
             del self._exact[key]
         del self._pages[canon]
+        if canon not in self._pending:
+            self._urls.pop(canon, None)

@@ -8,7 +8,7 @@ Two steps, so the HTML is read once and never kept:
    are), keyword hits per rule split by where they occur (title, headings, body), password inputs
    and the share of the page that forms take, all of the page's *own* content: page chrome
    (``nav``, ``aside``, a site header/footer outside ``main``/``article``, navigation roles,
-   sidebar/menu/navbar-style class or id, see :func:`_region`) and what the page echoes of its own
+   sidebar/menu/navbar-style class or id, see :func:`scrapy_websim.core.visible._region`) and what the page echoes of its own
    URL are not read for keywords. :func:`template_fingerprint` hashes the normalised visible text
    and the tag skeleton into 64 bits, with per-host and per-request tokens (host names, "at HOST
    port N", numbers, ids, hex, timestamps, echoed paths/URLs/titles, attribute values such as CSRF
@@ -59,6 +59,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .visible import (  # noqa: F401  (the page walk the rules read)
+    _WS, _Walk, _walk, visible_text)
 
 __all__ = [
     "RULE_CODES",
@@ -261,209 +264,6 @@ class RuleParams:
         return replace(self, **changes).validate()
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading what a person sees
-
-_SKIP_TAGS = frozenset(
-    {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "math",
-     "iframe", "object", "embed", "canvas", "select", "datalist", "option"}
-)
-_HEADING_TAGS = frozenset({"h1", "h2", "h3"})
-_CONTROL_INPUT_TYPES = frozenset(
-    {"", "text", "email", "password", "tel", "number", "search", "url", "checkbox", "radio"}
-)
-_BUTTON_INPUT_TYPES = frozenset({"submit", "button", "reset"})
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-_WS = re.compile(r"\s+")
-_CONTROL_WEIGHT = 20  # characters a visible form control counts for in form_share
-
-
-def _tag(el) -> str:
-    tag = el.tag
-    if not isinstance(tag, str):  # comments, processing instructions, entities
-        return ""
-    if "}" in tag:
-        tag = tag.rsplit("}", 1)[1]
-    return tag.lower()
-
-
-def _hidden(el, tag: str) -> bool:
-    if el.get("hidden") is not None or el.get("aria-hidden", "").lower() == "true" and tag != "body":
-        return True
-    style = el.get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
-
-
-class _Walk:
-    """One pass over the document: what is visible, and (if asked) the tag skeleton.
-
-    Counters are pairs ``[main, chrome]``: index 1 counts what sits in page chrome (navigation,
-    site header/footer, sidebars, see :func:`_region`), index 0 everything else.
-    """
-
-    __slots__ = ("parts", "headings", "form_weight", "total_weight", "password_inputs",
-                 "inputs", "forms", "skeleton", "main_parts")
-
-    def __init__(self) -> None:
-        self.parts: List[str] = []  # all visible text, in order (the fingerprint reads it)
-        self.main_parts: List[str] = []  # visible text outside chrome
-        self.headings: List[List[str]] = [[], []]
-        self.form_weight = [0, 0]
-        self.total_weight = [0, 0]
-        self.password_inputs = [0, 0]
-        self.inputs = [0, 0]
-        self.forms = [0, 0]
-        self.skeleton: Optional[List[str]] = None
-
-
-def _start(doc):
-    root = doc.getroot() if hasattr(doc, "getroot") else doc
-    body = root.find(".//body") if _tag(root) == "html" else None
-    return body if body is not None else root
-
-
-# Stack entry phases: enter an element that may be visible, emit an element's tail (visible
-# because its parent is), enter an element only for the skeleton (inside something not visible).
-_ENTER, _TAIL, _SKELETON_ONLY = 0, 1, 2
-# Regions: ordinary page, page chrome (navigation, site header/footer, sidebars), main content
-# (``main``/``article``/``role=main``: a header or footer inside it is the article's own).
-_PAGE, _CHROME, _MAIN = 0, 1, 2
-_CHROME_TAGS = frozenset({"nav", "aside"})
-_CHROME_ROLES = frozenset({"navigation", "search", "menubar", "menu", "complementary"})
-_TOP_CHROME_TAGS = frozenset({"header", "footer"})
-_TOP_CHROME_ROLES = frozenset({"banner", "contentinfo"})
-#: class/id tokens of chrome containers: the whole token, or its last ``-``/``_`` word.
-_CHROME_TOKENS = frozenset({"header", "site-header", "masthead", "topbar", "top-bar"})
-_CHROME_WORDS = frozenset({
-    "nav", "navbar", "navigation", "menu", "menubar", "sidebar", "aside", "footer", "breadcrumb",
-    "breadcrumbs", "toolbar", "portlet", "usertools", "sitetools", "pagetools", "personal",
-})
-_TOKEN_SPLIT = re.compile(r"[-_]+")
-
-
-def _chrome_attr(el) -> bool:
-    for attr in ("id", "class"):
-        value = el.get(attr)
-        if not value:
-            continue
-        for token in value.lower().split():
-            if token in _CHROME_TOKENS or _TOKEN_SPLIT.split(token)[-1] in _CHROME_WORDS:
-                return True
-    return False
-
-
-def _region(el, tag: str, region: int) -> int:
-    """The region of ``el`` given its parent's: chrome stays chrome; ``nav``/``aside``/navigation
-    roles are chrome anywhere; ``main``/``article`` start the main content; a header/footer or a
-    chrome class/id is chrome outside the main content."""
-    if region == _CHROME:
-        return _CHROME
-    role = (el.get("role") or "").lower()
-    if tag in _CHROME_TAGS or role in _CHROME_ROLES:
-        return _CHROME
-    if tag in ("main", "article") or role == "main":
-        return _MAIN
-    if region == _PAGE and (tag in _TOP_CHROME_TAGS or role in _TOP_CHROME_ROLES or _chrome_attr(el)):
-        return _CHROME
-    return region
-
-
-def _walk(doc, skeleton: bool = False) -> _Walk:
-    """Visible text pieces, heading text and form measures, without recursion or mutation.
-
-    With ``skeleton``, the same pass also lists ``{depth}{tag}`` of every element in document
-    order (hidden ones too; not inside ``_SKELETON_SKIP`` elements), for the fingerprint.
-    """
-    out = _Walk()
-    skel = out.skeleton = [] if skeleton else None
-    start = _start(doc)
-    # Stack of (element, in_form, heading index or -1, phase, depth, region).
-    stack: List[Tuple[Any, bool, int, int, int, int]] = [(start, False, -1, _ENTER, 0, _PAGE)]
-    push, pop = stack.append, stack.pop
-    skip_tags, heading_tags = _SKIP_TAGS, _HEADING_TAGS
-    while stack:
-        el, in_form, heading, phase, depth, region = pop()
-        if phase == _TAIL:
-            tail = el.tail
-            if tail:
-                _add_text(out, tail, in_form, heading, region)
-            continue
-        tag = el.tag
-        if tag.__class__ is not str:  # comments, processing instructions, entities
-            tag = ""
-        elif "}" in tag or not tag.islower():
-            tag = _tag(el)
-        if phase == _ENTER:
-            if el is not start:
-                push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
-            visible = bool(tag) and tag not in skip_tags and not _hidden(el, tag)
-        else:
-            visible = False
-        if skel is not None and tag and tag not in _SKELETON_SKIP:
-            skel.append(f"{depth}{tag}")
-            if not visible or tag in ("input", "textarea"):
-                for child in reversed(el):
-                    push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
-        if not visible:
-            continue
-        region = _region(el, tag, region)
-        c = 1 if region == _CHROME else 0
-        if tag == "form":
-            in_form = True
-            out.forms[c] += 1
-        elif tag == "input" or tag == "textarea":
-            _add_control(out, el, tag, in_form, heading, region)
-            continue
-        if heading < 0 and tag in heading_tags:
-            out.headings[c].append("")
-            heading = len(out.headings[c]) - 1
-        text = el.text
-        if text:
-            _add_text(out, text, in_form, heading, region)
-        depth += 1
-        for child in reversed(el):
-            push((child, in_form, heading, _ENTER, depth, region))
-    return out
-
-
-def _add_control(out: _Walk, el, tag: str, in_form: bool, heading: int, region: int) -> None:
-    c = 1 if region == _CHROME else 0
-    kind = (el.get("type") or "").lower() if tag == "input" else "textarea"
-    if kind in _BUTTON_INPUT_TYPES:
-        label = el.get("value") or ""
-        if label:
-            _add_text(out, label, in_form, heading, region)
-    elif kind in _CONTROL_INPUT_TYPES or kind == "textarea":
-        out.inputs[c] += 1
-        out.total_weight[c] += _CONTROL_WEIGHT
-        if in_form:
-            out.form_weight[c] += _CONTROL_WEIGHT
-        if kind == "password":
-            out.password_inputs[c] += 1
-
-
-def _add_text(out: _Walk, text: str, in_form: bool, heading: int, region: int = _PAGE) -> None:
-    text = " ".join(text.split())  # the same as collapsing \s+ and stripping, only faster
-    if not text:
-        return
-    c = 1 if region == _CHROME else 0
-    out.parts.append(text)
-    if not c:
-        out.main_parts.append(text)
-    weight = len(text)
-    out.total_weight[c] += weight
-    if in_form:
-        out.form_weight[c] += weight
-    headings = out.headings[c]
-    if 0 <= heading < len(headings):
-        headings[heading] = (headings[heading] + " " + text).strip()
-
-
-def visible_text(doc) -> str:
-    """The text a person sees in ``doc`` (body only), whitespace collapsed."""
-    return " ".join(_walk(doc).parts)
-
-
 @lru_cache(maxsize=64)
 def _prepared(keywords: Tuple[str, ...]) -> Tuple[Tuple[str, bool, bool], ...]:
     """(keyword, needs word boundary before, after); lower-cased, whitespace collapsed."""
@@ -568,7 +368,6 @@ _RANDOM_TOKEN = re.compile(
 _HOST_TOKEN = re.compile(
     r"(?<![\w.-])(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24}|localhost)(?![\w-])", re.I | re.ASCII)
 _SERVER_AT = re.compile(r"\b(at|on) \S+ port \S+", re.I)
-_SKELETON_SKIP = frozenset({"script", "style", "noscript", "template", "link", "meta"})
 
 
 def _normalise_text(text: str) -> str:

@@ -11,6 +11,7 @@ JavaScript readers (which lose precision above 2**53) read them correctly.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
@@ -49,6 +50,23 @@ OUTPUT_FIELDS = (
 DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 
 _HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
+
+
+def blake2b64(text: str, byteorder: str = "big") -> int:
+    """The one 64-bit token/URL hash: BLAKE2b with an 8-byte digest of ``text`` (UTF-8), as an int.
+    ``byteorder`` only because stored SimHashes were built little-endian (core/text.py)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), byteorder)
+
+
+#: Content types of an HTML page: the one "is HTML" definition (rendering, clustering eligibility).
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def is_html_type(content_type: Optional[str], empty_is_html: bool = False) -> bool:
+    """``content_type`` (parameters and case ignored) is HTML or XHTML; an empty one only with
+    ``empty_is_html``."""
+    ct = (content_type or "").split(";")[0].strip().lower()
+    return ct in HTML_TYPES or (empty_is_html and not ct)
 
 
 def hex64(value: Optional[int]) -> Optional[str]:

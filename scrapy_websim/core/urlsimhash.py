@@ -24,7 +24,6 @@ Pure module: no Scrapy import.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
 import sys
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from .text import hamming
+from .types import blake2b64
 
 __all__ = [
     "UrlSimhashParams",
@@ -139,7 +139,7 @@ def url_features(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> List[Tu
 
 
 def _hash64(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+    return blake2b64(feature)
 
 
 def url_simhash(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> int:

@@ -22,6 +22,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.scan import add_cookies, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
@@ -139,8 +140,7 @@ def make_init_callback(options: CaptureOptions):
 
 
 def _is_html(content_type: str) -> bool:
-    ct = content_type.split(";")[0].strip().lower()
-    return ct in ("", "text/html", "application/xhtml+xml")
+    return is_html_type(content_type, empty_is_html=True)
 
 
 async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: CaptureOptions) -> Dict[str, Any]:

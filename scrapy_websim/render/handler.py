@@ -141,7 +141,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         super().__init__(crawler)
         websim = WebsimConfig.from_settings(crawler.settings)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
-        self.deny_networks = parse_networks(crawler.settings.get("WEBSIM_DENY_NETWORKS"))
+        self.deny_networks = parse_networks(websim.deny_networks)
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
         self._user_abort = self.abort_request
         self.abort_request = self._abort_request
@@ -366,7 +366,7 @@ class DenyNetworksDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DenyNetworksDownloaderMiddleware":
-        return cls(parse_networks(crawler.settings.get("WEBSIM_DENY_NETWORKS")))
+        return cls(parse_networks(WebsimConfig.from_settings(crawler.settings).deny_networks))
 
     async def process_request(self, request: Any, spider: Any = None) -> None:
         if request.meta.get("playwright"):
