@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urllist import read_entries
 from scrapy_websim.distributed.commands import NOT_RECORDED, _encoder, collect_main, push_main, status_main
 from scrapy_websim.distributed.job import Job, JobError, connect, scheduler_settings
 from scrapy_websim.distributed.queue import LeaseQueue

@@ -1,8 +1,7 @@
-import importlib.util
 from dataclasses import replace
 
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import given, strategies as st
 
 from scrapy_websim.core.similarity import (
     DEFAULT_DECISION_PARAMS,
