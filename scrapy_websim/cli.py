@@ -21,7 +21,6 @@ import dataclasses
 import json
 import os
 import sys
-import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
 from scrapy_websim.config import default
@@ -75,25 +74,6 @@ def _outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, allowed:
     if not outputs:
         parser.error("an output is required: -o result.json (or -O to overwrite; .json, .jsonl or .csv)")
     return outputs
-
-
-def write_atomically(path: str, fmt: str, result: Any) -> None:
-    """Write ``result`` to a temporary file beside ``path``, then rename it: a reader (or a crawl
-    stopped at any moment) sees the old file or the complete new one, never half a result."""
-    from scrapy_websim.exporters import WRITERS  # noqa: PLC0415
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            WRITERS[fmt](fh.write, result)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
 
 
 def _add_decision_options(parser: argparse.ArgumentParser) -> None:
@@ -307,6 +287,8 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
         print(f"websim: error: the crawl did not start ({stats.get('finish_reason', 'no stats')}); "
               f"see the log above", file=sys.stderr)
         return EXIT_INCOMPLETE
+    from scrapy_websim.output import write_atomically  # noqa: PLC0415
+
     result = ext.finalize()  # done already unless a second signal stopped the crawl at once
     for path, fmt in outputs:
         write_atomically(path, fmt, result)
@@ -435,6 +417,7 @@ def cluster_main(argv: List[str]) -> int:
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
     from scrapy_websim.core.store import NotAFeaturesFile  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer, recluster_file  # noqa: PLC0415
+    from scrapy_websim.output import write_atomically  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)

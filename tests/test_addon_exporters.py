@@ -5,7 +5,7 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_websim.addon import PLAYWRIGHT_HANDLER, Addon
-from scrapy_websim.exporters import csv_cell
+from scrapy_websim.output import csv_cell
 from scrapy_websim.extensions import WebsimExtension
 from scrapy_websim.pipelines import WebsimPipeline
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware

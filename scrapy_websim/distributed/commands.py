@@ -226,13 +226,10 @@ def collect(job: Job, params: Any, missing: List[int]) -> Any:
 
 def _write_outputs(result: Any, outputs: List[Any]) -> None:
     """Each file written next to its target and renamed: a failure leaves no half-written result."""
-    from scrapy_websim.exporters import WRITERS  # noqa: PLC0415
+    from scrapy_websim.output import write_atomically  # noqa: PLC0415
 
     for path, fmt in outputs:
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            WRITERS[fmt](fh.write, result)
-        os.replace(tmp, path)
+        write_atomically(path, fmt, result)
 
 
 COMMANDS = {"push": push_main, "worker": worker_main, "status": status_main, "collect": collect_main}

@@ -36,6 +36,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
+from scrapy_websim.output import read_csv_rows, read_jsonl_rows
 
 from .thumbs import list_thumbnails, thumbnail_stem
 
@@ -451,8 +452,7 @@ def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str
             return data["urls"], clusters if isinstance(clusters, list) else None, data.get("meta") or {}
         if ext in (".jsonl", ".jsonlines"):
             with open(path, encoding="utf-8") as fh:
-                rows = [json.loads(line) for line in fh if line.strip()]
-            return rows, None, {}
+                return read_jsonl_rows(fh), None, {}
         if ext == ".csv":
             return _read_csv(path), None, {}
     except (ValueError, UnicodeDecodeError) as exc:
@@ -463,19 +463,11 @@ def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str
 
 
 def _read_csv(path: str) -> List[Dict[str, Any]]:
-    import csv  # noqa: PLC0415
-
-    rows = []
     with open(path, encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh):
-            if "url" not in row:
-                raise ReportError(f"{path!r} has no 'url' column: not a scrapy-websim result")
-            for key, value in list(row.items()):
-                if isinstance(value, str) and value.startswith("'") and value[1:2] in "=+-@\t\r\n":
-                    row[key] = value[1:]  # undo the formula escape of the CSV writer
-            row["is_canonical"] = row.get("is_canonical") == "true"
-            rows.append(row)
-    return rows
+        try:
+            return list(read_csv_rows(fh))
+        except ValueError as exc:  # no 'url' column
+            raise ReportError(f"{path!r} {exc}") from None
 
 
 def report_from_file(result_path: str, out_dir: str, thumbs_dir: Optional[str] = None) -> ReportInfo:

@@ -1,0 +1,186 @@
+"""Every output format in one place: the rows (one per input URL, one per cluster) and the
+JSON / JSON Lines / CSV writers, plus reading a result file back (for ``websim report``).
+
+The writers stream: rows come from the store one at a time (``url_rows``), so writing a result
+holds no more in memory than the finalizer's assignments. ``exporters.py`` (Scrapy's ``-o``),
+``websim cluster`` and ``websim collect`` all write through :data:`WRITERS` /
+:func:`write_atomically`. Scrapy-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import tempfile
+from collections import OrderedDict
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
+
+from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord
+
+Write = Callable[[str], None]
+
+#: Cells starting with these would run as a formula in a spreadsheet (CSV/formula injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+# --- rows ---
+
+def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
+    """The url record of SPEC section 8: ``OUTPUT_FIELDS`` in order."""
+    a = a or Assignment()
+    sims = a.sims
+    in_cluster = bool(a.cluster_id)
+    row = {
+        "id": record.id,
+        "url": record.url,
+        "normalized_url": record.normalized_url,
+        "final_url": record.final_url,
+        "redirect_chain": list(record.redirect_chain),
+        "status_code": record.status_code,
+        "content_length": record.content_length,
+        "content_type": record.content_type,
+        "error": record.error,
+        "title": record.title,
+        "cluster_id": a.cluster_id,
+        "is_canonical": a.is_canonical if in_cluster else True,
+        "similarity_to_canonical": (1.0 if a.is_canonical else sims.similarity) if in_cluster else 0.0,
+        "content_sim": round(sims.content_sim, 6) if in_cluster else 0.0,
+        "structure_sim": round(sims.structure_sim, 6) if in_cluster else 0.0,
+        "visual_sim": round(sims.visual_sim, 6) if in_cluster else 0.0,
+        "behavior_sim": round(sims.behavior_sim, 6) if in_cluster else 0.0,
+        "cluster_kind": a.cluster_kind if in_cluster else "",
+        "match_rule": a.match_rule if in_cluster else "",
+        "page_type": record.page_type,
+        "expanded_from": record.expanded_from,
+        "tls_error": record.tls_error,
+        "tls_subject": record.tls_subject,
+        "tls_issuer": record.tls_issuer,
+        "tls_valid_from": record.tls_valid_from,
+        "tls_valid_to": record.tls_valid_to,
+    }
+    if in_cluster and a.is_canonical:
+        row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)
+    return OrderedDict((name, row[name]) for name in OUTPUT_FIELDS)
+
+
+def url_rows(records: Iterable[PageRecord], assignments: Mapping[int, Assignment]) -> Iterator[Dict[str, Any]]:
+    """One row per record, in the records' order (the store's: id order)."""
+    for record in records:
+        yield output_row(record, assignments.get(record.id))
+
+
+def cluster_row(c: Cluster) -> Dict[str, Any]:
+    return OrderedDict(cluster_id=c.cluster_id, canonical_url=c.canonical_url, member_ids=list(c.member_ids),
+                       kind=c.kind, origins=c.origins)
+
+
+def cluster_rows(clusters: Iterable[Cluster]) -> Iterator[Dict[str, Any]]:
+    return (cluster_row(c) for c in clusters)
+
+
+# --- writers: each takes write(str) and a result with url_rows(), cluster_rows() and meta ---
+
+def write_json(write: Write, result: Any) -> None:
+    """``{"urls": [...], "clusters": [...], "meta": {...}}``: one JSON object, streamed row by row."""
+    write('{"urls": [')
+    _write_rows(write, result.url_rows())
+    write('],\n"clusters": [')
+    _write_rows(write, result.cluster_rows())
+    write("],\n\"meta\": " + json.dumps(result.meta, ensure_ascii=False) + "}\n")
+
+
+def _write_rows(write: Write, rows: Iterable[Dict[str, Any]]) -> None:
+    first = True
+    for row in rows:
+        write(("\n" if first else ",\n") + json.dumps(row, ensure_ascii=False))
+        first = False
+    if not first:
+        write("\n")
+
+
+def write_jsonl(write: Write, result: Any) -> None:
+    """One url record per line."""
+    for row in result.url_rows():
+        write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_csv(write: Write, result: Any) -> None:
+    """The url records, SPEC columns in order; booleans ``true``/``false``; formulas escaped."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(OUTPUT_FIELDS)
+    for n, row in enumerate(result.url_rows(), start=1):
+        writer.writerow([csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS])
+        if n % 1000 == 0:
+            write(buf.getvalue())
+            buf.seek(0)
+            buf.truncate()
+    write(buf.getvalue())
+
+
+def csv_cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple, dict)):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, float):
+        text = repr(round(value, 6))
+    else:
+        text = str(value)
+    if text.startswith(_FORMULA_START) and not _is_number(text):
+        text = "'" + text
+    return text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+#: Output format name -> writer.
+WRITERS = {"json": write_json, "jsonl": write_jsonl, "jsonlines": write_jsonl, "csv": write_csv}
+
+
+def write_atomically(path: str, fmt: str, result: Any) -> None:
+    """Write ``result`` to a temporary file beside ``path``, then rename it: a reader (or a run
+    stopped at any moment) sees the old file or the complete new one, never half a result."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            WRITERS[fmt](fh.write, result)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+# --- reading a result file back ---
+
+def read_csv_rows(fh: Iterable[str]) -> Iterator[Dict[str, Any]]:
+    """The url rows of a CSV result, the formula escape of :func:`csv_cell` undone and
+    ``is_canonical`` a bool again (other cells stay strings). Raises ValueError if a row has no
+    ``url`` column."""
+    for row in csv.DictReader(fh):
+        if "url" not in row:
+            raise ValueError("has no 'url' column: not a scrapy-websim result")
+        for key, value in list(row.items()):
+            if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
+                row[key] = value[1:]
+        row["is_canonical"] = row.get("is_canonical") == "true"
+        yield row
+
+
+def read_jsonl_rows(fh: Iterable[str]) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in fh if line.strip()]
