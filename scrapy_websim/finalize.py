@@ -1,9 +1,13 @@
 """The end of a crawl (or ``websim cluster`` on a features file): labels, clusters, output rows.
 
-Order: special-page labels (E1..T1) take their pages out of content clustering; the eligible
-rest is clustered by content (``core/cluster.py``, comparing pairs with ``core/similarity.py``);
-then ``core/assign.py`` combines content clusters and rule clusters (R1, U1, predicted pages) so
-that every page has exactly one cluster or none.
+:meth:`Finalizer.run` chains five stages, each a module-level function with plain inputs and
+outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`label_rules`
+(special-page labels E1..T1 take their pages out of content clustering), :func:`cluster_content`
+(the eligible rest, ``core/cluster.py`` comparing pairs with ``core/similarity.py``),
+:func:`assign_clusters` (``core/assign.py`` combines content and rule clusters so that every page
+has exactly one cluster or none) and :func:`summary` (the ``meta``). Records are streamed from the
+store; only the eligible pages' light records are held, during content clustering. The rows and
+file formats are in ``output.py``.
 
 Scrapy-free: used by the extension and by the offline command alike.
 """
@@ -15,11 +19,12 @@ import tempfile
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
                                   rule_keywords)
+from scrapy_websim import output
 from scrapy_websim.core import assign, cluster, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules import RuleParams, special_label
@@ -28,7 +33,7 @@ from scrapy_websim.core.text import TextParams
 from scrapy_websim.core.dom import DomParams
 from scrapy_websim.core.lcs import LcsParams
 from scrapy_websim.core.urls import UrlParams
-from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord
+from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 
 #: Records above this id are pages discovered by following links; they are renumbered after the
 #: input URLs, in URL order, so ids do not depend on crawl order.
@@ -51,51 +56,10 @@ class Result:
     meta: Dict[str, Any]
 
     def url_rows(self) -> Iterator[Dict[str, Any]]:
-        for record in self.store.iter_records():
-            yield output_row(record, self.assignments.get(record.id))
+        return output.url_rows(self.store.iter_records(), self.assignments)
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
-        for c in self.clusters:
-            yield OrderedDict(
-                cluster_id=c.cluster_id, canonical_url=c.canonical_url, member_ids=list(c.member_ids), kind=c.kind,
-                origins=c.origins)
-
-
-def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
-    a = a or Assignment()
-    sims = a.sims
-    in_cluster = bool(a.cluster_id)
-    row = {
-        "id": record.id,
-        "url": record.url,
-        "normalized_url": record.normalized_url,
-        "final_url": record.final_url,
-        "redirect_chain": list(record.redirect_chain),
-        "status_code": record.status_code,
-        "content_length": record.content_length,
-        "content_type": record.content_type,
-        "error": record.error,
-        "title": record.title,
-        "cluster_id": a.cluster_id,
-        "is_canonical": a.is_canonical if in_cluster else True,
-        "similarity_to_canonical": (1.0 if a.is_canonical else sims.similarity) if in_cluster else 0.0,
-        "content_sim": round(sims.content_sim, 6) if in_cluster else 0.0,
-        "structure_sim": round(sims.structure_sim, 6) if in_cluster else 0.0,
-        "visual_sim": round(sims.visual_sim, 6) if in_cluster else 0.0,
-        "behavior_sim": round(sims.behavior_sim, 6) if in_cluster else 0.0,
-        "cluster_kind": a.cluster_kind if in_cluster else "",
-        "match_rule": a.match_rule if in_cluster else "",
-        "page_type": record.page_type,
-        "expanded_from": record.expanded_from,
-        "tls_error": record.tls_error,
-        "tls_subject": record.tls_subject,
-        "tls_issuer": record.tls_issuer,
-        "tls_valid_from": record.tls_valid_from,
-        "tls_valid_to": record.tls_valid_to,
-    }
-    if in_cluster and a.is_canonical:
-        row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)
-    return OrderedDict((name, row[name]) for name in OUTPUT_FIELDS)
+        return output.cluster_rows(self.clusters)
 
 
 def _light(record: PageRecord) -> PageRecord:
@@ -159,46 +123,23 @@ class Finalizer:
         )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
+        """The stages below, in order; each streams the records from ``store``."""
         p = self.params
-        _renumber_discovered(store)
-        special_ids = set()
-        eligible: List[PageRecord] = []
-        for record in store.iter_records():
-            if special_label(record, p.assign.rules) is not None:
-                special_ids.add(record.id)
-            elif cluster.is_eligible(record, p.cluster):
-                eligible.append(_light(record))
-        records = _RecordCache(store)
-
-        def compare(a_id: int, b_id: int):
-            return similarity.compare(records.get(a_id), records.get(b_id), p.decision)
-
-        final_urls = {r.id: r.final_url or r.url for r in eligible}
-        result = cluster.cluster(eligible, compare, p.cluster, url_of=final_urls.get)
-        content, content_clusters = result.assignments, result.clusters
+        renumber_discovered(store)
+        _special_ids, eligible = label_rules(store, p.assign.rules, p.cluster)
         n_eligible = len(eligible)
-        del eligible, final_urls
-        assignments, clusters = assign.combine((_light(r) for r in store.iter_records()), content,
-                                               content_clusters, p.assign)
-        meta = {
-            "total_urls": len(store),
-            "eligible_html_urls": n_eligible,
-            "total_clusters": len(clusters),
-            "content_clusters": sum(1 for c in clusters if c.kind == "content"),
-            "rule_clusters": sum(1 for c in clusters if c.kind != "content"),
-            "sim_threshold": p.config.sim_threshold,
-            "decision": {
-                "rule1": f"text >= {p.decision.rule1_jaccard} (MinHash; SimHash: {p.decision.rule1_text}) and (structure >= {p.decision.rule1_structure} "
-                         f"or visual >= {p.decision.rule1_visual})",
-                "rule2": f"visual >= {p.decision.rule2_visual}",
-                "structure_measure": p.decision.structure_measure,
-            },
-            "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        }
-        return Result(store=store, assignments=assignments, clusters=clusters, meta=meta)
+        content = cluster_content(eligible, store, p.decision, p.cluster)
+        del eligible  # the light records are not needed any more: free them before assignment
+        assignments, clusters = assign_clusters(store, content, p.assign)
+        return Result(store=store, assignments=assignments, clusters=clusters,
+                      meta=summary(store, n_eligible, clusters, p))
 
 
-def _renumber_discovered(store: FeatureStore) -> None:
+# --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
+
+def renumber_discovered(store: FeatureStore) -> None:
+    """Give pages discovered by following links (ids above :data:`PROVISIONAL_ID_BASE`) the ids
+    after the input URLs, in URL order, so that ids do not depend on crawl order."""
     ids = [row[0] for row in store.iter_key_rows()]  # id column only: no record JSON parsed
     provisional = [i for i in ids if i >= PROVISIONAL_ID_BASE]
     if not provisional:
@@ -211,6 +152,62 @@ def _renumber_discovered(store: FeatureStore) -> None:
         record.id = new_id
         store.add(record)
     store.flush()
+
+
+def label_rules(store: FeatureStore, rules: RuleParams,
+                cluster_params: Optional[cluster.ClusterParams] = None) -> Tuple[Set[int], List[PageRecord]]:
+    """``(ids of special pages, light records eligible for content clustering)``: a page with a
+    special-page label (E1..T1) is taken out of content clustering; of the rest, the pages
+    :func:`core.cluster.is_eligible` accepts are kept without their bulky structure features."""
+    cluster_params = cluster_params or cluster.DEFAULT_PARAMS
+    special_ids = set()
+    eligible: List[PageRecord] = []
+    for record in store.iter_records():
+        if special_label(record, rules) is not None:
+            special_ids.add(record.id)
+        elif cluster.is_eligible(record, cluster_params):
+            eligible.append(_light(record))
+    return special_ids, eligible
+
+
+def cluster_content(eligible: List[PageRecord], store: FeatureStore, decision: similarity.DecisionParams,
+                    cluster_params: Optional[cluster.ClusterParams] = None) -> cluster.ClusterResult:
+    """Content clusters of the eligible pages; a candidate pair is decided on the full records,
+    loaded from ``store`` as needed (a bounded cache)."""
+    records = _RecordCache(store)
+
+    def compare(a_id: int, b_id: int):
+        return similarity.compare(records.get(a_id), records.get(b_id), decision)
+
+    final_urls = {r.id: r.final_url or r.url for r in eligible}
+    return cluster.cluster(eligible, compare, cluster_params or cluster.DEFAULT_PARAMS, url_of=final_urls.get)
+
+
+def assign_clusters(store: FeatureStore, content: cluster.ClusterResult,
+                    params: assign.AssignParams) -> Tuple[Dict[int, Assignment], List[Cluster]]:
+    """Every page's one cluster (or none): content clusters and rule clusters (R1, U1, predicted
+    pages) combined by :func:`core.assign.combine`, streaming the light records."""
+    return assign.combine((_light(r) for r in store.iter_records()), content.assignments, content.clusters, params)
+
+
+def summary(store: FeatureStore, n_eligible: int, clusters: List[Cluster], params: FinalParams) -> Dict[str, Any]:
+    """The result's ``meta``: counts, the decision rules in words, the time."""
+    d = params.decision
+    return {
+        "total_urls": len(store),
+        "eligible_html_urls": n_eligible,
+        "total_clusters": len(clusters),
+        "content_clusters": sum(1 for c in clusters if c.kind == "content"),
+        "rule_clusters": sum(1 for c in clusters if c.kind != "content"),
+        "sim_threshold": params.config.sim_threshold,
+        "decision": {
+            "rule1": f"text >= {d.rule1_jaccard} (MinHash; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
+                     f"or visual >= {d.rule1_visual})",
+            "rule2": f"visual >= {d.rule2_visual}",
+            "structure_measure": d.structure_measure,
+        },
+        "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def recluster_file(path: str, params: FinalParams) -> Result:
