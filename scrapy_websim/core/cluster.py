@@ -64,9 +64,8 @@ import numpy as np
 from .candidates import (  # noqa: F401  (hamming_pairs and popcount64 are re-exported)
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
-from .types import Assignment, Cluster, PageRecord, PairResult, is_html_type
+from .types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
-_MASK64 = (1 << 64) - 1
 
 CompareFn = Callable[[int, int], PairResult]
 
@@ -203,7 +202,7 @@ class ClusterKeys:
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
-        sim = np.array([_MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
+        sim = np.array([MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
             simhash, np.ndarray
         ) else simhash.astype(np.uint64)
         has_sim = np.array([v is not None for v in simhash], dtype=bool) if not isinstance(
@@ -219,7 +218,7 @@ class ClusterKeys:
         st = np.full(n, 200, np.int32) if status is None else np.asarray(status, dtype=np.int32)
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
-        ex = None if exact is None else np.array([0 if v is None else int(v) & _MASK64 for v in exact], np.uint64)
+        ex = None if exact is None else np.array([0 if v is None else int(v) & MASK64 for v in exact], np.uint64)
         return cls._sorted(np.asarray(ids, dtype=np.int64), st, np.asarray(text_len, dtype=np.int64),
                            sim, has_sim, ph, has_ph, ho, [], ex)
 
@@ -251,13 +250,13 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
         status.append(int(row[1]))
         tlen.append(int(row[4]))
         s, p = row[6], row[7]
-        sim.append(0 if s is None else int(s) & _MASK64)
+        sim.append(0 if s is None else int(s) & MASK64)
         has_sim.append(s is not None)
-        ph.append(0 if p is None else int(p) & _MASK64)
+        ph.append(0 if p is None else int(p) & MASK64)
         has_ph.append(p is not None)
         host.append(host_index.setdefault(row[8] or "", len(host_index)))
         e = row[9] if len(row) > 9 else None
-        exact.append(0 if e is None else int(e) & _MASK64)
+        exact.append(0 if e is None else int(e) & MASK64)
     hosts = [""] * len(host_index)
     for name, index in host_index.items():
         hosts[index] = name

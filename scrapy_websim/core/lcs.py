@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
+from .visible import page_body
+
 #: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
 STRUCTURE_MEASURES = ("paths", "lcs", "both")
 
@@ -154,11 +156,7 @@ def _elements(doc: Any, include_head: bool) -> Iterator[Any]:
     root = _root(doc)
     if root is None:
         return iter(())
-    start = root
-    if not include_head:
-        body = root.find("body") if isinstance(root.tag, str) and root.tag.lower() == "html" else None
-        if body is not None:
-            start = body
+    start = root if include_head else page_body(root)
     # iter() without a tag walks comments and PIs too; they are filtered by the str check below.
     return (el for el in start.iter() if isinstance(el.tag, str))
 

@@ -51,6 +51,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from .visible import NON_TEXT_TAGS, page_body
+
 PAGE_TYPES = ("list", "detail", "unknown")
 
 
@@ -100,7 +102,7 @@ BLOCK_TAGS = frozenset(
     table tbody td tfoot th thead tr ul caption center menu""".split()
 )
 #: Elements whose text is not running text.
-SKIP_TAGS = frozenset("script style noscript template svg math select button textarea head title iframe object".split())
+SKIP_TAGS = NON_TEXT_TAGS | {"select", "button", "textarea"}
 
 _WS = re.compile(r"\s+")
 
@@ -126,18 +128,6 @@ def _local(tag: Any) -> Optional[str]:
         if len(_LOCAL) < 4096:  # bounded against pages with random tag names
             _LOCAL[tag] = local
     return local
-
-
-def _body(doc: Any) -> Any:
-    getroot = getattr(doc, "getroot", None)
-    root = getroot() if getroot is not None else doc
-    if root is None:
-        return None
-    if _local(root.tag) == "html":
-        body = root.find("body")
-        if body is not None:
-            return body
-    return root
 
 
 def _walk(root: Any, max_nodes: int) -> Iterator[Tuple[str, Any, Optional[str]]]:
@@ -212,7 +202,7 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
         text_chars=0, link_chars=0, link_density=0.0, running_chars=0, prose_blocks=0,
         main_chars=0, list_items=0, list_chars=0, list_link_chars=0, text_per_item=0.0, links=0, truncated=0,
     )
-    body = _body(doc)
+    body = page_body(doc)
     if body is None:
         return feats
     elements = []
