@@ -64,6 +64,7 @@ import numpy as np
 from .candidates import (  # noqa: F401  (hamming_pairs and popcount64 are re-exported)
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
+from .params import check_ranges
 from .types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 
@@ -83,27 +84,14 @@ class ClusterParams:
     min_text_len: int = 200  # eligibility: main-text characters (>= 0)
 
     def validate(self) -> "ClusterParams":
-        def check(ok: bool, name: str, valid: str) -> None:
-            if not ok:
-                raise ValueError(f"ClusterParams.{name}={getattr(self, name)!r}: valid range is {valid}")
-
-        check(_is_int(self.simhash_distance) and 0 <= self.simhash_distance <= 11, "simhash_distance", "0..11")
-        check(
-            isinstance(self.length_diff, (int, float)) and not isinstance(self.length_diff, bool)
-            and 0.0 <= self.length_diff <= 1.0,
-            "length_diff",
-            "0.0..1.0",
+        # the usual "{field} must be ..." form, so config.build_params names the WEBSIM_* setting
+        check_ranges(
+            self, simhash_distance="int [0, 11]", length_diff="number [0, 1]", visual_distance="int [-1, 11]",
+            passes="int [0, 1000] (0 = until done)", min_html_len="int >= 0", min_text_len="int >= 0",
         )
-        check(_is_int(self.visual_distance) and -1 <= self.visual_distance <= 11, "visual_distance", "-1..11")
-        check(isinstance(self.same_host_only, bool), "same_host_only", "True or False")
-        check(_is_int(self.passes) and 0 <= self.passes <= 1000, "passes", "0..1000 (0 = until done)")
-        check(_is_int(self.min_html_len) and self.min_html_len >= 0, "min_html_len", ">= 0")
-        check(_is_int(self.min_text_len) and self.min_text_len >= 0, "min_text_len", ">= 0")
+        if not isinstance(self.same_host_only, bool):
+            raise ValueError(f"same_host_only must be True or False, got {self.same_host_only!r}")
         return self
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 DEFAULT_PARAMS = ClusterParams()

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
+from .params import check_ranges
 from .visible import page_body
 
 #: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
@@ -68,10 +69,7 @@ class LcsParams:
     structure_measure: str = "paths"
 
     def validate(self) -> "LcsParams":
-        if isinstance(self.max_tags, bool) or not isinstance(self.max_tags, int) or not (
-            1 <= self.max_tags <= MAX_MAX_TAGS
-        ):
-            raise ValueError(f"max_tags must be an integer in [1, {MAX_MAX_TAGS}], got {self.max_tags!r}")
+        check_ranges(self, max_tags=f"int [1, {MAX_MAX_TAGS}]")
         if not isinstance(self.include_head, bool):
             raise ValueError(f"include_head must be a bool, got {self.include_head!r}")
         if self.structure_measure not in STRUCTURE_MEASURES:

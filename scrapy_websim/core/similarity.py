@@ -33,6 +33,7 @@ __all__ = [
     "compare",
 ]
 
+
 @dataclass(frozen=True)
 class DecisionParams:
     """Similarity scales and decision thresholds. Defaults chosen on the labelled corpus

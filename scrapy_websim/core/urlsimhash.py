@@ -46,6 +46,7 @@ __all__ = [
     "main",
 ]
 
+
 @dataclass(frozen=True)
 class UrlSimhashParams:
     """Component weights and the dedupe defaults."""

@@ -1,4 +1,6 @@
-"""One BLAKE2b-64 helper (core.types.blake2b64) for every token/URL hash: the values stored in
+"""Helpers shared across core/ (issue 15: one definition per concept).
+
+One BLAKE2b-64 helper (core.types.blake2b64) for every token/URL hash: the values stored in
 features files, thumbnail names and cluster ids must not move when callers share it. The expected
 values were computed with each caller's own hashlib code before they were folded into the helper."""
 
@@ -36,3 +38,17 @@ def test_range_specs_read_as_the_error_message():
     assert not parse_range("int [1, 64]").holds(True) and not parse_range("int [1, 64]").holds(2.0)
     assert parse_range(">= 1").holds(10**9) and not parse_range(">= 1").holds(0)
     assert parse_range("(0, 1]").text == "in (0, 1]" and not parse_range("(0, 1]").holds(0)
+
+
+def test_cluster_parameter_errors_name_the_setting():
+    # ClusterParams used its own message form ("ClusterParams.x=20: valid range is 0..11"), which
+    # build_params could not rewrite to the setting's name; it now uses the shared one.
+    from scrapy_websim.config import CLUSTER_SETTINGS, ConfigError, build_params
+    from scrapy_websim.core.cluster import ClusterParams
+
+    try:
+        build_params({"WEBSIM_PREFILTER_SIMHASH_DISTANCE": 20}, ClusterParams, CLUSTER_SETTINGS)
+    except ConfigError as exc:
+        assert str(exc) == "WEBSIM_PREFILTER_SIMHASH_DISTANCE must be an integer in [0, 11], got 20"
+    else:
+        raise AssertionError("no error")
