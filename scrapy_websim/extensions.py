@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
@@ -21,7 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.types import PageRecord, blake2b64
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +139,7 @@ class WebsimExtension:
 
     def first_visit(self, url: str) -> bool:
         """True the first time ``url`` is seen: a page a spider fetches twice is recorded once."""
-        digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        digest = blake2b64(url)
         if digest in self._discovered:
             return False
         self._discovered.add(digest)

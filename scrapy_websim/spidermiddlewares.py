@@ -34,7 +34,6 @@ Stats: ``websim/predict/learned``, ``websim/predict/checked``, ``websim/predict/
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Tuple
 
@@ -43,7 +42,7 @@ from scrapy import Request
 from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import PredictSettings
 from scrapy_websim.core.predictor import DupePredictor, PredictorParams, url_key
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.types import PageRecord, blake2b64
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +108,7 @@ class WebsimPredictMiddleware:
         """Deterministic in (seed, URL): the same crawl explores the same URLs."""
         if self.settings.exploration <= 0.0:
             return False
-        digest = hashlib.blake2b(f"{self.settings.seed}\x00{url}".encode("utf-8"), digest_size=8).digest()
-        return int.from_bytes(digest, "big") / 2.0**64 < self.settings.exploration
+        return blake2b64(f"{self.settings.seed}\x00{url}") / 2.0**64 < self.settings.exploration
 
     def process_request(self, request: Request) -> Any:
         """The request itself, or the :class:`PageRecord` that replaces a dropped one."""

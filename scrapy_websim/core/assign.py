@@ -43,12 +43,11 @@ result does not depend on input order: records are processed by id, groups by ke
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Tuple
 
 from .rules import RuleParams, special_label
-from .types import Assignment, Cluster, PageRecord
+from .types import MASK64, Assignment, Cluster, PageRecord, blake2b64, hex64
 from .urls import UrlParams, normalize_url, url_origin
 
 __all__ = ["AssignParams", "combine", "content_cluster_id", "rule_cluster_prefix"]
@@ -82,7 +81,7 @@ def rule_cluster_prefix(code: str) -> str:
 
 
 def _h64(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return hex64(blake2b64(text))
 
 
 def content_cluster_id(canonical_url: str) -> str:
@@ -100,7 +99,7 @@ def _origin(r: PageRecord) -> str:
 
 def _template_key(r: PageRecord) -> int:
     if r.fingerprint is not None:
-        return r.fingerprint & 0xFFFFFFFFFFFFFFFF
+        return r.fingerprint & MASK64
     # Not rendered (non-HTML): the status and content type are the template.
     return int(_h64(f"{r.status_code}|{(r.content_type or '').split(';')[0].strip().lower()}"), 16)
 

@@ -64,9 +64,9 @@ import numpy as np
 from .candidates import (  # noqa: F401  (hamming_pairs and popcount64 are re-exported)
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
-from .types import Assignment, Cluster, PageRecord, PairResult, is_html_type
+from .params import check_ranges
+from .types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
-_MASK64 = (1 << 64) - 1
 
 CompareFn = Callable[[int, int], PairResult]
 
@@ -84,27 +84,14 @@ class ClusterParams:
     min_text_len: int = 200  # eligibility: main-text characters (>= 0)
 
     def validate(self) -> "ClusterParams":
-        def check(ok: bool, name: str, valid: str) -> None:
-            if not ok:
-                raise ValueError(f"ClusterParams.{name}={getattr(self, name)!r}: valid range is {valid}")
-
-        check(_is_int(self.simhash_distance) and 0 <= self.simhash_distance <= 11, "simhash_distance", "0..11")
-        check(
-            isinstance(self.length_diff, (int, float)) and not isinstance(self.length_diff, bool)
-            and 0.0 <= self.length_diff <= 1.0,
-            "length_diff",
-            "0.0..1.0",
+        # the usual "{field} must be ..." form, so config.build_params names the WEBSIM_* setting
+        check_ranges(
+            self, simhash_distance="int [0, 11]", length_diff="number [0, 1]", visual_distance="int [-1, 11]",
+            passes="int [0, 1000] (0 = until done)", min_html_len="int >= 0", min_text_len="int >= 0",
         )
-        check(_is_int(self.visual_distance) and -1 <= self.visual_distance <= 11, "visual_distance", "-1..11")
-        check(isinstance(self.same_host_only, bool), "same_host_only", "True or False")
-        check(_is_int(self.passes) and 0 <= self.passes <= 1000, "passes", "0..1000 (0 = until done)")
-        check(_is_int(self.min_html_len) and self.min_html_len >= 0, "min_html_len", ">= 0")
-        check(_is_int(self.min_text_len) and self.min_text_len >= 0, "min_text_len", ">= 0")
+        if not isinstance(self.same_host_only, bool):
+            raise ValueError(f"same_host_only must be True or False, got {self.same_host_only!r}")
         return self
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 DEFAULT_PARAMS = ClusterParams()
@@ -203,7 +190,7 @@ class ClusterKeys:
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
-        sim = np.array([_MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
+        sim = np.array([MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
             simhash, np.ndarray
         ) else simhash.astype(np.uint64)
         has_sim = np.array([v is not None for v in simhash], dtype=bool) if not isinstance(
@@ -219,7 +206,7 @@ class ClusterKeys:
         st = np.full(n, 200, np.int32) if status is None else np.asarray(status, dtype=np.int32)
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
-        ex = None if exact is None else np.array([0 if v is None else int(v) & _MASK64 for v in exact], np.uint64)
+        ex = None if exact is None else np.array([0 if v is None else int(v) & MASK64 for v in exact], np.uint64)
         return cls._sorted(np.asarray(ids, dtype=np.int64), st, np.asarray(text_len, dtype=np.int64),
                            sim, has_sim, ph, has_ph, ho, [], ex)
 
@@ -251,13 +238,13 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
         status.append(int(row[1]))
         tlen.append(int(row[4]))
         s, p = row[6], row[7]
-        sim.append(0 if s is None else int(s) & _MASK64)
+        sim.append(0 if s is None else int(s) & MASK64)
         has_sim.append(s is not None)
-        ph.append(0 if p is None else int(p) & _MASK64)
+        ph.append(0 if p is None else int(p) & MASK64)
         has_ph.append(p is not None)
         host.append(host_index.setdefault(row[8] or "", len(host_index)))
         e = row[9] if len(row) > 9 else None
-        exact.append(0 if e is None else int(e) & _MASK64)
+        exact.append(0 if e is None else int(e) & MASK64)
     hosts = [""] * len(host_index)
     for name, index in host_index.items():
         hosts[index] = name

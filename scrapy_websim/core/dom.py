@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List
 
+from .params import check_ranges
 from .types import DOM_COUNT_NAMES
 
 __all__ = ["DomParams", "dom_features"]
@@ -30,10 +31,7 @@ class DomParams:
     max_depth: int = 64  #: last bucket of the depth histogram
 
     def validate(self) -> None:
-        for name, lo, hi in (("max_paths", 1, 100_000), ("max_path_depth", 1, 1_000), ("max_depth", 1, 10_000)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or not lo <= value <= hi:
-                raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+        check_ranges(self, max_paths="int [1, 100000]", max_path_depth="int [1, 1000]", max_depth="int [1, 10000]")
 
 
 DEFAULT_DOM_PARAMS = DomParams()

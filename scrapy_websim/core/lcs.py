@@ -45,6 +45,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
+from .params import check_ranges
+from .visible import page_body
+
 #: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
 STRUCTURE_MEASURES = ("paths", "lcs", "both")
 
@@ -66,10 +69,7 @@ class LcsParams:
     structure_measure: str = "paths"
 
     def validate(self) -> "LcsParams":
-        if isinstance(self.max_tags, bool) or not isinstance(self.max_tags, int) or not (
-            1 <= self.max_tags <= MAX_MAX_TAGS
-        ):
-            raise ValueError(f"max_tags must be an integer in [1, {MAX_MAX_TAGS}], got {self.max_tags!r}")
+        check_ranges(self, max_tags=f"int [1, {MAX_MAX_TAGS}]")
         if not isinstance(self.include_head, bool):
             raise ValueError(f"include_head must be a bool, got {self.include_head!r}")
         if self.structure_measure not in STRUCTURE_MEASURES:
@@ -154,11 +154,7 @@ def _elements(doc: Any, include_head: bool) -> Iterator[Any]:
     root = _root(doc)
     if root is None:
         return iter(())
-    start = root
-    if not include_head:
-        body = root.find("body") if isinstance(root.tag, str) and root.tag.lower() == "html" else None
-        if body is not None:
-            start = body
+    start = root if include_head else page_body(root)
     # iter() without a tag walks comments and PIs too; they are filtered by the str check below.
     return (el for el in start.iter() if isinstance(el.tag, str))
 

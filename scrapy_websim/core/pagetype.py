@@ -51,6 +51,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from .params import check_ranges
+from .visible import NON_TEXT_TAGS, page_body
+
 PAGE_TYPES = ("list", "detail", "unknown")
 
 
@@ -72,24 +75,13 @@ class PageTypeParams:
     max_nodes: int = 50_000  # elements walked at most (a document-order prefix) (100..10,000,000)
 
     def validate(self) -> "PageTypeParams":
-        def check(name: str, lo: float, hi: float, integer: bool) -> None:
-            value = getattr(self, name)
-            ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-            if isinstance(value, bool) or not ok_type or not (lo <= value <= hi):
-                kind = "an integer" if integer else "a number"
-                raise ValueError(f"{name} must be {kind} in [{lo}, {hi}], got {value!r}")
-
-        check("min_block_chars", 1, 10_000, True)
-        check("max_block_link_density", 0.0, 1.0, False)
-        check("detail_min_running_chars", 0, 1_000_000, True)
-        check("detail_min_running_share", 0.0, 100.0, False)
-        check("list_min_items", 1, 100_000, True)
-        check("list_min_share", 0.0, 1.0, False)
-        check("list_max_text_per_item", 0.0, 100_000.0, False)
-        check("min_item_link_share", 0.0, 1.0, False)
-        check("furniture_max_prose_blocks", 1, 1000, True)
-        check("min_repeat", 2, 1000, True)
-        check("max_nodes", 100, 10_000_000, True)
+        check_ranges(
+            self, min_block_chars="int [1, 10000]", max_block_link_density="number [0.0, 1.0]",
+            detail_min_running_chars="int [0, 1000000]", detail_min_running_share="number [0.0, 100.0]",
+            list_min_items="int [1, 100000]", list_min_share="number [0.0, 1.0]",
+            list_max_text_per_item="number [0.0, 100000.0]", min_item_link_share="number [0.0, 1.0]",
+            furniture_max_prose_blocks="int [1, 1000]", min_repeat="int [2, 1000]", max_nodes="int [100, 10000000]",
+        )
         return self
 
 
@@ -100,7 +92,7 @@ BLOCK_TAGS = frozenset(
     table tbody td tfoot th thead tr ul caption center menu""".split()
 )
 #: Elements whose text is not running text.
-SKIP_TAGS = frozenset("script style noscript template svg math select button textarea head title iframe object".split())
+SKIP_TAGS = NON_TEXT_TAGS | {"select", "button", "textarea"}
 
 _WS = re.compile(r"\s+")
 
@@ -126,18 +118,6 @@ def _local(tag: Any) -> Optional[str]:
         if len(_LOCAL) < 4096:  # bounded against pages with random tag names
             _LOCAL[tag] = local
     return local
-
-
-def _body(doc: Any) -> Any:
-    getroot = getattr(doc, "getroot", None)
-    root = getroot() if getroot is not None else doc
-    if root is None:
-        return None
-    if _local(root.tag) == "html":
-        body = root.find("body")
-        if body is not None:
-            return body
-    return root
 
 
 def _walk(root: Any, max_nodes: int) -> Iterator[Tuple[str, Any, Optional[str]]]:
@@ -212,7 +192,7 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
         text_chars=0, link_chars=0, link_density=0.0, running_chars=0, prose_blocks=0,
         main_chars=0, list_items=0, list_chars=0, list_link_chars=0, text_per_item=0.0, links=0, truncated=0,
     )
-    body = _body(doc)
+    body = page_body(doc)
     if body is None:
         return feats
     elements = []

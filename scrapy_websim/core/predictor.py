@@ -53,6 +53,8 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
+from .params import check_ranges
+from .text import CJK_CHARS
 from .types import blake2b64
 
 __all__ = [
@@ -86,30 +88,16 @@ class PredictorParams:
     max_urls: int = 1_000_000
 
     def validate(self) -> "PredictorParams":
-        if not 0.0 < self.jaccard_threshold <= 1.0:
-            raise ValueError(f"jaccard_threshold must be in (0, 1], got {self.jaccard_threshold!r}")
-        if not 16 <= self.num_perm <= 1024:
-            raise ValueError(f"num_perm must be in [16, 1024], got {self.num_perm!r}")
-        if not 2 <= self.sample_size <= 1000:
-            raise ValueError(f"sample_size must be in [2, 1000], got {self.sample_size!r}")
-        if not 0.5 <= self.confidence < 1.0:
-            raise ValueError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
-        if not 0.0 < self.boilerplate_share <= 1.0:
-            raise ValueError(
-                f"boilerplate_share must be in (0, 1], got {self.boilerplate_share!r}"
-            )
-        if not 1 <= self.max_params <= 100:
-            raise ValueError(f"max_params must be in [1, 100], got {self.max_params!r}")
-        if not self.max_urls >= 1:
-            raise ValueError(f"max_urls must be >= 1, got {self.max_urls!r}")
+        check_ranges(
+            self, jaccard_threshold="(0, 1]", num_perm="[16, 1024]", sample_size="[2, 1000]",
+            confidence="[0.5, 1)", boilerplate_share="(0, 1]", max_params="[1, 100]", max_urls=">= 1",
+        )
         return self
 
 
 # --------------------------------------------------------------------------- text side
 
-_WORD_RE = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+(?:['’][^\W_]+)*"
-)
+_WORD_RE = re.compile(rf"[{CJK_CHARS}]|[^\W_]+(?:['’][^\W_]+)*")
 
 
 def shingles(text: str, size: int = 4) -> set:

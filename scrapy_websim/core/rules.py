@@ -60,6 +60,7 @@ from functools import lru_cache
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .params import check_ranges
 from .visible import (  # noqa: F401  (the page walk the rules read)
     _WS, _Walk, _walk, visible_text)
 
@@ -211,21 +212,13 @@ class RuleParams:
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(k, str) and k.strip() for k in value):
                 raise ValueError(f"{name} must be a sequence of non-empty strings, got {value!r}")
-        for name, low, high in (
-            ("thin_html_bytes", 0, 10_000_000),
-            ("thin_text_chars", 0, 10_000_000),
-            ("short_text_chars", 0, 10_000_000),
-            ("signal_text_chars", 0, 2000),
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        check_ranges(
+            self, **dict.fromkeys(("thin_html_bytes", "thin_text_chars", "short_text_chars"), "int [0, 10000000]"),
+            signal_text_chars="int [0, 2000]",
+        )
         if self.scope not in RULE_SCOPES:
             raise ValueError(f"scope must be one of {', '.join(map(repr, RULE_SCOPES))}, got {self.scope!r}")
-        for name in ("form_share", "e3_length_tolerance"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        check_ranges(self, form_share="number [0, 1]", e3_length_tolerance="number [0, 1]")
         return self
 
     def keywords(self, rule: str) -> Tuple[str, ...]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from .text import hamming, jaccard_estimate, minhash_from_hex
-from .types import PageRecord, PairResult
+from .params import check_ranges
+from .types import MASK64, PageRecord, PairResult
 
 __all__ = [
     "DecisionParams",
@@ -31,8 +32,6 @@ __all__ = [
     "decide",
     "compare",
 ]
-
-_MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -72,30 +71,17 @@ class DecisionParams:
     rule2_min_jaccard: float = 0.3
 
     def validate(self) -> None:
-        if not 0.0 <= self.text_min_len_ratio <= 1.0:
-            raise ValueError(f"text_min_len_ratio must be in [0, 1], got {self.text_min_len_ratio}")
-        if not isinstance(self.text_max_distance, int) or not 1 <= self.text_max_distance <= 64:
-            raise ValueError(f"text_max_distance must be an integer in [1, 64], got {self.text_max_distance!r}")
-        if not isinstance(self.visual_max_distance, int) or not 1 <= self.visual_max_distance <= 64:
-            raise ValueError(
-                f"visual_max_distance must be an integer in [1, 64], got {self.visual_max_distance!r}"
-            )
         if self.structure_measure not in ("paths", "lcs", "both"):
             raise ValueError(
                 f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
             )
-        if not 0.0 <= self.structure_count_weight <= 1.0:
-            raise ValueError(
-                f"structure_count_weight must be in [0, 1], got {self.structure_count_weight}"
-            )
-        for name in ("rule1_text", "rule1_jaccard", "rule1_structure", "rule1_visual", "rule2_min_jaccard"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        if not 0.0 <= self.rule2_visual <= 1.01:
-            raise ValueError(f"rule2_visual must be in [0, 1.01] (above 1 disables rule 2), got {self.rule2_visual}")
-        if not isinstance(self.rule2_min_phash_bits, int) or not 0 <= self.rule2_min_phash_bits <= 32:
-            raise ValueError(f"rule2_min_phash_bits must be an integer in [0, 32], got {self.rule2_min_phash_bits!r}")
+        shares = ("text_min_len_ratio", "structure_count_weight", "rule1_text", "rule1_jaccard", "rule1_structure",
+                  "rule1_visual", "rule2_min_jaccard")
+        check_ranges(
+            self, **dict.fromkeys(shares, "[0, 1]"), text_max_distance="int [1, 64]",
+            visual_max_distance="int [1, 64]", rule2_visual="[0, 1.01] (above 1 disables rule 2)",
+            rule2_min_phash_bits="int [0, 32]",
+        )
 
 
 #: The seed's constants (SPEC section 5 as written): identical SimHash required.
@@ -154,12 +140,18 @@ def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECI
     sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
     if sig_a is not None and sig_b is not None:
         return jaccard_estimate(sig_a, sig_b)
-    if a.simhash is None or b.simhash is None:
+    return _hamming_sim(a.simhash, b.simhash, params.text_max_distance)
+
+
+def _hamming_sim(x: Optional[int], y: Optional[int], max_distance: int) -> float:
+    """1 - d / ``max_distance`` for two 64-bit hashes at Hamming distance d (0 from ``max_distance``
+    on, and when either hash is missing)."""
+    if x is None or y is None:
         return 0.0
-    d = hamming(a.simhash, b.simhash)
-    if d >= params.text_max_distance:
+    d = hamming(x, y)
+    if d >= max_distance:
         return 0.0
-    return 1.0 - d / params.text_max_distance
+    return 1.0 - d / max_distance
 
 
 def _paths_sim(a: PageRecord, b: PageRecord, params: DecisionParams) -> float:
@@ -185,12 +177,7 @@ def structure_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT
 
 
 def visual_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
-    if a.phash is None or b.phash is None:
-        return 0.0
-    d = hamming(a.phash, b.phash)
-    if d >= params.visual_max_distance:
-        return 0.0
-    return 1.0 - d / params.visual_max_distance
+    return _hamming_sim(a.phash, b.phash, params.visual_max_distance)
 
 
 def behavior_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
@@ -202,7 +189,7 @@ def informative_phash(value: Optional[int], params: DecisionParams = DEFAULT_DEC
     """Whether a pHash comes from a screenshot with a picture in it (see ``rule2_min_phash_bits``)."""
     if value is None:
         return False
-    bits = (value & _MASK64).bit_count()
+    bits = (value & MASK64).bit_count()
     return params.rule2_min_phash_bits <= bits <= 64 - params.rule2_min_phash_bits
 
 

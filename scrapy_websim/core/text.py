@@ -22,7 +22,6 @@ bigrams for CJK runs (a Chinese page does not collapse into one token). Token ha
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -30,6 +29,10 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
+
+from .params import check_ranges
+from .types import MASK64, blake2b64
+from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
     "TextParams",
@@ -74,22 +77,10 @@ class TextParams:
     article_min_share: float = 1.0
 
     def validate(self) -> None:
-        if not 0.0 <= self.semantic_min_share <= 1.0:
-            raise ValueError(f"semantic_min_share must be in [0, 1], got {self.semantic_min_share}")
-        if not 0 <= self.semantic_min_chars <= 1_000_000:
-            raise ValueError(
-                f"semantic_min_chars must be in [0, 1000000], got {self.semantic_min_chars}"
-            )
-        if not 0.0 < self.max_link_density <= 1.0:
-            raise ValueError(f"max_link_density must be in (0, 1], got {self.max_link_density}")
-        if not isinstance(self.list_fallback_chars, int) or not 0 <= self.list_fallback_chars <= 1_000_000:
-            raise ValueError(
-                f"list_fallback_chars must be an integer in [0, 1000000], got {self.list_fallback_chars!r}"
-            )
-        if not 0.0 <= self.prose_share <= 1.0:
-            raise ValueError(f"prose_share must be in [0, 1], got {self.prose_share}")
-        if not 0.0 <= self.article_min_share <= 1.0:
-            raise ValueError(f"article_min_share must be in [0, 1], got {self.article_min_share}")
+        check_ranges(
+            self, semantic_min_share="[0, 1]", semantic_min_chars="[0, 1000000]", max_link_density="(0, 1]",
+            list_fallback_chars="int [0, 1000000]", prose_share="[0, 1]", article_min_share="[0, 1]",
+        )
         if self.extractor not in ("websim", "trafilatura"):
             raise ValueError(f"extractor must be 'websim' or 'trafilatura', got {self.extractor!r}")
 
@@ -97,9 +88,8 @@ class TextParams:
 DEFAULT_TEXT_PARAMS = TextParams()
 
 # Elements whose content is never main text.
-_SKIP_TAGS = frozenset(
-    """script style noscript template head title meta link iframe object embed svg math canvas
-    nav header footer aside menu menuitem button select option textarea input label
+_SKIP_TAGS = NON_TEXT_TAGS | EMBED_TAGS | frozenset(
+    """nav header footer aside menu menuitem button select option textarea input label
     dialog figure-caption""".split()
 )
 _BLOCK_TAGS = frozenset(
@@ -196,13 +186,6 @@ def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     info.text = text
     info.links = links
     return text, links
-
-
-def _body(doc):
-    if doc.tag == "body":
-        return doc
-    body = doc.find(".//body")
-    return body if body is not None else doc
 
 
 def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
@@ -409,7 +392,7 @@ def list_text(doc) -> str:
 
 def _measured_body(doc) -> Tuple[Optional[object], Dict]:
     """The body and the measure of each of its visible elements; (None, {}) for no visible text."""
-    body = _body(doc)
+    body = page_body(doc)
     if not isinstance(body.tag, str):
         return None, {}
     infos: Dict = {}
@@ -419,12 +402,14 @@ def _measured_body(doc) -> Tuple[Optional[object], Dict]:
 
 # --- tokens and SimHash --------------------------------------------------------------------
 
-_CJK = (
+#: The one CJK definition (a regex character-class body): scripts written without spaces, where a
+#: character (pair) is the word. Radicals, kana, Bopomofo, Hangul, CJK ideographs, half-width kana.
+CJK_CHARS = (
     "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 )
-_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+", re.UNICODE)
-_CJK_RUN = re.compile(rf"[{_CJK}]")
+_TOKEN_RE = re.compile(rf"[{CJK_CHARS}]+|[^\W{CJK_CHARS}]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
 
 
 def tokens(text: str) -> List[str]:
@@ -442,12 +427,11 @@ def tokens(text: str) -> List[str]:
     return out
 
 
-_MASK64 = (1 << 64) - 1
 _BITS = np.arange(64, dtype=np.uint64)
 
 
 def _token_hash(tok: str) -> int:
-    return int.from_bytes(hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest(), "little")
+    return blake2b64(tok, "little")
 
 
 def simhash64(text: str) -> int:
@@ -467,7 +451,7 @@ def simhash64(text: str) -> int:
 
 def hamming(a: int, b: int) -> int:
     """Number of differing bits between two 64-bit hashes."""
-    return ((a ^ b) & _MASK64).bit_count()
+    return ((a ^ b) & MASK64).bit_count()
 
 
 # --- exact-copy hash, shingles and MinHash (the text measure with a margin) -------------------
@@ -501,7 +485,7 @@ def text_hash(text: str) -> int:
     toks = tokens(text)
     if not toks:
         return 0
-    return int.from_bytes(hashlib.blake2b(" ".join(toks).encode("utf-8"), digest_size=8).digest(), "little")
+    return blake2b64(" ".join(toks), "little")
 
 
 @lru_cache(maxsize=65536)

@@ -51,11 +51,15 @@ DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 
 _HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
 
+#: The 64 bits of every stored hash (SimHash, pHash, fingerprint, token hashes).
+MASK64 = (1 << 64) - 1
+
 
 def blake2b64(text: str, byteorder: str = "big") -> int:
     """The one 64-bit token/URL hash: BLAKE2b with an 8-byte digest of ``text`` (UTF-8), as an int.
-    ``byteorder`` only because stored SimHashes were built little-endian (core/text.py)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), byteorder)
+    ``byteorder`` only because stored SimHashes were built little-endian (core/text.py). Lone
+    surrogates (a URL decoded with ``surrogateescape``) are hashed, not refused."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), byteorder)
 
 
 #: Content types of an HTML page: the one "is HTML" definition (rendering, clustering eligibility).
@@ -70,7 +74,7 @@ def is_html_type(content_type: Optional[str], empty_is_html: bool = False) -> bo
 
 
 def hex64(value: Optional[int]) -> Optional[str]:
-    return None if value is None else format(value & 0xFFFFFFFFFFFFFFFF, "016x")
+    return None if value is None else format(value & MASK64, "016x")
 
 
 def unhex64(value: Any) -> Optional[int]:

@@ -32,7 +32,8 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from .text import hamming
+from .text import CJK_CHARS, hamming
+from .params import check_ranges
 from .types import blake2b64
 
 __all__ = [
@@ -44,8 +45,6 @@ __all__ = [
     "dedupe_urls",
     "main",
 ]
-
-MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -63,25 +62,18 @@ class UrlSimhashParams:
     keep: int = 15
 
     def validate(self) -> "UrlSimhashParams":
-        for name in ("host_weight", "path_weight", "query_weight", "fragment_weight", "scheme_weight"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 100.0:
-                raise ValueError(f"{name} must be in [0, 100], got {value!r}")
-        if not 50.0 <= self.dedupe_threshold <= 100.0:
-            raise ValueError(f"dedupe_threshold must be in [50, 100], got {self.dedupe_threshold!r}")
-        if not self.keep >= 1:
-            raise ValueError(f"keep must be >= 1, got {self.keep!r}")
+        weights = ("host_weight", "path_weight", "query_weight", "fragment_weight", "scheme_weight")
+        check_ranges(self, **dict.fromkeys(weights, "[0, 100]"), dedupe_threshold="[50, 100]", keep=">= 1")
         return self
 
 
 DEFAULT_PARAMS = UrlSimhashParams()
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _HEX_RE = re.compile(r"(?<![0-9a-z])(?=[0-9a-f]*\d)[0-9a-f]{8,}(?![0-9a-z])", re.I)
 _MIXED_RE = re.compile(r"(?<![0-9a-z])(?=[0-9a-z_-]*\d)(?=[0-9a-z_-]*[a-z])[0-9a-z_-]{16,}(?![0-9a-z])", re.I)
 _ENC_RE = re.compile(r"(?:%[0-9a-f]{2})+", re.I)
-_CJK_RE = re.compile(f"[{_CJK}]+")
+_CJK_RE = re.compile(f"[{CJK_CHARS}]+")
 _NUM_RE = re.compile(r"\d+")
 
 

@@ -7,10 +7,16 @@ import re
 from typing import Any, List, Optional, Tuple
 
 
-_SKIP_TAGS = frozenset(
-    {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "math",
-     "iframe", "object", "embed", "canvas", "select", "datalist", "option"}
+#: The one skip-tag set: elements whose content is never read as page text (code, head, embedded
+#: documents and drawings). Each reader adds its own: see ``_SKIP_TAGS`` here, ``core.text`` and
+#: ``core.pagetype``.
+NON_TEXT_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "head", "title", "svg", "math", "iframe", "object"}
 )
+#: Void or embedded elements without readable text (not skipped by ``core.pagetype``).
+EMBED_TAGS = frozenset({"meta", "link", "embed", "canvas"})
+#: Visible text: also drop-down options (a <select> shows one, its list is not page text).
+_SKIP_TAGS = NON_TEXT_TAGS | EMBED_TAGS | {"select", "datalist", "option"}
 _HEADING_TAGS = frozenset({"h1", "h2", "h3"})
 _CONTROL_INPUT_TYPES = frozenset(
     {"", "text", "email", "password", "tel", "number", "search", "url", "checkbox", "radio"}
@@ -61,9 +67,13 @@ class _Walk:
         self.skeleton: Optional[List[str]] = None
 
 
-def _start(doc):
+def page_body(doc: Any) -> Any:
+    """The one body-text entry point: the ``<body>`` of a parsed page (an lxml tree or element),
+    else its root element (a fragment); None for an empty tree."""
     root = doc.getroot() if hasattr(doc, "getroot") else doc
-    body = root.find(".//body") if _tag(root) == "html" else None
+    if root is None or _tag(root) != "html":
+        return root
+    body = root.find(".//body")
     return body if body is not None else root
 
 
@@ -121,7 +131,7 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     """
     out = _Walk()
     skel = out.skeleton = [] if skeleton else None
-    start = _start(doc)
+    start = page_body(doc)
     # Stack of (element, in_form, heading index or -1, phase, depth, region).
     stack: List[Tuple[Any, bool, int, int, int, int]] = [(start, False, -1, _ENTER, 0, _PAGE)]
     push, pop = stack.append, stack.pop

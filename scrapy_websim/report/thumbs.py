@@ -9,10 +9,11 @@ is kept in memory, and disk use is bounded by width and quality (README: bytes p
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 from typing import Any, Dict, Optional
+
+from scrapy_websim.core.types import blake2b64, hex64
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}
@@ -21,7 +22,7 @@ FORMATS = tuple(EXTENSIONS)
 
 def thumbnail_stem(url: str) -> str:
     """The file name (without extension) of ``url``'s thumbnail: 16 hex digits of BLAKE2b."""
-    return hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return hex64(blake2b64(url))
 
 
 def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int = 60) -> bytes:
