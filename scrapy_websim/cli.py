@@ -237,14 +237,21 @@ def _check_crawl_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return outputs
 
 
-def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str, Any]:
-    """The Scrapy settings the crawl flags map to (``-s`` settings are applied over them)."""
-    base: Dict[str, Any] = {
+def _render_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """The settings every rendering command (a crawl, a distributed worker) maps from its flags."""
+    return {
         "ADDONS": {"scrapy_websim.Addon": 500},
         "LOG_LEVEL": args.loglevel,
         "CONCURRENT_REQUESTS": args.threads,
         "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
         "WEBSIM_PAGE_TIMEOUT": args.page_timeout,
+    }
+
+
+def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str, Any]:
+    """The Scrapy settings the crawl flags map to (``-s`` settings are applied over them)."""
+    base: Dict[str, Any] = {
+        **_render_settings(args),
         "WEBSIM_BATCH_SIZE": args.batch_size,
         "WEBSIM_FEATURES_FILE": args.features_file or "",
         "WEBSIM_SCREENSHOTS_DIR": args.screenshots_dir or "",

@@ -81,7 +81,7 @@ def push_main(argv: List[str]) -> int:
 
 
 def worker_main(argv: List[str]) -> int:
-    from scrapy_websim.cli import _add_decision_options, _settings_from_args  # noqa: PLC0415
+    from scrapy_websim.cli import _add_decision_options, _render_settings, _settings_from_args  # noqa: PLC0415
 
     parser = _job_parser("websim worker", "Render the URLs of a job from its shared Redis queue until none is left.")
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
@@ -98,12 +98,8 @@ def worker_main(argv: List[str]) -> int:
     if _open_job(args, "websim worker") is None:
         return 2
     base: Dict[str, Any] = {
-        "ADDONS": {"scrapy_websim.Addon": 500},
-        "LOG_LEVEL": args.loglevel,
-        "CONCURRENT_REQUESTS": args.threads,
+        **_render_settings(args),
         "CONCURRENT_REQUESTS_PER_DOMAIN": args.threads,
-        "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
-        "WEBSIM_PAGE_TIMEOUT": args.page_timeout,
         "WEBSIM_REDIS_URL": args.redis,
         "WEBSIM_REDIS_JOB": args.job,
     }
