@@ -64,68 +64,104 @@ def _content_parent(doc):
     return body if body is not None else doc
 
 
-def _change_words(doc, rng: random.Random, share: float) -> None:
-    vocab: List[str] = []
-    nodes = []
-    for el in doc.iter():
-        if not isinstance(el.tag, str) or el.tag in _SKIP_NOISE:
-            continue
-        for attr in ("text", "tail"):
-            value = getattr(el, attr)
-            if value and value.strip():
-                owner = el.getparent() if attr == "tail" else el
-                if owner is None or owner.tag not in _SKIP_NOISE:
-                    nodes.append((el, attr))
-                    vocab.extend(_WORD.findall(value)[:20])
+_MARKUP = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
+_OPEN_SKIP = re.compile(r"<(script|style|head|title|noscript)[\s>]", re.I)
+
+
+def _change_words(html: str, rng: random.Random, share: float) -> str:
+    """``html`` with ~``share`` of the words of its visible text replaced by other words of the
+    page, the markup left byte for byte (a re-serialised page would differ in structure too:
+    XHTML served as HTML, ``<a id="x"/>``, is parsed differently once written back by lxml)."""
+    parts = _MARKUP.split(html)
+    skip_until = None
+    texts = []  # indexes of the text parts outside script/style/head
+    for i, part in enumerate(parts):
+        if i % 2:  # markup
+            if skip_until is None:
+                m = _OPEN_SKIP.match(part)
+                if m and not part.endswith("/>"):
+                    skip_until = "</" + m.group(1).lower()
+            elif part.lower().startswith(skip_until):
+                skip_until = None
+        elif skip_until is None and part.strip():
+            texts.append(i)
+    vocab = [w for i in texts for w in _WORD.findall(parts[i])[:20]]
     if not vocab:
-        return
+        return html
 
     def swap(m):
         return rng.choice(vocab) if rng.random() < share else m.group()
 
-    for el, attr in nodes:
-        setattr(el, attr, _WORD.sub(swap, getattr(el, attr)))
+    for i in texts:
+        parts[i] = _WORD.sub(swap, parts[i])
+    return "".join(parts)
+
+
+def _insert_at(html: str, pattern: str, text: str, after: bool = True, last: bool = False) -> str:
+    found = list(re.finditer(pattern, html, re.I))
+    if not found:
+        return html
+    m = found[-1] if last else found[0]
+    at = m.end() if after else m.start()
+    return html[:at] + text + html[at:]
+
+
+def _content_end(html: str) -> int:
+    """Offset in ``html`` of the start tag of the last child of the element holding the most
+    paragraphs (noise lands inside the content, before that child); -1 when not found."""
+    try:
+        doc = lxml.html.document_fromstring(re.sub(r"^\s*<\?xml[^>]*\?>", "", html))
+    except (ValueError, lxml.etree.ParserError):
+        return -1
+    parent = _content_parent(doc)
+    children = [c for c in parent if isinstance(c.tag, str)]
+    if parent.tag == "body" or not children:
+        return -1
+    child = children[-1]
+    nth = next(i for i, el in enumerate(doc.iter(child.tag)) if el is child)
+    found = list(re.finditer(rf"<{child.tag}[\s>/]", _MARKUP_COMMENT.sub(_blank, html), re.I))
+    return found[nth].start() if nth < len(found) else -1
+
+
+_MARKUP_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def _blank(m) -> str:
+    return " " * len(m.group())  # same offsets, no tags inside comments
 
 
 def noisy_copy(html: str, titles: Sequence[str], seed: int, ssi: bool = False) -> str:
     """``html`` as another request would get it: a rotating banner with an id, a "generated at
     <time>, request <id>" line and 5 random "recommended" links (titles from ``titles``) inside
     the content, a CSRF token (meta + hidden input), ~3 % of the words changed. With ``ssi`` the
-    time and request id are nginx SSI commands (different on every request)."""
-    from scrapy_websim.core.features import parse_html
-
-    rng = random.Random(seed)
-    doc = parse_html(html)
-    body = None if doc is None else doc.find(".//body")
-    if body is None:
+    time and request id are nginx SSI commands (different on every request). The page's own
+    markup is kept as it is: only text changes and the inserted blocks differ."""
+    if not re.search(r"<body[^>]*>", html, re.I):
         return html
-    _change_words(doc, rng, 0.03)
+    rng = random.Random(seed)
+    out = _change_words(html, rng, 0.03)
     token = "%032x" % rng.getrandbits(128)
-    body.insert(0, lxml.html.fragment_fromstring(
-        f'<div class="announcement" id="ann-{rng.getrandbits(32):08x}">Notice {rng.getrandbits(24):06x}: '
-        f"maintenance window {rng.randint(1, 28)} {rng.choice(['May', 'June', 'July'])}, build "
-        f"{rng.getrandbits(40):010x}</div>"))
-    content = _content_parent(doc)
+    banner = (f'<div class="announcement" id="ann-{rng.getrandbits(32):08x}">Notice {rng.getrandbits(24):06x}: '
+              f"maintenance window {rng.randint(1, 28)} {rng.choice(['May', 'June', 'July'])}, build "
+              f"{rng.getrandbits(40):010x}</div>")
     if ssi:
-        stamp = '<p>Generated on SSIDATE in 0.0123 s, request SSIREQ</p>'
+        stamp = '<p>Generated on <!--# echo var="date_local" --> in 0.0123 s, request <!--# echo var="request_id" --></p>'
     else:
         stamp = (f"<p>Generated on 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
                  f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC in "
                  f"{rng.random():.4f} s, request {token[:16]}</p>")
-    content.append(lxml.html.fragment_fromstring(stamp))
     picks = rng.sample(list(titles), min(5, len(titles)))
     items = "".join(f'<li><a href="/p/{rng.getrandbits(20)}">{t}</a></li>' for t in picks)
-    content.append(lxml.html.fragment_fromstring(f'<div class="more-docs"><h4>Recommended</h4><ul>{items}</ul></div>'))
-    body.append(lxml.html.fragment_fromstring(
-        f'<form method="post" action="/feedback"><input type="hidden" name="csrf" value="{token}"></form>'))
-    head = doc.find(".//head")
-    if head is not None:
-        head.append(lxml.html.fragment_fromstring(f'<meta name="csrf-token" content="{token}">'))
-    out = lxml.html.tostring(doc, encoding="unicode")
-    if ssi:
-        out = (out.replace("SSIDATE", '<!--# echo var="date_local" -->')
-               .replace("SSIREQ", '<!--# echo var="request_id" -->'))
-    return out
+    inside = stamp + f'<div class="more-docs"><h4>Recommended</h4><ul>{items}</ul></div>'
+    at = _content_end(out)
+    if at >= 0:
+        out = out[:at] + inside + out[at:]
+    else:
+        out = _insert_at(out, r"</body\s*>", inside, after=False, last=True)
+    out = _insert_at(out, r"<body[^>]*>", banner)
+    out = _insert_at(out, r"</body\s*>", f'<form method="post" action="/feedback"><input type="hidden" '
+                     f'name="csrf" value="{token}"></form>', after=False, last=True)
+    return _insert_at(out, r"<head[^>]*>", f'<meta name="csrf-token" content="{token}">')
 
 
 def title_of(html: str) -> str:

@@ -38,9 +38,10 @@ def _candidate(p, q, params):
     return False
 
 
-def reference(pages, compare, params):
+def reference(pages, compare, params, copies=None):
     """SPEC section 6 read literally, all pairs: components of the candidate graph, canonical,
-    canonical-only comparisons, then the same among the unmerged (``passes`` times)."""
+    canonical-only comparisons, then the same among the unmerged (``passes`` times). ``copies``:
+    exact-copy hash -> pages that have it (default: counted in ``pages``)."""
     by_id = {p["id"]: p for p in pages}
     adj = {i: set() for i in by_id}
     ids = sorted(by_id)
@@ -49,7 +50,9 @@ def reference(pages, compare, params):
             if _candidate(by_id[ids[x]], by_id[ids[y]], params):
                 adj[ids[x]].add(ids[y])
                 adj[ids[y]].add(ids[x])
-    best = lambda i: (by_id[i]["status"] != 200, -by_id[i]["len"], i)  # noqa: E731
+    copies = _copy_counts(pages) if copies is None else copies
+    best = lambda i: (by_id[i]["status"] != 200, -copies.get(by_id[i].get("exact"), 1),  # noqa: E731
+                      -by_id[i]["len"], i)
     clusters = {}
     active = set(ids)
     done_passes = 0
@@ -222,6 +225,14 @@ def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatc
     assert result.stats.explicit_edges < plain.stats.explicit_edges  # pairs really were skipped
 
 
+def _copy_counts(pages):
+    copies = {}
+    for p in pages:
+        if p.get("exact"):
+            copies[p["exact"]] = copies.get(p["exact"], 0) + 1
+    return copies
+
+
 def reference_exact(pages, compare, params):
     """Pages sharing an exact-copy hash are represented by their best page; the representatives
     are clustered as in :func:`reference`; each copy then joins its representative's cluster."""
@@ -234,7 +245,7 @@ def reference_exact(pages, compare, params):
     for g in groups.values():
         r = min(g, key=best)
         rep_of.update({p["id"]: r["id"] for p in g if p is not r})
-    _, by_canon = reference([p for p in pages if p["id"] not in rep_of], compare, params)
+    _, by_canon = reference([p for p in pages if p["id"] not in rep_of], compare, params, _copy_counts(pages))
     cluster_of = {m: c for c, ms in by_canon.items() for m in ms}
     for f, r in sorted(rep_of.items()):
         c = cluster_of.setdefault(r, r)
@@ -425,3 +436,19 @@ def test_hamming_pairs_is_exact(k):
         got |= set(pairs)
     want = {(i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if _bits(values[i] ^ values[j]) <= k}
     assert got == want and want
+
+
+def test_canonical_is_the_version_most_pages_serve_not_the_longest():
+    # 1, 2: exact copies (A and B mirrors); 3: a mirror adding a signature line (a duplicate of
+    # 1/2, not of 4); 4: a noisy copy, the longest text, a duplicate of 1/2 only
+    dup_of = {frozenset(p) for p in ((1, 2), (1, 3), (2, 3), (1, 4), (2, 4))}
+
+    def compare(x, y):
+        dup = frozenset((x, y)) in dup_of
+        return PairResult(0.9 if dup else 0.5, 1.0, 0.0, 1.0, dup, "rule1" if dup else "")
+
+    keys = ClusterKeys.from_arrays([1, 2, 3, 4], [7, 7, 7, 7], [1000, 1000, 1050, 1300],
+                                   exact=[0xA, 0xA, 0xB, 0xC])
+    result = cluster(keys, compare, ClusterParams())
+    # with the longest text first, 4 would be canonical and 3 (not its duplicate) left alone
+    assert [(c.canonical_id, c.member_ids) for c in result.clusters] == [(1, [1, 2, 3, 4])]

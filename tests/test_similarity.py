@@ -214,3 +214,32 @@ def test_rule2_not_between_pages_whose_minhash_text_differs():
     assert compare(a, b).rule == ""
     old = PageRecord(id=3, url="http://h/3", text_len=a.text_len, simhash=(1 << 64) - 2, phash=ph)
     assert compare(a, old).rule == "rule2"  # no MinHash on one side: the screenshot decides
+
+
+def test_text_sim_judges_prose_pages_by_their_prose_too():
+    """A page and a copy with a list of 5 random "recommended" links in its content: the whole
+    visible text differs a lot (short page, long titles), the prose does not; two different pages
+    of the template differ in both."""
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.types import PageRecord
+
+    def page(topic, extra="", words="reads writes checks"):
+        paras = "".join(f"<p>The {topic} command {w} the repository index and prints what changed since "
+                        f"the last {w} run, one line per path.</p>" for w in words.split())
+        return (f"<html><head><title>{topic}</title></head><body><div class='body'><h1>git {topic}</h1>"
+                f"{paras}{extra}</div></body></html>")
+
+    def rec(i, html):
+        r = PageRecord(id=i, url=f"http://127.0.0.1/{i}", status_code=200, content_type="text/html",
+                       html_len=len(html))
+        compute_features(r, html, b"", FeatureParams())
+        return r
+
+    links = "<div class='more-docs'><h4>Recommended</h4><ul>" + "".join(
+        f"<li><a href='/p/{i}'>Managing remote repositories, their branches and their tags over ssh, part {i}</a></li>"
+        for i in range(5)) + "</ul></div>"
+    a, copy, other = rec(1, page("status")), rec(2, page("status", links)), rec(3, page("archive", words="packs bundles exports"))
+    assert a.dense_minhash and copy.dense_minhash and a.dense_len == copy.dense_len
+    whole = replace(copy, dense_minhash="")
+    assert text_sim(a, whole) < 0.6 <= text_sim(a, copy)  # the link list alone would split them
+    assert text_sim(a, other) < 0.6

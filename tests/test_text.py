@@ -238,3 +238,34 @@ def test_directory_listings_are_judged_by_their_entries():
     assert a.text_len >= 200  # eligible, not thin: the file names count
     assert text_sim(a, b) < 0.2
     assert text_sim(a, a2) >= 0.6
+
+
+def _prose_page(links_html="", banner=""):
+    paras = "".join(
+        f"<p>Paragraph {w} explains how the {w} option changes the way the server answers a request, "
+        f"which defaults apply and when the {w} setting is read again.</p>"
+        for w in "alpha beta gamma delta epsilon zeta".split())
+    return (f"<html><head><title>Options</title></head><body>{banner}<nav><a href='/'>Home</a></nav>"
+            f"<div class='document'><h1>Server options</h1>{paras}{links_html}</div></body></html>")
+
+
+def test_dense_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
+    from scrapy_websim.core.text import dense_text
+
+    recommended = ("<div class='more-docs'><h4>Read next</h4><ul>"
+                   + "".join(f"<li><a href='/p/{i}'>Another long page title number {i} of the manual</a></li>"
+                             for i in range(40)) + "</ul></div>")
+    plain = dense_text(lxml.html.document_fromstring(_prose_page()))
+    noisy = dense_text(lxml.html.document_fromstring(_prose_page(recommended)))
+    assert "Paragraph alpha explains" in plain and "Home" not in plain
+    # the wrapper is now mostly link text, yet its paragraphs stay and only the list goes
+    assert "Paragraph zeta explains" in noisy and "Another long page title" not in noisy
+    assert noisy.replace("Read next", "").strip() == plain.strip()
+
+
+def test_site_notices_are_furniture():
+    banner = "<div class='announcement' id='ann-3f2a'>Notice 3f2a: maintenance window 12 May, build 9c1d</div>"
+    doc = lxml.html.document_fromstring(_prose_page(banner=banner))
+    assert "maintenance window" not in extract_main_text(doc)
+    from scrapy_websim.core.text import dense_text, list_text
+    assert "maintenance window" not in list_text(doc) and "maintenance window" not in dense_text(doc)

@@ -34,7 +34,8 @@ Candidate graph
 
 What a "group" is (the reading of SPEC section 6 chosen here)
     A group is a connected component of the candidate graph. Pass 1: in each group of two or more
-    pages the canonical is the best page (status 200 first, then longest text, then smallest id);
+    pages the canonical is the best page (status 200 first, then most exact copies, then longest
+    text, then smallest id);
     it is compared with each of its candidate neighbours in the group (the group's pages that pass
     the pre-filter against it, tested with numpy on the group; never pages the pre-filter
     rejects, never member-to-member, so A~B~C does not chain A and C), and those the decision calls
@@ -411,6 +412,19 @@ def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray,
     return compared
 
 
+def _copies(keys: ClusterKeys) -> np.ndarray:
+    """Per node, how many eligible pages share its exact-copy hash (1 without one). A noisy copy
+    of a page has the longest text of its family (its banner, its stamp) but no copy of its own:
+    the version most servers serve is the better canonical, and the one its mirrors match."""
+    copies = np.ones(len(keys), np.int64)
+    if keys.exact is None or not len(keys):
+        return copies
+    has = keys.exact != 0
+    _, inverse, counts = np.unique(keys.exact[has], return_inverse=True, return_counts=True)
+    copies[has] = counts[inverse]
+    return copies
+
+
 def _exact_representatives(keys: ClusterKeys, rank: np.ndarray, same_host: bool) -> np.ndarray:
     """Node -> the best-ranked node with the same non-zero exact-copy hash (and host, with
     ``same_host``); a node without a hash, or the best of its copies, represents itself."""
@@ -505,8 +519,9 @@ def cluster(
             url_of = urls.get  # type: ignore[assignment]
     stats = ClusterStats(eligible=len(keys))
     n = len(keys)
-    # canonical preference: status 200 first, then longest text, then smallest id (= node index)
-    order = np.lexsort((np.arange(n), -keys.text_len, (keys.status != 200).astype(np.int8)))
+    # canonical preference: status 200 first, then the text most pages serve (exact copies), then
+    # longest text, then smallest id (= node index)
+    order = np.lexsort((np.arange(n), -keys.text_len, -_copies(keys), (keys.status != 200).astype(np.int8)))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
 

@@ -98,6 +98,10 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.simhash = text.simhash64(main_text)
     record.text_hash = text.text_hash(main_text)
     record.minhash = text.minhash_hex(text.minhash(main_text))
+    prose = text.dense_text(doc, params.text.max_link_density)
+    record.dense_len = len(prose)
+    record.dense_minhash = (text.minhash_hex(text.minhash(prose))
+                            if len(prose) >= params.text.list_fallback_chars else "")
     features = dom.dom_features(doc, params.dom.max_paths, params.dom)
     record.dom_counts = features["dom_counts"]
     record.tag_paths = features["tag_paths"]

@@ -134,13 +134,26 @@ def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECI
     differ too much."""
     if a.text_hash and a.text_hash == b.text_hash:
         return 1.0
-    short, long_ = sorted((a.text_len, b.text_len))
-    if long_ > 0 and short / long_ < params.text_min_len_ratio:
-        return 0.0
-    sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
-    if sig_a is not None and sig_b is not None:
-        return jaccard_estimate(sig_a, sig_b)
-    return _hamming_sim(a.simhash, b.simhash, params.text_max_distance)
+    whole = _jaccard_of(a.minhash, b.minhash, a.text_len, b.text_len, params)
+    if whole is None:
+        whole = 0.0 if not _lengths_ok(a.text_len, b.text_len, params) else _hamming_sim(
+            a.simhash, b.simhash, params.text_max_distance)
+    prose = _jaccard_of(a.dense_minhash, b.dense_minhash, a.dense_len, b.dense_len, params)
+    return whole if prose is None else max(whole, prose)
+
+
+def _lengths_ok(len_a: int, len_b: int, params: DecisionParams) -> bool:
+    short, long_ = sorted((len_a, len_b))
+    return long_ == 0 or short / long_ >= params.text_min_len_ratio
+
+
+def _jaccard_of(hex_a: str, hex_b: str, len_a: int, len_b: int, params: DecisionParams) -> Optional[float]:
+    """The MinHash Jaccard of two texts of these lengths (0 when the lengths differ too much);
+    None when either has no MinHash."""
+    sig_a, sig_b = minhash_from_hex(hex_a), minhash_from_hex(hex_b)
+    if sig_a is None or sig_b is None:
+        return None
+    return jaccard_estimate(sig_a, sig_b) if _lengths_ok(len_a, len_b, params) else 0.0
 
 
 def _hamming_sim(x: Optional[int], y: Optional[int], max_distance: int) -> float:

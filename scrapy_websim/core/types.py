@@ -108,6 +108,8 @@ class PageRecord:
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
     text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
     minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.text.minhash)
+    dense_len: int = 0  # characters of the page's prose: visible text without link lists (core.text.dense_text)
+    dense_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
