@@ -243,3 +243,32 @@ def test_text_sim_judges_prose_pages_by_their_prose_too():
     whole = replace(copy, dense_minhash="")
     assert text_sim(a, whole) < 0.6 <= text_sim(a, copy)  # the link list alone would split them
     assert text_sim(a, other) < 0.6
+
+
+def test_list_pages_with_one_long_header_are_not_judged_by_it():
+    """Two directory listings with the same 300-character header and different entries: the
+    header is their only prose, and it must not make them one page."""
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.types import PageRecord
+
+    header = ("<p>This mirror is operated by the university computing centre. Files are synchronised "
+              "every four hours from the primary archive; please use the closest mirror, report "
+              "broken files to the mirror administrators and read the policy before you download.</p>")
+
+    def listing(prefix, words):
+        rows = "".join(f'<tr><td><a href="{w}.html">{prefix} {w} {v}</a></td></tr>'
+                       for w in words.split() for v in ("guide", "reference notes"))
+        return (f"<html><head><title>Index of /{prefix}</title></head><body><h1>Index of /{prefix}</h1>"
+                f"{header}<table>{rows}</table></body></html>")
+
+    def rec(i, html):
+        r = PageRecord(id=i, url=f"http://127.0.0.1/{i}", status_code=200, content_type="text/html",
+                       html_len=len(html))
+        compute_features(r, html, b"", FeatureParams())
+        return r
+
+    a = rec(1, listing("alpha", "install upgrade backup restore tuning security network storage logging"))
+    b = rec(2, listing("omega", "kernel drivers printing audio video fonts locales keyboard mouse"))
+    assert a.dense_minhash and b.dense_minhash  # the header alone is prose enough to carry one
+    assert text_sim(a, b) < 0.3
+    assert text_sim(replace(a, dense_len=a.text_len), b) > 0.8  # were it judged by its prose

@@ -138,8 +138,21 @@ def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECI
     if whole is None:
         whole = 0.0 if not _lengths_ok(a.text_len, b.text_len, params) else _hamming_sim(
             a.simhash, b.simhash, params.text_max_distance)
+    if max(_prose_share(a), _prose_share(b)) < PROSE_MIN_SHARE:
+        return whole
     prose = _jaccard_of(a.dense_minhash, b.dense_minhash, a.dense_len, b.dense_len, params)
     return whole if prose is None else max(whole, prose)
+
+
+#: The prose MinHash counts for a pair when, on at least one of the two pages, the prose is at
+#: least this share of the judged text: pages that are mostly prose (articles, man pages, their
+#: noisy copies). Not for two list pages (directory listings, tables of contents, categories)
+#: whose entries differ under the same long header or intro.
+PROSE_MIN_SHARE = 0.5
+
+
+def _prose_share(record: PageRecord) -> float:
+    return record.dense_len / record.text_len if record.text_len > 0 else 0.0
 
 
 def _lengths_ok(len_a: int, len_b: int, params: DecisionParams) -> bool:
