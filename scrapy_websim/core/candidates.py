@@ -2,7 +2,9 @@
 
 :func:`hamming_pairs` finds every pair of 64-bit values within a Hamming distance, exactly, by
 multi-index hashing (see :mod:`scrapy_websim.core.cluster` for how the clustering uses it);
-:func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy.
+:func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy; on
+large inputs the probes of each part run in :mod:`scrapy_websim.core.hamming_kernel` when numba
+is installed (the same pairs; README "Clustering" gives the figures).
 """
 
 from __future__ import annotations

@@ -37,12 +37,14 @@ def _popcount(x):  # SWAR popcount of a uint64 (LLVM turns it into one instructi
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-def _scan(bkeys, tstart, sv, sidx, masks, state, k, shifts, widths, radii, p, lab, out_i, out_j):
+def _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, shifts, widths, radii, p, lab, out_i, out_j):
     """Resume the probes of one part at ``state`` = (mask index, bucket index, position) and fill
     ``out_i``/``out_j`` until the masks are done or the next bucket might not fit. Bucket a is
     probed with mask m only where a < a ^ m (the other bucket would find the same pairs); with
-    mask 0 a bucket is paired with itself, positions t < s. Returns the number of pairs written;
-    ``state`` is updated (mask index = len(masks) when done)."""
+    mask 0 a bucket is paired with itself, positions t < s: ``modes`` 1 = only its first value
+    queries, 2 = only the others do (0 = all). Returns after a mask of mode 1, or after any mask
+    once an eighth of the buffer is used, so that the caller refreshes the labels then. Returns
+    the number of pairs written; ``state`` is updated (mask index = len(masks) when done)."""
     cap = out_i.shape[0]
     n_out = 0
     mi, b, t0 = state[0], state[1], state[2]
@@ -59,7 +61,10 @@ def _scan(bkeys, tstart, sv, sidx, masks, state, k, shifts, widths, radii, p, la
             qs, qe = tstart[q], tstart[q + 1]
             as_, ae = tstart[a], tstart[a + 1]
             t = as_ if t0 < 0 else t0
-            while t < ae:
+            if modes[mi] == 2 and t == as_:
+                t += 1
+            end = as_ + 1 if modes[mi] == 1 else ae
+            while t < end:
                 if cap - n_out < qe - qs:
                     state[0], state[1], state[2] = mi, b, t
                     return n_out
@@ -87,6 +92,8 @@ def _scan(bkeys, tstart, sv, sidx, masks, state, k, shifts, widths, radii, p, la
             t0 = -1
         mi += 1
         b = 0
+        if modes[mi - 1] == 1 or n_out >= cap >> 3:
+            break
     state[0], state[1], state[2] = mi, 0, -1
     return n_out
 
@@ -111,14 +118,19 @@ def part_pairs(values: np.ndarray, key: np.ndarray, width: int, masks: np.ndarra
     tstart = np.zeros((1 << width) + 1, np.int64)
     np.cumsum(counts, out=tstart[1:])
     bkeys = np.flatnonzero(counts).astype(np.int64)
-    cap = max(_BUFFER_PAIRS, int(counts.max()) if n else 0)
+    cap = max(_BUFFER_PAIRS, n // 2, int(counts.max()) if n else 0)  # refreshes (O(n) each) stay rare
     out_i, out_j = np.empty(cap, np.int64), np.empty(cap, np.int64)
     state = np.array([0, 0, -1], np.int64)
     no_labels = np.arange(n, dtype=np.int64)
     masks = np.asarray(masks, np.int64)
+    modes = np.zeros(masks.shape[0], np.int64)
+    if labels is not None and masks.shape[0] and masks[0] == 0:
+        # the exact probe twice: each bucket's first value joins its near values, the labels are
+        # read again, then the others query, skipping what that joined (a family costs its size)
+        masks, modes = np.concatenate(([0], masks)), np.concatenate(([1, 2], modes[1:]))
     parts = (np.asarray(shifts, np.int64), np.asarray(widths, np.int64), np.asarray(radii, np.int64))
     while state[0] < masks.shape[0]:
         lab = no_labels if labels is None else np.ascontiguousarray(labels(), dtype=np.int64)
-        got = _scan(bkeys, tstart, sv, sidx, masks, state, k, *parts, p, lab, out_i, out_j)
+        got = _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, *parts, p, lab, out_i, out_j)
         if got:
             yield out_i[:got].copy(), out_j[:got].copy()
