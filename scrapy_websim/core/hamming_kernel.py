@@ -37,6 +37,19 @@ def _popcount(x):  # SWAR popcount of a uint64 (LLVM turns it into one instructi
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
+def _first_within(x, k64, shifts, widths, radii, p):
+    """The xor ``x`` of a pair is within k, and within no earlier part's radius (the pair is then
+    this part's: each pair is yielded once)."""
+    if _popcount(x) > k64:
+        return False
+    for r in range(p):
+        if radii[r] >= 0:
+            part = (x >> np.uint64(shifts[r])) & np.uint64((1 << widths[r]) - 1)
+            if _popcount(part) <= np.uint64(radii[r]):
+                return False
+    return True
+
+
 def _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, shifts, widths, radii, p, lab, out_i, out_j):
     """Resume the probes of one part at ``state`` = (mask index, bucket index, position) and fill
     ``out_i``/``out_j`` until the masks are done or the next bucket might not fit. Bucket a is
@@ -71,21 +84,12 @@ def _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, shifts, widths, radii
                 vi = sv[t]
                 s = t + 1 if m == 0 else qs
                 while s < qe:
-                    x = vi ^ sv[s]
-                    if _popcount(x) <= k64:
-                        first = True
-                        for r in range(p):
-                            if radii[r] >= 0:
-                                part = (x >> np.uint64(shifts[r])) & np.uint64((1 << widths[r]) - 1)
-                                if _popcount(part) <= np.uint64(radii[r]):
-                                    first = False
-                                    break
-                        if first:
-                            ii, jj = sidx[t], sidx[s]
-                            if lab[jj] != lab[ii]:
-                                out_i[n_out] = min(ii, jj)
-                                out_j[n_out] = max(ii, jj)
-                                n_out += 1
+                    if _first_within(vi ^ sv[s], k64, shifts, widths, radii, p):
+                        ii, jj = sidx[t], sidx[s]
+                        if lab[jj] != lab[ii]:
+                            out_i[n_out] = min(ii, jj)
+                            out_j[n_out] = max(ii, jj)
+                            n_out += 1
                     s += 1
                 t += 1
             b += 1
@@ -100,6 +104,7 @@ def _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, shifts, widths, radii
 
 if numba is not None:
     _popcount = numba.njit(inline="always", cache=True)(_popcount)
+    _first_within = numba.njit(inline="always", cache=True)(_first_within)
     _scan = numba.njit(cache=True, nogil=True)(_scan)
 
 
