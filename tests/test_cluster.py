@@ -14,9 +14,13 @@ from scrapy_websim.core.cluster import (
     is_eligible,
     phash_distance_for,
 )
+from scrapy_websim.core import hamming_kernel
 from scrapy_websim.core.types import PageRecord, PairResult
 
 import numpy as np
+
+_COMPILED = [False, pytest.param(True, marks=pytest.mark.skipif(not hamming_kernel.available(),
+                                                                 reason="numba not installed"))]
 
 
 # ----------------------------------------------------------------------------- reference
@@ -203,8 +207,10 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
-def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatch):
-    """Large inputs skip pairs already known connected; forced on here, still the reference."""
+@pytest.mark.parametrize("compiled", _COMPILED)
+def test_join_skipping_connected_pairs_equals_reference(seed, params, compiled, monkeypatch):
+    """Large inputs skip pairs already known connected; forced on here (in the numpy join or in
+    the compiled one), still the reference."""
     from scrapy_websim.core import candidates as cluster_module
 
     pages = adversarial(seed)
@@ -219,6 +225,7 @@ def test_join_skipping_connected_pairs_equals_reference(seed, params, monkeypatc
     want, want_by_canon = reference(pages, compare, params)
     _, plain = fast(pages, params, compare)
     monkeypatch.setattr(cluster_module, "_LABEL_MIN_VALUES", 0)
+    monkeypatch.setattr(cluster_module, "_KERNEL_MIN_VALUES", 0 if compiled else 1 << 62)
     got, result = fast(pages, params, compare)
     assert got == want
     assert {c.canonical_id: c.member_ids for c in result.clusters} == want_by_canon
@@ -423,15 +430,17 @@ def test_phash_distance_for_rule2_thresholds():
     assert phash_distance_for(0.0) == 20
 
 
+@pytest.mark.parametrize("compiled", _COMPILED)
 @pytest.mark.parametrize("k", [1, 2, 5, 8, 11])
-def test_hamming_pairs_is_exact(k):
+def test_hamming_pairs_is_exact(k, compiled):
     rnd = random.Random(k)
     base = [rnd.getrandbits(64) for _ in range(30)]
     values = sorted({flip(rnd.choice(base), rnd.sample(range(64), rnd.randint(0, k + 2))) for _ in range(300)})
     arr = np.array(values, dtype=np.uint64)
     got = set()
-    for i, j in hamming_pairs(arr, k):
+    for i, j in hamming_pairs(arr, k, compiled=compiled):
         pairs = list(zip(i.tolist(), j.tolist()))
+        assert all(a < b for a, b in pairs)
         assert not got & set(pairs)  # each pair once
         got |= set(pairs)
     want = {(i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if _bits(values[i] ^ values[j]) <= k}
@@ -452,3 +461,15 @@ def test_canonical_is_the_version_most_pages_serve_not_the_longest():
     result = cluster(keys, compare, ClusterParams())
     # with the longest text first, 4 would be canonical and 3 (not its duplicate) left alone
     assert [(c.canonical_id, c.member_ids) for c in result.clusters] == [(1, [1, 2, 3, 4])]
+
+
+@pytest.mark.skipif(not hamming_kernel.available(), reason="numba not installed")
+def test_compiled_join_skips_only_pairs_of_one_label():
+    rnd = random.Random(7)
+    base = [rnd.getrandbits(64) for _ in range(40)]
+    values = sorted({flip(rnd.choice(base), rnd.sample(range(64), rnd.randint(0, 6))) for _ in range(400)})
+    labels = np.array([v % 3 for v in values], np.int64)
+    got = {p for i, j in hamming_pairs(np.array(values, np.uint64), 8, lambda: labels, compiled=True)
+           for p in zip(i.tolist(), j.tolist())}
+    near = {(i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if _bits(values[i] ^ values[j]) <= 8}
+    assert got == {(i, j) for i, j in near if labels[i] != labels[j]} and got != near

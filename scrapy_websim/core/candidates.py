@@ -2,7 +2,9 @@
 
 :func:`hamming_pairs` finds every pair of 64-bit values within a Hamming distance, exactly, by
 multi-index hashing (see :mod:`scrapy_websim.core.cluster` for how the clustering uses it);
-:func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy.
+:func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy; on
+large inputs the probes of each part run in :mod:`scrapy_websim.core.hamming_kernel` when numba
+is installed (the same pairs; README "Clustering" gives the figures).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from . import hamming_kernel
+
 #: Bit layout of the multi-index parts: (shift, width).
 _PARTS = ((0, 21), (21, 21), (42, 22))
 #: Bound on the pairs materialised at once while expanding candidates (memory, not results).
@@ -19,6 +23,10 @@ _CHUNK_PAIRS = 1 << 22
 #: Fewer distinct values than this: :func:`hamming_pairs` ignores ``labels`` (the skipping's
 #: tables cost more than it saves on small inputs).
 _LABEL_MIN_VALUES = 20_000
+#: From this many distinct values on, :func:`hamming_pairs` runs the compiled probe loop of
+#: :mod:`scrapy_websim.core.hamming_kernel` when numba is installed (below it, compiling or
+#: loading the kernel costs more than the numpy join).
+_KERNEL_MIN_VALUES = 50_000
 
 # --------------------------------------------------------------------------- exact Hamming join
 
@@ -75,8 +83,8 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, np.ndar
     return owner, pos
 
 
-def hamming_pairs(values: np.ndarray, k: int,
-                  labels: Optional[Callable[[], np.ndarray]] = None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+def hamming_pairs(values: np.ndarray, k: int, labels: Optional[Callable[[], np.ndarray]] = None,
+                  compiled: Optional[bool] = None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
     """All index pairs (i < j) of values with Hamming distance <= k, each exactly once.
 
     Yields chunks of arrays. With ``labels`` (a callable returning an int64 label per value,
@@ -85,6 +93,8 @@ def hamming_pairs(values: np.ndarray, k: int,
     such pairs would add nothing. Each bucket of a part's direct-address table keeps the values of
     its most frequent label first, and a query with that label skips them without expanding: a
     large family of near-identical values then costs about its size, not its size squared.
+    ``compiled``: run the parts' probes in the numba kernel (None: when numba is installed and
+    there are at least :data:`_KERNEL_MIN_VALUES` values); the pairs are the same either way.
     """
     n = values.shape[0]
     if n < 2 or k <= 0:
@@ -93,9 +103,15 @@ def hamming_pairs(values: np.ndarray, k: int,
     radii = _part_radii(k)
     parts = [(np.uint64(shift), width, radius) for (shift, width), radius in zip(_PARTS, radii)]
     use_labels = labels is not None and n >= _LABEL_MIN_VALUES
+    if compiled is None:
+        compiled = hamming_kernel.available() and n >= _KERNEL_MIN_VALUES
     for p, (shift, width, radius) in enumerate(parts):
         if radius >= 0:
             key = ((values >> shift) & np.uint64((1 << width) - 1)).astype(np.int64)
+            if compiled:
+                yield from hamming_kernel.part_pairs(values, key, width, _flip_masks(width, radius), k, radii,
+                                                     [s for s, _ in _PARTS], [w for _, w in _PARTS], p, labels)
+                continue
             join = _PartJoin(values, key, width, k, radii, parts, p)
             yield from join.run(_flip_masks(width, radius), labels if use_labels else None)
 

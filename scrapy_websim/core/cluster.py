@@ -403,11 +403,13 @@ def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray,
             c = int(group[i])
             ok = _prefilter(keys, params, np.full(rest.shape[0], c, np.int64), group[rest])
             hits = rest[ok]
-            for j in hits[np.argsort(group[hits], kind="stable")].tolist():
-                result = compare(int(ids[c]), int(ids[group[j]]))
+            hits = hits[np.argsort(group[hits], kind="stable")]
+            c_id = int(ids[c])
+            for j, m, m_id in zip(hits.tolist(), group[hits].tolist(), ids[group[hits]].tolist()):
+                result = compare(c_id, m_id)
                 compared += 1
                 if result.is_duplicate:
-                    members.setdefault(c, []).append((int(group[j]), result))
+                    members.setdefault(c, []).append((m, result))
                     alive[j] = False
     return compared
 
@@ -552,8 +554,8 @@ def cluster(
         c, m = c[pairs_order], m[pairs_order]
         done = np.zeros(n, bool)
         done[canon] = True
-        for ci, mi in zip(c.tolist(), m.tolist()):
-            result = compare(int(ids[ci]), int(ids[mi]))
+        for ci, mi, c_id, m_id in zip(c.tolist(), m.tolist(), ids[c].tolist(), ids[m].tolist()):
+            result = compare(c_id, m_id)
             stats.compared += 1
             if result.is_duplicate:
                 members.setdefault(ci, []).append((mi, result))
