@@ -101,6 +101,13 @@ class NetworkTracker:
         page.on("response", self._on_response)
         self._page_ref = weakref.ref(page)
 
+    def reset(self) -> None:
+        """Forget the previous page of a kept tab (render/tabs.py) before its next navigation."""
+        self.in_flight.clear()
+        self.last_activity = time.monotonic()
+        self.main_response_headers = None
+        self.main_status = None
+
     def _on_request(self, request: Any) -> None:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
@@ -130,11 +137,15 @@ _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDic
 
 def make_init_callback(options: CaptureOptions):
     async def init_page(page: Any, request: Any) -> None:
-        _trackers[page] = NetworkTracker(page)
-        await watch_tls(page)
+        tracker = _trackers.get(page)
+        if tracker is None:  # a new tab (a kept one has its tracker, TLS watch and viewport)
+            _trackers[page] = NetworkTracker(page)
+            await watch_tls(page)
+            width, height = options.viewport
+            await page.set_viewport_size({"width": width, "height": height})
+        else:
+            tracker.reset()
         await add_cookies(page, getattr(request, "url", ""), options.cookies)
-        width, height = options.viewport
-        await page.set_viewport_size({"width": width, "height": height})
 
     return init_page
 
