@@ -16,6 +16,7 @@ page itself, also on errors, so no page can leak.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 import weakref
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from scrapy_websim.core.types import is_html_type
-from scrapy_websim.render.scan import add_cookies, tls_state, watch_tls
+from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
 
@@ -226,6 +227,20 @@ SCREENSHOT_JPEG_QUALITY = 80
 async def take_screenshot(page: Any, options: CaptureOptions) -> bytes:
     if options.png:
         return await page.screenshot(type="png", full_page=False, timeout=10000)
+    session = await cdp_session(page)
+    if session is not None:
+        # Straight from the compositor: Playwright's page.screenshot also waits for fonts (the
+        # stable wait did) and hides the caret with a style sheet in every frame, added and then
+        # removed, each a style recalculation of the whole document.
+        try:
+            shot = await asyncio.wait_for(session.send("Page.captureScreenshot", {
+                "format": "jpeg", "quality": SCREENSHOT_JPEG_QUALITY, "optimizeForSpeed": True,
+                "captureBeyondViewport": False, "fromSurface": True}), 10)
+            return base64.b64decode(shot["data"])
+        except asyncio.TimeoutError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a detached session: Playwright's way below
+            logger.debug("websim: CDP screenshot failed (%s); using page.screenshot", exc)
     return await page.screenshot(type="jpeg", quality=SCREENSHOT_JPEG_QUALITY, full_page=False, timeout=10000)
 
 

@@ -148,6 +148,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.abort_request = self._abort_request
         self.guard: Optional[GuardProxy] = None
         self.tabs = TabPool(websim.tab_reuse)
+        _quiet_page_loggers(crawler.settings.get("LOG_LEVEL", "DEBUG"))
         if self.deny_networks and websim.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY cannot be combined: the networks are enforced "
                               "by a local guard proxy that the browser must use directly")
@@ -327,6 +328,17 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         status, headers = main
         return _AnswerInstead(Response(url=info, status=status, headers=Headers(headers), body=b"",
                                        request=request, flags=["download"]))
+
+
+def _quiet_page_loggers(log_level: Any) -> None:
+    """scrapy-playwright attaches a request and a response logger to every tab when its logger is
+    enabled for DEBUG, and Scrapy leaves loggers at NOTSET (``LOG_LEVEL`` filters in the handler):
+    so at INFO every sub-request still cost a ``Referer`` header lookup in the browser (a round
+    trip to the driver) to build a message nobody sees. Its logger gets ``LOG_LEVEL`` instead."""
+    level = logging.getLevelName(log_level) if isinstance(log_level, str) else log_level
+    target = logging.getLogger("scrapy-playwright")
+    if isinstance(level, int) and level > logging.DEBUG and target.level == logging.NOTSET:
+        target.setLevel(level)
 
 
 class _AnswerInstead(Exception):
