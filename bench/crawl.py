@@ -1,6 +1,6 @@
 """Crawl throughput yardstick: websim against a bare scrapy-playwright crawl, on 127.0.0.1 only.
 
-    python bench/crawl.py [--pages 240] [--rounds 3] [--keep DIR]
+    python bench/crawl.py [--pages 240] [--rounds 3] [--keep DIR] [--in-flight N] [--only websim|bare]
 
 A few hundred real pages of several Debian documentation sets (python3-doc, postgresql-doc-15,
 apache2-doc, git-doc; the bench installs missing ones with apt when run as root) are served by a
@@ -188,6 +188,9 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="keep URL lists, outputs and logs in this directory")
+    ap.add_argument("--in-flight", type=int, default=0,
+                    help="pages in flight for both crawls (default: websim's default, max_pages_in_flight())")
+    ap.add_argument("--only", choices=("websim", "bare"), help="run one of the two crawls (no ratio)")
     args = ap.parse_args()
     ensure_docs()
     pages = pick_pages(args.pages)
@@ -202,7 +205,9 @@ def main() -> None:
     aliases = "".join(
         f"location /{name}/ {{ alias {os.path.dirname(paths[0])}/; }}\n" for name, paths in pages.items())
     locations = (f"access_log {access_log} websim_bench;\n" + aliases + static_locations())
-    in_flight = max_pages_in_flight()
+    in_flight = args.in_flight or max_pages_in_flight()
+    # websim's own default unless --in-flight is given (the CLI runs 20 requests at once)
+    pages_setting = ["-s", f"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT={in_flight}"] if args.in_flight else []
     with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri";') as base:
         urls = [f"{base}/{name}/{os.path.basename(p)}" for name, paths in pages.items() for p in paths]
         listing = os.path.join(workdir, "urls.txt")
@@ -217,7 +222,7 @@ def main() -> None:
             # of one host at once) would otherwise halve its pages in flight against the bare crawl.
             "websim": lambda r: [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O",
                                  os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO",
-                                 "--per-host", str(in_flight)],
+                                 "--per-host", str(in_flight), *pages_setting],
             "bare": lambda r: [sys.executable, os.path.join(REPO, "bench", "bare_crawl.py"), listing,
                                os.path.join(workdir, f"bare{r}.jsonl"), str(in_flight)],
         }
@@ -225,14 +230,23 @@ def main() -> None:
         for r in range(args.rounds):
             print(f"round {r + 1}", flush=True)
             order = ("websim", "bare") if r % 2 == 0 else ("bare", "websim")
+            order = tuple(name for name in order if args.only in (None, name))
             for name in order:
                 results[name].append(run_one(name, crawls[name](r), workdir, access_log, paths))
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
 
+    summary(results, args.only, in_flight)
+
+
+def summary(results: Dict[str, List[Dict[str, float]]], only: str, in_flight: int) -> None:
     def med(name: str, key: str) -> float:
         return statistics.median(r.get(key, 0.0) for r in results[name])
 
+    if only:
+        print(f"{only}_pps={med(only, 'pps'):.2f} {only}_cpu_per_page={med(only, 'cpu_per_page'):.3f} "
+              f"in_flight={in_flight}")
+        return
     ratios = [w["pps"] / b["pps"] for w, b in zip(results["websim"], results["bare"])]
     for key in ("python_per_page", "node_per_page", "chromium_per_page"):
         print(f"median {key}: websim {med('websim', key):.3f} s, bare {med('bare', key):.3f} s")

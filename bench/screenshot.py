@@ -9,10 +9,13 @@ each page is loaded once in Chromium (1280x800) and captured as
 * ``jpeg``: ``page.screenshot(type="jpeg", quality=80)``,
   what a crawl takes unless ``WEBSIM_SCREENSHOTS_DIR`` is set;
 * ``cdp-jpeg-W``: CDP ``Page.captureScreenshot`` JPEG with ``clip.scale`` W/1280 (scaled by
-  Chromium's compositor; q90, q80 at full width).
+  Chromium's compositor; q90, q80 at full width), a new CDP session each;
+* ``jpeg-caret``: ``page.screenshot`` JPEG q80 without hiding the caret;
+* ``cdp-jpeg-kept``: what a crawl takes (``render.capture.take_screenshot``): CDP
+  ``Page.captureScreenshot`` JPEG q80 on the tab's kept CDP session.
 
 For each kind: median wall milliseconds per capture (``--repeat`` captures per page), Chromium's
-CPU milliseconds per capture (all its processes, from /proc), bytes, and the pHash bit distance to
+mean CPU milliseconds per capture (all its processes, from /proc), bytes, and the pHash bit distance to
 the PNG's pHash (with :func:`scrapy_websim.core.visual.phash_png`): mean, max and the share of
 pages at distance 0 and <= 2 (visual similarity is 1 - distance / ``WEBSIM_VISUAL_MAX_DISTANCE``;
 every page of one crawl is captured the same way, so what matters is that pages' distances to
@@ -53,6 +56,13 @@ async def small_screenshot(page, viewport: tuple, width: int, quality: int = 90)
     return base64.b64decode(shot["data"])
 
 
+async def viewport_jpeg(page) -> bytes:
+    """What a crawl takes (scrapy_websim.render.capture.take_screenshot, no PNG asked for)."""
+    from scrapy_websim.render.capture import CaptureOptions, take_screenshot  # noqa: PLC0415
+
+    return await take_screenshot(page, CaptureOptions(png=False))
+
+
 def chromium_cpu(browser_pid: int) -> float:
     total = 0.0
     for p in [psutil.Process(browser_pid)] + psutil.Process(browser_pid).children(recursive=True):
@@ -73,8 +83,11 @@ async def run(urls, repeat: int) -> None:
         "cdp-jpeg-320": lambda page: small_screenshot(page, (1280, 800), 320),
         "cdp-jpeg-640": lambda page: small_screenshot(page, (1280, 800), 640),
         "cdp-jpeg-1280": lambda page: small_screenshot(page, (1280, 800), 1280, 80),
+        "jpeg-caret": lambda page: page.screenshot(type="jpeg", quality=80, caret="initial"),
+        "cdp-jpeg-kept": lambda page: viewport_jpeg(page),
     }
     stats = {k: {"ms": [], "cpu": [], "bytes": [], "dist": []} for k in kinds}
+    same_as_jpeg, jpeg_hash = [], None
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=find_browser()[0], args=list(DEFAULT_ARGS))
         pids = [p.pid for p in psutil.Process().children(recursive=True) if "chrom" in p.name().lower()]
@@ -96,14 +109,19 @@ async def run(urls, repeat: int) -> None:
                 h = phash_png(data)
                 ref = h if ref is None else ref
                 stats[name]["dist"].append(bin(h ^ ref).count("1"))
+                if name == "jpeg":
+                    jpeg_hash = h
+                elif name == "cdp-jpeg-kept":
+                    same_as_jpeg.append(h == jpeg_hash)
         await browser.close()
     n = len(urls)
     print(f"{n} pages, {repeat} captures each; load {os.getloadavg()[0]:.1f}")
     for name, s in stats.items():
         d = s["dist"]
-        print(f"  {name:13s} {statistics.median(s['ms']):6.1f} ms  chromium cpu {statistics.median(s['cpu']):6.1f} ms  "
+        print(f"  {name:13s} {statistics.median(s['ms']):6.1f} ms  chromium cpu {statistics.mean(s['cpu']):6.1f} ms (mean)  "
               f"{statistics.mean(s['bytes']) / 1024:6.1f} KB  phash distance to png: mean {statistics.mean(d):.2f} "
               f"max {max(d)}  =0 {sum(x == 0 for x in d) / n:.0%}  <=2 {sum(x <= 2 for x in d) / n:.0%}")
+    print(f"  cdp-jpeg-kept pHash equal to jpeg's on {sum(same_as_jpeg)}/{len(same_as_jpeg)} pages")
 
 
 def main() -> None:

@@ -112,6 +112,7 @@ class WebsimConfig:
     network_idle_ms: int = 500
     dom_stable_checks: int = 3
     dom_check_interval_ms: int = 100
+    tab_reuse: int = 50
     batch_size: int = 1000
     sim_threshold: float = 0.85
     screenshots_dir: str = ""
@@ -169,6 +170,7 @@ class WebsimConfig:
             network_idle_ms=get_number(settings, "WEBSIM_NETWORK_IDLE_MS", lo=0, hi=60000, integer=True),
             dom_stable_checks=get_number(settings, "WEBSIM_DOM_STABLE_CHECKS", lo=1, hi=100, integer=True),
             dom_check_interval_ms=get_number(settings, "WEBSIM_DOM_CHECK_INTERVAL_MS", lo=10, hi=10000, integer=True),
+            tab_reuse=get_number(settings, "WEBSIM_TAB_REUSE", lo=0, hi=1_000_000, integer=True),
             batch_size=get_number(settings, "WEBSIM_BATCH_SIZE", lo=1, hi=10_000_000, integer=True),
             sim_threshold=get_number(settings, "WEBSIM_SIM_THRESHOLD", lo=0.0, hi=1.0),
             screenshots_dir=screenshots_dir,
@@ -295,6 +297,7 @@ SETTINGS: Tuple[Setting, ...] = (
         ("WEBSIM_NETWORK_IDLE_MS", "int ms", 500, "[0, 60000]", "no request in flight for this long"),
         ("WEBSIM_DOM_STABLE_CHECKS", "int", 3, "[1, 100]", "consecutive unchanged DOM digests"),
         ("WEBSIM_DOM_CHECK_INTERVAL_MS", "int ms", 100, "[10, 10000]", "time between DOM digests"),
+        ("WEBSIM_TAB_REUSE", "int", 50, "[0, 10^6]", "pages one browser tab renders before a new tab; 0 or 1 = a new tab per page"),
         ("WEBSIM_SCREENSHOTS_DIR", "str", "", "a directory", "save each viewport screenshot as ID.png here"),
         ("WEBSIM_FEATURES_FILE", "str", "", "", "write every page's features (JSON Lines) for websim cluster"),
         ("WEBSIM_BATCH_SIZE", "int", 1000, "[1, 10^7]", "records buffered before a write to the on-disk store"),

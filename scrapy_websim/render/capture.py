@@ -6,7 +6,7 @@ Two hooks plug into scrapy-playwright without replacing its download handler:
   attaches a :class:`NetworkTracker` (Playwright's request events) and the viewport.
 * :func:`capture` is a callable ``PageMethod``: it runs after navigation, waits until the page is
   stable (no request in flight for ``network_idle_ms`` *and* ``dom_stable_checks`` consecutive
-  checks without a DOM mutation, capped at ``stable_timeout``), then takes the title, the navigation timings
+  checks without a DOM mutation, made in the page, capped at ``stable_timeout``), then takes the title, the navigation timings
   and a viewport screenshot. Its result dict lands in ``PageMethod.result``.
 
 scrapy-playwright then reads ``page.content()`` (the rendered HTML, after our wait) and closes the
@@ -16,6 +16,7 @@ page itself, also on errors, so no page can leak.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 import weakref
@@ -23,33 +24,45 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from scrapy_websim.core.types import is_html_type
-from scrapy_websim.render.scan import add_cookies, tls_state, watch_tls
+from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
 
-# DOM change counter: the first call installs a MutationObserver on the document (child lists,
-# text and the attributes that show or swap content) and every call returns "<document token>:
-# <mutations so far>". A page still being built by scripts changes it between two checks; reading
-# it costs the renderer nothing, where serialising the document (outerHTML) and measuring its text
+# DOM quiet wait, in the page: the first call installs a MutationObserver on the document (child
+# lists, text and the attributes that show or swap content); each call then waits, on the page's
+# own timers, until ``quiet`` consecutive intervals of ``interval`` ms pass with no mutation and no
+# readyState change (true), or ``budget`` ms pass (false). One call per wait, where asking for a
+# DOM digest every interval cost a round trip to the renderer each; and counting mutations costs
+# the renderer nothing, where serialising the document (outerHTML) and measuring its text
 # (innerText forces a layout) on every check cost ~1-10 ms of renderer CPU each on a 100 KB page.
-# The token changes when a (JavaScript) navigation replaces the document.
-_DOM_DIGEST_JS = """() => {
+# A navigation that replaces the document fails the call (the caller starts again).
+_DOM_QUIET_JS = """async ([quiet, interval, budget]) => {
   let s = window.__websimDom;
   if (!s) {
-    s = window.__websimDom = {n: 0, id: Math.random().toString(36).slice(2)};
+    s = window.__websimDom = {n: 0};
     new MutationObserver((records) => { s.n += records.length; }).observe(document, {
       childList: true, subtree: true, characterData: true,
       attributes: true, attributeFilter: ['hidden', 'src', 'href', 'open', 'value']});
   }
-  return s.id + ':' + s.n + ':' + document.readyState;
+  const start = performance.now();
+  let last = s.n + ':' + document.readyState, still = 0;
+  while (still < quiet) {
+    if (performance.now() - start >= budget) return false;
+    await new Promise((r) => setTimeout(r, interval));
+    const now = s.n + ':' + document.readyState;
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return true;
 }"""
 
 #: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
 #: otherwise cost hundreds of MB in this process); the page's own document is emptied so that
-#: scrapy-playwright's ``page.content()`` stays cheap.
+#: scrapy-playwright's ``page.content()`` stays cheap. The same call stops whatever still loads.
 MAX_HTML_CHARS = 5_000_000
 
 _CUT_HTML_JS = """(max) => {
+  window.stop();
   const d = document.documentElement;
   if (!d) return null;
   const html = d.outerHTML;
@@ -101,6 +114,13 @@ class NetworkTracker:
         page.on("response", self._on_response)
         self._page_ref = weakref.ref(page)
 
+    def reset(self) -> None:
+        """Forget the previous page of a kept tab (render/tabs.py) before its next navigation."""
+        self.in_flight.clear()
+        self.last_activity = time.monotonic()
+        self.main_response_headers = None
+        self.main_status = None
+
     def _on_request(self, request: Any) -> None:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
@@ -130,11 +150,15 @@ _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDic
 
 def make_init_callback(options: CaptureOptions):
     async def init_page(page: Any, request: Any) -> None:
-        _trackers[page] = NetworkTracker(page)
-        await watch_tls(page)
+        tracker = _trackers.get(page)
+        if tracker is None:  # a new tab (a kept one has its tracker, TLS watch and viewport)
+            _trackers[page] = NetworkTracker(page)
+            await watch_tls(page)
+            width, height = options.viewport
+            await page.set_viewport_size({"width": width, "height": height})
+        else:
+            tracker.reset()
         await add_cookies(page, getattr(request, "url", ""), options.cookies)
-        width, height = options.viewport
-        await page.set_viewport_size({"width": width, "height": height})
 
     return init_page
 
@@ -144,35 +168,37 @@ def _is_html(content_type: str) -> bool:
 
 
 async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: CaptureOptions) -> Dict[str, Any]:
-    """Wait for network idle and DOM stability; returns how long it took and whether it timed out."""
+    """Wait for network idle and DOM stability; returns how long it took and whether it timed out.
+
+    Stable: no request in flight for ``network_idle_ms`` and ``dom_stable_checks`` consecutive DOM
+    checks ``dom_check_interval_ms`` apart that saw no change (the checks run in the page:
+    ``_DOM_QUIET_JS``), capped at ``stable_timeout``.
+    """
     start = time.monotonic()
     deadline = start + options.stable_timeout
     interval = options.dom_check_interval_ms / 1000.0
     idle_needed = options.network_idle_ms / 1000.0
-    last_digest = None
-    unchanged = 0
-    # The DOM is first asked about once the network is nearly idle: the checks that must follow
+    quiet = options.dom_stable_checks - 1  # intervals between the first and the last check
+    # The DOM is first asked once the network is nearly idle: the quiet intervals that must follow
     # fit in the idle time still to come, and a page still loading is not asked in vain.
-    ask_from = max(0.0, idle_needed - options.dom_stable_checks * interval)
+    ask_from = max(0.0, idle_needed - quiet * interval)
     while True:
-        if tracker is not None and tracker.idle_for() < ask_from and time.monotonic() < deadline:
-            await asyncio.sleep(interval)
+        now = time.monotonic()
+        if tracker is not None and tracker.idle_for() < ask_from and now < deadline:
+            await asyncio.sleep(min(interval, max(0.01, ask_from - tracker.idle_for())))
             continue
-        try:
-            digest = await page.evaluate(_DOM_DIGEST_JS)
+        budget = max(0.0, deadline - now)
+        try:  # bounded here too: a page may have replaced setTimeout
+            dom_quiet = await asyncio.wait_for(
+                page.evaluate(_DOM_QUIET_JS, [quiet, options.dom_check_interval_ms, budget * 1000]), budget + 1.0)
         except Exception:  # noqa: BLE001 - navigation in progress (JS redirect): start again
-            digest, unchanged = None, 0
-        if digest is not None and digest == last_digest:
-            unchanged += 1
-        else:
-            unchanged = 0 if digest is None else 1
-        last_digest = digest
+            dom_quiet = False
+            await asyncio.sleep(interval)
         net_idle = tracker is None or tracker.idle_for() >= idle_needed
-        if net_idle and unchanged >= options.dom_stable_checks:
+        if net_idle and dom_quiet:
             return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": False}
         if time.monotonic() >= deadline:
             return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": True}
-        await asyncio.sleep(interval)
 
 
 async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
@@ -191,18 +217,18 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["timings"] = await page.evaluate(_TIMINGS_JS)
         if options.screenshot:
             result["screenshot"] = await take_screenshot(page, options)
-        cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)
+        cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)  # also stops what still loads
         if cut:
             result["html"], result["html_chars"] = cut
         result["rendered"] = True
     except Exception as exc:  # noqa: BLE001
         result["capture_error"] = short_error(exc)
-    # Stop whatever is still loading (a hanging image, a long poll): scrapy-playwright waits for
-    # the load event after page methods, and the page is captured already.
-    try:
-        await page.evaluate("() => window.stop()")
-    except Exception:  # noqa: BLE001
-        pass
+        # Stop whatever is still loading (a hanging image, a long poll): scrapy-playwright waits
+        # for the load event after page methods, and the page is captured already.
+        try:
+            await page.evaluate("() => window.stop()")
+        except Exception:  # noqa: BLE001
+            pass
     return result
 
 
@@ -215,6 +241,20 @@ SCREENSHOT_JPEG_QUALITY = 80
 async def take_screenshot(page: Any, options: CaptureOptions) -> bytes:
     if options.png:
         return await page.screenshot(type="png", full_page=False, timeout=10000)
+    session = await cdp_session(page)
+    if session is not None:
+        # Straight from the compositor: Playwright's page.screenshot also waits for fonts (the
+        # stable wait did) and hides the caret with a style sheet in every frame, added and then
+        # removed, each a style recalculation of the whole document.
+        try:
+            shot = await asyncio.wait_for(session.send("Page.captureScreenshot", {
+                "format": "jpeg", "quality": SCREENSHOT_JPEG_QUALITY, "optimizeForSpeed": True,
+                "captureBeyondViewport": False, "fromSurface": True}), 10)
+            return base64.b64decode(shot["data"])
+        except asyncio.TimeoutError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a detached session: Playwright's way below
+            logger.debug("websim: CDP screenshot failed (%s); using page.screenshot", exc)
     return await page.screenshot(type="jpeg", quality=SCREENSHOT_JPEG_QUALITY, full_page=False, timeout=10000)
 
 

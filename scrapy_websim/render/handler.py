@@ -33,10 +33,11 @@ from urllib.parse import urlsplit
 
 from scrapy.http import Response
 from scrapy.http.headers import Headers
-from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, WebsimConfig
 from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
+from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._user_abort = self.abort_request
         self.abort_request = self._abort_request
         self.guard: Optional[GuardProxy] = None
+        self.tabs = TabPool(websim.tab_reuse)
+        _quiet_page_loggers(crawler.settings.get("LOG_LEVEL", "DEBUG"))
         if self.deny_networks and websim.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY cannot be combined: the networks are enforced "
                               "by a local guard proxy that the browser must use directly")
@@ -170,20 +173,48 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     # --- per page ---
 
     async def _create_page(self, request: Any, spider: Any) -> Any:
-        page = await super()._create_page(request, spider)
         meta = request.meta
+        page = await self._kept_tab(request) if meta.get("_websim_tab_pool") else None
+        if page is None:
+            page = await super()._create_page(request, spider)
+            if meta.get("websim_render"):
+                await _new_tab(page, self.tabs)
         if meta.get("websim_render"):
+            _tab_meta[page] = meta  # what the tab's event handlers report to, for this request
             meta["_websim_page"] = page
             meta["_websim_page_started"] = asyncio.get_running_loop().time()
-            page.on("popup", _close_quietly)
-            page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, meta)))
-            page.on("response", lambda response: _note_main_response(page, response, meta))
-            page.on("crash", lambda *_: meta.__setitem__("_websim_crashed", True))
-            try:
-                await page.add_init_script(INIT_SCRIPT)
-            except Exception:  # noqa: BLE001 - a page closing already fails later with a clear error
-                pass
         return page
+
+    async def _kept_tab(self, request: Any) -> Any:
+        """A tab kept from an earlier page (:mod:`~scrapy_websim.render.tabs`); None when a new
+        tab may be opened (a page slot is free). Waits while every slot holds a busy tab."""
+        name = request.meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
+        while True:
+            wrapper = self.context_wrappers.get(name)
+            page = self.tabs.take(name, wrapper.context if wrapper else None)
+            if page is not None:
+                try:  # scrapy-playwright routes the tab again for this request
+                    await page.unroute("**")
+                except Exception:  # noqa: BLE001 - a tab that died while kept: open a new one
+                    await _close_page(page)
+                    continue
+                self.stats.inc_value("websim/tabs_reused")
+                return page
+            if wrapper is None or not wrapper.semaphore.locked():
+                return None
+            await self.tabs.wait()
+
+    async def _release_tab(self, request: Any, ok: bool) -> None:
+        """After a pooled request: keep its tab for the next page, or close it."""
+        meta = request.meta
+        page = meta.pop("playwright_page", None)
+        meta.pop("playwright_include_page", None)
+        meta.pop("_websim_tab_pool", None)
+        if page is None:
+            return
+        name = meta.get("playwright_context", DEFAULT_CONTEXT_NAME)
+        if not (ok and self.tabs.keep(name, page)):
+            await _close_page(page)
 
     async def _abort_request(self, playwright_request: Any) -> bool:
         reason = await check_url(playwright_request.url, self.deny_networks)
@@ -203,13 +234,22 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     # --- per request ---
 
     async def _download_request(self, request: Any, spider: Any = None) -> Response:
-        if not request.meta.get("websim_render"):
+        meta = request.meta
+        if not meta.get("websim_render"):
             return await super()._download_request(request, spider)
+        pooled = self.tabs.enabled and not meta.get("playwright_include_page")  # the user's own page wins
+        if pooled:  # scrapy-playwright then leaves the tab open; _release_tab keeps or closes it
+            meta["playwright_include_page"] = meta["_websim_tab_pool"] = True
+        ok = False
         try:
-            return await self._render(request, spider)
+            response = await self._render(request, spider)
+            ok = True
+            return response
         except _AnswerInstead as answer:
             return answer.response
         finally:
+            if pooled:
+                await self._release_tab(request, ok)
             for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
                 request.meta.pop(key, None)
 
@@ -217,6 +257,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         """One try, and one more if the browser or the renderer died."""
         for attempt in (1, 2):
             request.meta.pop("_websim_crashed", None)
+            if request.meta.get("_websim_tab_pool"):  # never the tab of a failed try
+                await _close_page(request.meta.pop("playwright_page", None))
             try:
                 return await self._bounded(request, spider)
             except (PageTimeout, Blocked):
@@ -288,6 +330,17 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                                        request=request, flags=["download"]))
 
 
+def _quiet_page_loggers(log_level: Any) -> None:
+    """scrapy-playwright attaches a request and a response logger to every tab when its logger is
+    enabled for DEBUG, and Scrapy leaves loggers at NOTSET (``LOG_LEVEL`` filters in the handler):
+    so at INFO every sub-request still cost a ``Referer`` header lookup in the browser (a round
+    trip to the driver) to build a message nobody sees. Its logger gets ``LOG_LEVEL`` instead."""
+    level = logging.getLevelName(log_level) if isinstance(log_level, str) else log_level
+    target = logging.getLogger("scrapy-playwright")
+    if isinstance(level, int) and level > logging.DEBUG and target.level == logging.NOTSET:
+        target.setLevel(level)
+
+
 class _AnswerInstead(Exception):
     """Carries a response out of the retry logic (see ``download_request``)."""
 
@@ -297,6 +350,24 @@ class _AnswerInstead(Exception):
 
 
 _blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+#: tab -> meta of the request it renders now (a kept tab serves several requests)
+_tab_meta: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+async def _new_tab(page: Any, tabs: TabPool) -> None:
+    """Once per tab: the hostile-page guards, reporting to the request the tab renders now."""
+    def meta() -> dict:
+        return _tab_meta.get(page, {})
+
+    page.on("popup", _close_quietly)
+    page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, meta())))
+    page.on("response", lambda response: _note_main_response(page, response, meta()))
+    page.on("crash", lambda *_: meta().__setitem__("_websim_crashed", True))
+    page.on("close", tabs.notify)
+    try:
+        await page.add_init_script(INIT_SCRIPT)
+    except Exception:  # noqa: BLE001 - a page closing already fails later with a clear error
+        pass
 
 
 def _safe(get: Any) -> Any:

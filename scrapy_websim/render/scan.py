@@ -86,12 +86,29 @@ async def watch_tls(page: Any) -> None:
         state = (event or {}).get("visibleSecurityState") or {}
         holder["cert"] = state.get("certificateSecurityState")  # None for an http:// document
 
+    session = await cdp_session(page)
+    if session is None:
+        return
     try:
-        session = await page.context.new_cdp_session(page)
         session.on("Security.visibleSecurityStateChanged", on_state)
         await session.send("Security.enable")
-    except Exception as exc:  # noqa: BLE001 - not Chromium, or the page went away: no TLS details
+    except Exception as exc:  # noqa: BLE001 - the page went away: no TLS details
         logger.debug("websim: no TLS details for this page: %s", exc)
+
+
+_sessions: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+async def cdp_session(page: Any) -> Optional[Any]:
+    """The tab's one CDP session (TLS events, the screenshot); None when not Chromium or closed."""
+    session = _sessions.get(page)
+    if session is None:
+        try:
+            session = _sessions[page] = await page.context.new_cdp_session(page)
+        except Exception as exc:  # noqa: BLE001
+            logger.debug("websim: no CDP session for this page: %s", exc)
+            return None
+    return session
 
 
 def tls_state(page: Any) -> Dict[str, str]:
