@@ -250,7 +250,7 @@ def _prose_page(links_html="", banner=""):
 
 
 def test_dense_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
-    from scrapy_websim.core.text import dense_text
+    from scrapy_websim.core.prose import dense_text
 
     recommended = ("<div class='more-docs'><h4>Read next</h4><ul>"
                    + "".join(f"<li><a href='/p/{i}'>Another long page title number {i} of the manual</a></li>"
@@ -267,5 +267,6 @@ def test_site_notices_are_furniture():
     banner = "<div class='announcement' id='ann-3f2a'>Notice 3f2a: maintenance window 12 May, build 9c1d</div>"
     doc = lxml.html.document_fromstring(_prose_page(banner=banner))
     assert "maintenance window" not in extract_main_text(doc)
-    from scrapy_websim.core.text import dense_text, list_text
+    from scrapy_websim.core.prose import dense_text
+    from scrapy_websim.core.text import list_text
     assert "maintenance window" not in list_text(doc) and "maintenance window" not in dense_text(doc)

@@ -15,6 +15,7 @@ import lxml.html
 
 from scrapy_websim.core import dom, lcs, pagetype, rules, text, urls, visual
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.prose import dense_text
 
 
 #: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
@@ -98,7 +99,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.simhash = text.simhash64(main_text)
     record.text_hash = text.text_hash(main_text)
     record.minhash = text.minhash_hex(text.minhash(main_text))
-    prose = text.dense_text(doc, params.text.max_link_density)
+    prose = dense_text(doc, params.text.max_link_density)
     record.dense_len = len(prose)
     record.dense_minhash = (text.minhash_hex(text.minhash(prose))
                             if len(prose) >= params.text.list_fallback_chars else "")

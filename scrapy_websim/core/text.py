@@ -390,65 +390,6 @@ def list_text(doc) -> str:
     return _collect_all([body], 1.0, infos)
 
 
-def dense_text(doc, max_link_density: float = 0.5) -> str:
-    """Visible text outside page furniture without its link lists: every block whose link text is
-    more than ``max_link_density`` of its text is left out (menus, "related"/"recommended" lists,
-    tag clouds), unless it holds a block that is not (an article inside a link-heavy wrapper
-    stays; only the wrapper's own links go). The text a page with prose is told apart by, whatever
-    the article extractor chose."""
-    body, infos = _measured_body(doc)
-    if body is None:
-        return ""
-    parts: List[str] = []
-    _collect_dense(body, parts, max_link_density, infos, {})
-    return _join(parts)
-
-
-def _dense(info, max_link_density: float) -> bool:
-    return bool(info.text) and info.links > max_link_density * info.text
-
-
-def _holds_prose(el, max_link_density: float, infos: Dict, memo: Dict) -> bool:
-    """Whether a block below ``el`` is not link-dense and has 25+ characters of non-link text."""
-    found = memo.get(el)
-    if found is None:
-        found = False
-        for child in el:
-            info = infos.get(child)
-            if info is None or child.tag.lower() not in _BLOCK_TAGS:
-                continue
-            if (not _dense(info, max_link_density) and info.text - info.links >= 25) or _holds_prose(
-                    child, max_link_density, infos, memo):
-                found = True
-                break
-        memo[el] = found
-    return found
-
-
-def _collect_dense(el, out: List[str], max_link_density: float, infos: Dict, memo: Dict) -> None:
-    if el.tag.lower() != "body" and _dense(infos[el], max_link_density):
-        if el.tag.lower() not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
-            return
-        for child in el:  # a link-heavy wrapper: keep its prose blocks, drop its own links
-            if child in infos and child.tag.lower() in _BLOCK_TAGS:
-                out.append("\n")
-                _collect_dense(child, out, max_link_density, infos, memo)
-                out.append("\n")
-        return
-    if el.text:
-        out.append(el.text)
-    for child in el:
-        if child in infos:
-            block = child.tag.lower() in _BLOCK_TAGS
-            if block:
-                out.append("\n")
-            _collect_dense(child, out, max_link_density, infos, memo)
-            if block:
-                out.append("\n")
-        if child.tail:
-            out.append(child.tail)
-
-
 def _measured_body(doc) -> Tuple[Optional[object], Dict]:
     """The body and the measure of each of its visible elements; (None, {}) for no visible text."""
     body = page_body(doc)
