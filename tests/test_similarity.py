@@ -216,29 +216,30 @@ def test_rule2_not_between_pages_whose_minhash_text_differs():
     assert compare(a, old).rule == "rule2"  # no MinHash on one side: the screenshot decides
 
 
+def _rendered(i, html):
+    """The record of a page with this HTML, features computed by the shipped code."""
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.types import PageRecord
+
+    r = PageRecord(id=i, url=f"http://127.0.0.1/{i}", status_code=200, content_type="text/html", html_len=len(html))
+    compute_features(r, html, b"", FeatureParams())
+    return r
+
+
 def test_text_sim_judges_prose_pages_by_their_prose_too():
     """A page and a copy with a list of 5 random "recommended" links in its content: the whole
     visible text differs a lot (short page, long titles), the prose does not; two different pages
     of the template differ in both."""
-    from scrapy_websim.core.features import FeatureParams, compute_features
-    from scrapy_websim.core.types import PageRecord
-
     def page(topic, extra="", words="reads writes checks"):
         paras = "".join(f"<p>The {topic} command {w} the repository index and prints what changed since "
                         f"the last {w} run, one line per path.</p>" for w in words.split())
         return (f"<html><head><title>{topic}</title></head><body><div class='body'><h1>git {topic}</h1>"
                 f"{paras}{extra}</div></body></html>")
 
-    def rec(i, html):
-        r = PageRecord(id=i, url=f"http://127.0.0.1/{i}", status_code=200, content_type="text/html",
-                       html_len=len(html))
-        compute_features(r, html, b"", FeatureParams())
-        return r
-
     links = "<div class='more-docs'><h4>Recommended</h4><ul>" + "".join(
         f"<li><a href='/p/{i}'>Managing remote repositories, their branches and their tags over ssh, part {i}</a></li>"
         for i in range(5)) + "</ul></div>"
-    a, copy, other = rec(1, page("status")), rec(2, page("status", links)), rec(3, page("archive", words="packs bundles exports"))
+    a, copy, other = _rendered(1, page("status")), _rendered(2, page("status", links)), _rendered(3, page("archive", words="packs bundles exports"))
     assert a.dense_minhash and copy.dense_minhash and a.dense_len == copy.dense_len
     whole = replace(copy, dense_minhash="")
     assert text_sim(a, whole) < 0.6 <= text_sim(a, copy)  # the link list alone would split them
@@ -248,9 +249,6 @@ def test_text_sim_judges_prose_pages_by_their_prose_too():
 def test_list_pages_with_one_long_header_are_not_judged_by_it():
     """Two directory listings with the same 300-character header and different entries: the
     header is their only prose, and it must not make them one page."""
-    from scrapy_websim.core.features import FeatureParams, compute_features
-    from scrapy_websim.core.types import PageRecord
-
     header = ("<p>This mirror is operated by the university computing centre. Files are synchronised "
               "every four hours from the primary archive; please use the closest mirror, report "
               "broken files to the mirror administrators and read the policy before you download.</p>")
@@ -261,14 +259,8 @@ def test_list_pages_with_one_long_header_are_not_judged_by_it():
         return (f"<html><head><title>Index of /{prefix}</title></head><body><h1>Index of /{prefix}</h1>"
                 f"{header}<table>{rows}</table></body></html>")
 
-    def rec(i, html):
-        r = PageRecord(id=i, url=f"http://127.0.0.1/{i}", status_code=200, content_type="text/html",
-                       html_len=len(html))
-        compute_features(r, html, b"", FeatureParams())
-        return r
-
-    a = rec(1, listing("alpha", "install upgrade backup restore tuning security network storage logging"))
-    b = rec(2, listing("omega", "kernel drivers printing audio video fonts locales keyboard mouse"))
+    a = _rendered(1, listing("alpha", "install upgrade backup restore tuning security network storage logging"))
+    b = _rendered(2, listing("omega", "kernel drivers printing audio video fonts locales keyboard mouse"))
     assert a.dense_minhash and b.dense_minhash  # the header alone is prose enough to carry one
     assert text_sim(a, b) < 0.3
     assert text_sim(replace(a, dense_len=a.text_len), b) > 0.8  # were it judged by its prose
