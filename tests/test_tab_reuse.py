@@ -63,3 +63,20 @@ def test_kept_tabs_render_each_page_like_a_new_tab(tmp_path):
         if k.get("phash"):
             assert bin(int(k["phash"], 16) ^ int(f["phash"], 16)).count("1") <= 4, k["url"]
     assert kept_features[2]["text_len"] > 500  # the script-built page was waited for
+
+
+def test_more_requests_in_flight_than_page_slots_all_finish_on_kept_tabs(tmp_path):
+    """12 requests of one host at once for 3 page slots (a distributed worker's default has 20 for 6):
+    the requests that find every slot taken get the kept tabs, none waits for a slot that a kept tab
+    holds for ever (it did: 5 of 40 pages rendered, then the crawl hung)."""
+    pages = {f"p{i}.html": f"<html><head><title>P{i}</title></head><body><h1>Page {i}</h1><p>"
+             + f"Words of page {i}. " * 40 + "</p></body></html>" for i in range(40)}
+    with nginx_server(files=pages) as base:
+        urls = [f"{base}/p{i}.html" for i in range(40)]
+        result = crawl(tmp_path, urls, timeout=240, extra=["-t", "12", "--per-host", "12",
+                                                             "-s", "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT=3"])
+    rows = result["data"]["urls"]
+    assert [r["title"] for r in rows] == [f"P{i}" for i in range(40)]
+    assert all(r["status_code"] == 200 and not r["error"] for r in rows)
+    opened = re.search(r"'playwright/page_count': (\d+)", result["proc"].stderr)
+    assert opened and int(opened.group(1)) <= 6  # the tabs were kept and reused, not one per page

@@ -148,6 +148,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.abort_request = self._abort_request
         self.guard: Optional[GuardProxy] = None
         self.tabs = TabPool(websim.tab_reuse)
+        #: context name -> requests inside scrapy-playwright's ``_create_page`` (maybe waiting for a slot)
+        self._opening: dict = {}
         _quiet_page_loggers(crawler.settings.get("LOG_LEVEL", "DEBUG"))
         if self.deny_networks and websim.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY cannot be combined: the networks are enforced "
@@ -176,7 +178,12 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         meta = request.meta
         page = await self._kept_tab(request) if meta.get("_websim_tab_pool") else None
         if page is None:
-            page = await super()._create_page(request, spider)
+            name = meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
+            self._opening[name] = self._opening.get(name, 0) + 1
+            try:
+                page = await super()._create_page(request, spider)
+            finally:
+                self._opening[name] -= 1
             if meta.get("websim_render"):
                 await _new_tab(page, self.tabs)
         if meta.get("websim_render"):
@@ -200,8 +207,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                     continue
                 self.stats.inc_value("websim/tabs_reused")
                 return page
-            if wrapper is None or not wrapper.semaphore.locked():
-                return None
+            if wrapper is not None and not wrapper.semaphore.locked():
+                return None  # a free slot: scrapy-playwright takes it without yielding to other requests
+            if wrapper is None and not self._opening.get(name):
+                return None  # the first page creates the context; the others wait for it here
             await self.tabs.wait()
 
     async def _release_tab(self, request: Any, ok: bool) -> None:
@@ -213,8 +222,18 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         if page is None:
             return
         name = meta.get("playwright_context", DEFAULT_CONTEXT_NAME)
-        if not (ok and self.tabs.keep(name, page)):
+        if not (ok and not self._slot_wanted(name) and self.tabs.keep(name, page)):
             await _close_page(page)
+
+    def _slot_wanted(self, name: str) -> bool:
+        """A request of context ``name`` may be waiting in scrapy-playwright for a page slot (it
+        found no kept tab and every slot taken, or came before the context existed): a slot held
+        by a kept tab is freed only when the tab closes, so the tab must close or the request waits
+        for ever (seen with more requests in flight than ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT``)."""
+        if not self._opening.get(name):
+            return False
+        wrapper = self.context_wrappers.get(name)
+        return wrapper is None or wrapper.semaphore.locked()
 
     async def _abort_request(self, playwright_request: Any) -> bool:
         reason = await check_url(playwright_request.url, self.deny_networks)
@@ -289,8 +308,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 task.cancel()
                 if not await _close_page(meta.get("_websim_page")):
                     await self._restart_browser("a page did not close")
-                with contextlib.suppress(BaseException):
-                    await task
+                with contextlib.suppress(BaseException):  # bounded: a task stuck in a wedged browser call
+                    await asyncio.wait_for(task, 15)
                 raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
         page = meta.get("_websim_page")

@@ -8,7 +8,9 @@ documentation pages of one host, about 0.2 s of Chromium CPU per page out of ~0.
 :class:`TabPool` keeps the tabs of finished pages, per browser context, for the next request.
 A kept tab still holds its page slot (``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT``, released when the
 tab closes), so at most that many tabs exist; a request that finds no kept tab and no free slot
-waits until a tab comes back or closes. A tab is closed instead of kept after ``max_uses`` pages,
+waits here until a tab comes back or closes (never in scrapy-playwright's slot semaphore, which a
+kept tab would hold for ever; the handler closes a finished tab instead of keeping it when a
+request may be waiting there). A tab is closed instead of kept after ``max_uses`` pages,
 after any failure (timeout, crash, download, blocked) and when its context is gone.
 """
 
