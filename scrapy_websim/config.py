@@ -327,6 +327,7 @@ SETTINGS: Tuple[Setting, ...] = (
         ("WEBSIM_VISUAL_FALLBACK_THRESHOLD", "float", 0.99, "[0, 1.01]", "rule 2: visual alone (> 1 disables)", "decision.rule2_visual"),
         ("WEBSIM_VISUAL_FALLBACK_MIN_BITS", "int", 8, "[0, 32]", "rule 2: pHash bits set and unset at least", "decision.rule2_min_phash_bits"),
         ("WEBSIM_VISUAL_FALLBACK_MIN_JACCARD", "float", 0.3, "[0, 1]", "rule 2: minimum MinHash text similarity", "decision.rule2_min_jaccard"),
+        ("WEBSIM_HEADING_MIN_JACCARD", "float", 0.5, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off", "decision.heading_min_jaccard"),
         ("WEBSIM_TEXT_MIN_LENGTH_RATIO", "float", 0.3, "[0, 1]", "text similarity is 0 below this length ratio", "decision.text_min_len_ratio"),
         ("WEBSIM_TEXT_MAX_DISTANCE", "int", 16, "[1, 64]", "SimHash distance where text similarity reaches 0", "decision.text_max_distance"),
         ("WEBSIM_VISUAL_MAX_DISTANCE", "int", 20, "[1, 64]", "pHash distance where visual similarity reaches 0", "decision.visual_max_distance"),

@@ -7,7 +7,7 @@ import lxml.html
 import pytest
 
 from scrapy_websim.core import dom, lcs, pagetype, rules, text
-from scrapy_websim.core.features import FeatureParams, compute_features, content_text
+from scrapy_websim.core.features import FeatureParams, compute_features, content_text, first_heading
 from scrapy_websim.core.types import PageRecord
 
 PAGES = sorted((Path(__file__).parent / "data" / "pagetype").glob("*.html.gz"))
@@ -34,7 +34,8 @@ def test_compute_features_matches_the_modules(path):
         feats["dom_counts"], feats["tag_paths"], feats["depth_hist"])
     assert rec.tag_seq == lcs.tag_sequence(doc, params.lcs.max_tags)
     assert rec.page_type == page_type
-    assert rec.signals == rules.page_signals(doc, "Some title", params.rules)
+    heading = first_heading(doc)
+    assert rec.signals == {**rules.page_signals(doc, "Some title", params.rules), **({"h1": heading} if heading else {})}
     assert rec.fingerprint == rules.template_fingerprint(doc)
     assert rec.phash is None  # no screenshot
 

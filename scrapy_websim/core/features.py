@@ -110,4 +110,21 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
     record.signals, record.fingerprint = rules.rule_features(
         doc, record.title, params.rules, url=record.final_url or record.url)
+    heading = first_heading(doc)
+    if heading:
+        record.signals["h1"] = heading
     return main_text
+
+
+#: Characters of the page heading kept (``signals["h1"]``).
+HEADING_CHARS = 200
+
+
+def first_heading(doc) -> str:
+    """The text of the page's first non-empty ``<h1>``, whitespace collapsed: what the page says
+    it is about (compared by :func:`~scrapy_websim.core.similarity.heading_sim`)."""
+    for h1 in doc.iter("h1"):
+        words = " ".join(h1.text_content().split())
+        if words:
+            return words[:HEADING_CHARS]
+    return ""

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from .text import hamming, jaccard_estimate, minhash_from_hex
+from .text import hamming, jaccard_estimate, minhash_from_hex, tokens
 from .params import check_ranges
 from .types import MASK64, PageRecord, PairResult
 
@@ -30,6 +30,7 @@ __all__ = [
     "cosine",
     "weighted_jaccard",
     "decide",
+    "heading_sim",
     "compare",
 ]
 
@@ -69,6 +70,12 @@ class DecisionParams:
     #: header over the fold). Measured: python3-doc keyword.html and fnmatch.html share a pHash at
     #: text 0.008 (bench/sites.py). 0 = rule 2 on the screenshot alone.
     rule2_min_jaccard: float = 0.3
+    #: no duplicate between pages whose first ``<h1>`` headings share fewer than this share of
+    #: their words (token Jaccard), unless their judged text is identical: two pages of one
+    #: template that say they are about different things (a wiki's revision histories or page
+    #: information of two articles share 55-80 % of their text and look alike; bench/wiki.py).
+    #: Not applied when either page has no h1. 0 = headings are not compared.
+    heading_min_jaccard: float = 0.5
 
     def validate(self) -> None:
         if self.structure_measure not in ("paths", "lcs", "both"):
@@ -76,7 +83,7 @@ class DecisionParams:
                 f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
             )
         shares = ("text_min_len_ratio", "structure_count_weight", "rule1_text", "rule1_jaccard", "rule1_structure",
-                  "rule1_visual", "rule2_min_jaccard")
+                  "rule1_visual", "rule2_min_jaccard", "heading_min_jaccard")
         check_ranges(
             self, **dict.fromkeys(shares, "[0, 1]"), text_max_distance="int [1, 64]",
             visual_max_distance="int [1, 64]", rule2_visual="[0, 1.01] (above 1 disables rule 2)",
@@ -237,6 +244,19 @@ def decide(content: float, structure: float, visual: float,
     return ""
 
 
+def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
+    """Token Jaccard of the two pages' first ``<h1>`` (``signals["h1"]``); None when either has none."""
+    ha, hb = (r.signals.get("h1", "") if isinstance(r.signals, dict) else "" for r in (a, b))
+    if not ha or not hb:
+        return None
+    if ha == hb:
+        return 1.0
+    ta, tb = set(tokens(ha)), set(tokens(hb))
+    if not ta or not tb:
+        return None
+    return len(ta & tb) / len(ta | tb)
+
+
 def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
     """The four similarities of a pair and the decision."""
     content = text_sim(a, b, params)
@@ -247,6 +267,10 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     if jaccard and content < params.rule2_min_jaccard:
         allow_rule2 = False
     rule = decide(content, structure, visual, params, allow_rule2, jaccard)
+    if rule and content < 1.0 and params.heading_min_jaccard > 0:
+        heading = heading_sim(a, b)
+        if heading is not None and heading < params.heading_min_jaccard:
+            rule = None
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),

@@ -1,0 +1,220 @@
+"""Pair precision / recall / F1 of a real crawl of a real MediaWiki (issue 11's wiki case).
+
+    python bench/wiki.py [--articles 24] [-v] [--keep DIR]
+
+Installs Debian's ``mediawiki`` (1.39) with SQLite and PHP's CLI if missing, sets up a wiki in a
+temporary directory, serves it with PHP's built-in server on 127.0.0.1 and writes ``--articles``
+articles from the true texts of ``../shared/data/article-extraction-benchmark`` (real prose),
+each in three revisions and in one of four categories. The crawl list holds, per article, its
+URL variants (``index.php?title=X``, ``index.php/X``, ``&action=view``, a tracking parameter,
+``?curid=N``: one page, one group), its history (``action=history``: revision lists of the same
+user and template, which must stay apart), its first revision (``oldid``: 60 % of the text, a
+page of its own) and for a third of the articles its information page (``action=info``), plus
+the category pages and ``Special:AllPages``. The URL list is shuffled; the crawl is the shipped
+defaults through ``python -m scrapy_websim.cli``. Last line:
+
+    site=wiki urls=N missing=N precision=P recall=R f1=F false_pairs=K missed_pairs=M
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from tests import sites  # noqa: E402
+
+MEDIAWIKI = "/usr/share/mediawiki"
+PACKAGES = ("mediawiki", "php-cli", "php-sqlite3", "php-intl", "php-mbstring", "php-xml")
+ARTICLES = os.path.join(os.path.dirname(REPO), "shared", "data", "article-extraction-benchmark", "ground-truth.json")
+CATEGORIES = ("Technology", "Science", "Business", "Culture")
+ROUTER = """<?php
+define('MW_CONFIG_FILE', __DIR__ . '/LocalSettings.php');
+$IP = '%s';
+$path = parse_url($_SERVER['REQUEST_URI'], PHP_URL_PATH);
+if ($path !== '/' && !str_ends_with($path, '.php') && is_file($IP . $path)) {
+    return false;
+}
+chdir($IP);
+if (preg_match('#^/(load|api|opensearch_desc|rest)\\.php#', $path, $m)) {
+    require $IP . '/' . $m[1] . '.php';
+    return true;
+}
+require $IP . '/index.php';
+""" % MEDIAWIKI
+
+
+def ensure_packages() -> None:
+    if os.path.isdir(MEDIAWIKI) and shutil.which("php"):
+        return
+    print("installing " + " ".join(PACKAGES), flush=True)
+    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def php(tmp: str, *args: str, stdin: str = "") -> str:
+    proc = subprocess.run(["php", *args], input=stdin, capture_output=True, text=True, cwd=MEDIAWIKI, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"php {' '.join(args[:2])} failed: {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+    return proc.stdout
+
+
+def maintenance(tmp: str, script: str, *args: str, stdin: str = "") -> str:
+    return php(tmp, f"{MEDIAWIKI}/maintenance/{script}", "--conf", os.path.join(tmp, "LocalSettings.php"), *args,
+               stdin=stdin)
+
+
+@contextlib.contextmanager
+def wiki(tmp: str):
+    """Install a wiki in ``tmp`` and serve it; yields its base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    os.makedirs(os.path.join(tmp, "db"))
+    php(tmp, f"{MEDIAWIKI}/maintenance/install.php", "--dbtype=sqlite", f"--dbpath={tmp}/db", "--dbname=wiki",
+        f"--server={base}", "--scriptpath=", f"--confpath={tmp}", "--pass=Websim-bench-2026", "--skins=Vector",
+        "Bench Wiki", "Admin")
+    with open(os.path.join(tmp, "router.php"), "w") as fh:
+        fh.write(ROUTER)
+    log = open(os.path.join(tmp, "php.log"), "w")  # noqa: SIM115
+    server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", MEDIAWIKI, os.path.join(tmp, "router.php")],
+                              stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"))
+    try:
+        for _ in range(100):
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(base + "/index.php?title=Main_Page", timeout=5).read()
+                break
+            time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(10)
+        log.close()
+
+
+def wikitext(body: str, share: float, category: str, note: str = "") -> str:
+    paras = [p.strip() for p in body.split("\n") if p.strip()]
+    keep = paras[: max(2, int(len(paras) * share))]
+    out = []
+    for i, para in enumerate(keep):
+        if i and i % 4 == 0:
+            out.append(f"== Part {i // 4 + 1} ==")
+        out.append(para.replace("[", "(").replace("]", ")").replace("{", "(").replace("}", ")"))
+    if note:
+        out.append(note)
+    out.append(f"[[Category:{category}]]")
+    return "\n\n".join(out)
+
+
+def build(tmp: str, base: str, n: int) -> sites.Site:
+    with open(ARTICLES, encoding="utf-8") as fh:
+        truth = json.load(fh)
+    bodies = [v["articleBody"] for _, v in sorted(truth.items()) if len(v.get("articleBody", "")) > 1500][:n]
+    site = sites.Site()
+    pages = []
+    for i, body in enumerate(bodies):
+        words = [w for w in body.split()[:4] if w.isalpha()] or ["Article"]
+        title = f"Article {i + 1:02d} " + " ".join(words[:3])
+        category = CATEGORIES[i % len(CATEGORIES)]
+        for share, note in ((0.6, ""), (1.0, ""), (1.0, "See also the other articles of this category.")):
+            maintenance(tmp, "edit.php", "-u", "Admin", "-s", f"revision at {int(share * 100)} %", title,
+                        stdin=wikitext(body, share, category, note))
+        pages.append(title)
+    for category in CATEGORIES:
+        maintenance(tmp, "edit.php", "-u", "Admin", "-s", "category", f"Category:{category}",
+                    stdin=f"Articles about {category.lower()}.")
+    info = {}
+    for title in pages:  # the first revision of each (the API lists one page's revisions at a time)
+        api = json.loads(urllib.request.urlopen(
+            base + "/api.php?action=query&format=json&prop=revisions&rvlimit=1&rvdir=newer&titles="
+            + urllib.parse.quote(title), timeout=60).read())
+        page = next(iter(api["query"]["pages"].values()))
+        info[title] = (page["pageid"], page["revisions"][0]["revid"])
+    for i, title in enumerate(pages):
+        q = urllib.parse.quote(title.replace(" ", "_"))
+        pageid, first_rev = info[title]
+        site.add_group([f"W:/index.php?title={q}", f"W:/index.php/{q}", f"W:/index.php?title={q}&action=view",
+                        f"W:/index.php?title={q}&utm_source=newsletter", f"W:/index.php?curid={pageid}"])
+        site.add_group([f"W:/index.php?title={q}&action=history"])
+        site.add_group([f"W:/index.php?title={q}&oldid={first_rev}"])
+        if i % 3 == 0:
+            site.add_group([f"W:/index.php?title={q}&action=info"])
+    for category in CATEGORIES:
+        site.add_group([f"W:/index.php?title=Category:{category}"])
+    site.add_group(["W:/index.php?title=Special:AllPages"])
+    return site
+
+
+def run(n: int, verbose: bool, keep: str = "") -> str:
+    tmp = keep or tempfile.mkdtemp(prefix="websim-wiki-")
+    os.makedirs(tmp, exist_ok=True)
+    try:
+        with wiki(os.path.join(tmp, "wiki")) as base:
+            site = build(os.path.join(tmp, "wiki"), base, n)
+            bases = {"W": base}
+            urls = [sites.resolve(u, bases) for u in site.urls]
+            random.Random(7).shuffle(urls)
+            listing = os.path.join(tmp, "urls.txt")
+            with open(listing, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(urls) + "\n")
+            out = os.path.join(tmp, "result.json")
+            env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", "8",
+                                   "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                return f"site=wiki failed: {proc.stderr[-2000:]}"
+        with open(out, encoding="utf-8") as fh:
+            data = json.load(fh)
+        cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
+        missing = len(set(urls) - set(cluster_of))
+        s = sites.pair_scores(site, bases, cluster_of)
+        if verbose:
+            truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+            rows = {row["url"]: row for row in data["urls"]}
+            for u in sorted(truth, key=lambda x: (truth[x], x)):
+                r = rows[u]
+                print(f"  g{truth[u]:03d} {r['cluster_id'] or '-':16s} {r['match_rule'] or '-':9s} "
+                      f"{r['content_sim']:.3f} {r['structure_sim']:.3f} {r['page_type']:8s} {r['status_code']} "
+                      f"{u[len(base):]}")
+        return (f"site=wiki urls={len(urls)} missing={missing} precision={s['precision']:.3f} "
+                f"recall={s['recall']:.3f} f1={s['f1']:.3f} false_pairs={s['false_pairs']} "
+                f"missed_pairs={s['missed_pairs']}")
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--articles", type=int, default=24)
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every URL's group and cluster")
+    parser.add_argument("--keep", default="", help="keep the wiki, the URL list and the result in this directory")
+    args = parser.parse_args()
+    if not os.path.exists(ARTICLES):
+        print(f"site=wiki skipped: {ARTICLES} not found")
+        return 1
+    ensure_packages()
+    print(run(args.articles, args.verbose, args.keep), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
