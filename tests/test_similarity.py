@@ -11,6 +11,7 @@ from scrapy_websim.core.similarity import (
     compare,
     cosine,
     decide,
+    heading_sim,
     structure_sim,
     text_sim,
     visual_sim,
@@ -264,3 +265,32 @@ def test_list_pages_with_one_long_header_are_not_judged_by_it():
     assert a.dense_minhash and b.dense_minhash  # the header alone is prose enough to carry one
     assert text_sim(a, b) < 0.3
     assert text_sim(replace(a, dense_len=a.text_len), b) > 0.8  # were it judged by its prose
+
+
+def test_pages_whose_headings_name_different_things_are_not_duplicates():
+    """Two revision histories of different wiki articles: one template, the same rows but the
+    sizes and the title, the same look; only the h1 tells them apart. A URL variant or a noisy copy
+    of one history (one heading word changed) still is one; so are two pages without an h1."""
+    def history(title, sizes, changed=""):
+        rows = "".join(f"<li><a href='/d{i}'>cur</a> | <a href='/p{i}'>prev</a> 17:0{i}, 23 November 2026 "
+                       f"<a href='/u'>Admin</a> (talk | contribs) {s} bytes (+{s // 10}) revision at {i}0 % "
+                       f"(undo)</li>" for i, s in enumerate(sizes))
+        heading = f"<h1>{changed or title}: Revision history</h1>" if title else ""
+        return (f"<html><head><title>{title}: Revision history - Wiki</title></head><body><div id='content'>"
+                f"{heading}<p>Compare selected revisions. Legend: (cur) difference with latest revision, (prev) "
+                f"difference with preceding revision, m minor edit.</p><ul>{rows}</ul></div></body></html>")
+
+    sizes = [3456, 5120, 5188, 5190, 5230, 5301]
+    a = _rendered(1, history("Article 15 In a joint", sizes))
+    b = _rendered(2, history("Article 22 We bring you", sizes[:-1] + [5160]))
+    variant = _rendered(3, history("Article 15 In a joint", sizes).replace("Legend:", "Legend :"))
+    noisy = _rendered(4, history("Article 15 In a joint", sizes, changed="Article 15 In the joint"))
+    assert a.signals["h1"] == "Article 15 In a joint: Revision history"
+    assert heading_sim(a, b) < 0.5 <= heading_sim(a, noisy)
+    unguarded = DecisionParams(heading_min_jaccard=0.0)
+    assert compare(a, b, unguarded).is_duplicate  # the text alone cannot tell them apart
+    assert not compare(a, b).is_duplicate and compare(a, b).rule == ""
+    assert compare(a, variant).is_duplicate and compare(a, noisy).is_duplicate
+    bare_a, bare_b = (_rendered(i, history("", s)) for i, s in ((5, sizes), (6, sizes[:-1] + [5160])))
+    assert "h1" not in bare_a.signals and heading_sim(bare_a, bare_b) is None
+    assert compare(bare_a, bare_b).is_duplicate == compare(bare_a, bare_b, unguarded).is_duplicate

@@ -270,7 +270,7 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     if rule and content < 1.0 and params.heading_min_jaccard > 0:
         heading = heading_sim(a, b)
         if heading is not None and heading < params.heading_min_jaccard:
-            rule = None
+            rule = ""
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
