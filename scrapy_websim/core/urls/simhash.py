@@ -41,7 +41,6 @@ __all__ = [
     "url_features",
     "url_simhash",
     "url_similarity",
-    "hamming",
     "dedupe_urls",
     "main",
 ]
