@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.cluster import ClusterKeys, ClusterParams, cluster  # noqa: E402
+from scrapy_websim.core.match.cluster import ClusterKeys, ClusterParams, cluster  # noqa: E402
 from scrapy_websim.core.types import PairResult  # noqa: E402
 
 

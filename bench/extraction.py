@@ -27,7 +27,7 @@ import lxml.html
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from scrapy_websim.core.text import TextParams, extract_main_text  # noqa: E402
+from scrapy_websim.core.page.text import TextParams, extract_main_text  # noqa: E402
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

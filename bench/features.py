@@ -39,10 +39,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import lxml.html  # noqa: E402
 
-from scrapy_websim.core import dom, lcs, pagetype, rules, text  # noqa: E402
+from scrapy_websim.core import fingerprints  # noqa: E402
+from scrapy_websim.core.page import dom, lcs, pagetype, text  # noqa: E402
+from scrapy_websim.core.rules import signals  # noqa: E402
 from scrapy_websim.core.features import FeatureParams, compute_features, parse_html  # noqa: E402
 from scrapy_websim.core.types import PageRecord  # noqa: E402
-from scrapy_websim.core.visual import phash_png  # noqa: E402
+from scrapy_websim.core.page.visual import phash_png  # noqa: E402
 
 CORPUS_DIR = "/tmp/websim-corpus-html"
 PYDOC_DIR = "/usr/share/doc/python3.11/html"
@@ -111,12 +113,12 @@ def main() -> None:
     params = FeatureParams()
     steps = {
         "parse": lambda html, doc, rec: parse_html(html),
-        "text": lambda html, doc, rec: text.simhash64(text.extract_main_text(doc, params.text)),
+        "text": lambda html, doc, rec: fingerprints.simhash64(text.extract_main_text(doc, params.text)),
         "dom": lambda html, doc, rec: dom.dom_features(doc, params.dom.max_paths, params.dom),
         "lcs": lambda html, doc, rec: lcs.tag_sequence(doc, params.lcs.max_tags),
         "pagetype": lambda html, doc, rec: pagetype.page_type(doc, rec.text_len, params.pagetype),
-        "signals": lambda html, doc, rec: rules.page_signals(doc, rec.title, params.rules),
-        "fingerprint": lambda html, doc, rec: rules.template_fingerprint(doc),
+        "signals": lambda html, doc, rec: signals.page_signals(doc, rec.title, params.rules),
+        "fingerprint": lambda html, doc, rec: signals.template_fingerprint(doc),
     }
     feats, parses = [], []
     parts: dict[str, list[float]] = {name: [] for name in steps}

@@ -1,4 +1,4 @@
-"""Benchmark of the tag-sequence LCS similarity (scrapy_websim.core.lcs).
+"""Benchmark of the tag-sequence LCS similarity (scrapy_websim.core.page.lcs).
 
 Prints the median time of one ``lcs_similarity`` for two pages of 5,000 tags each (and, for
 reference, for two unrelated pages and for pages sharing a template), and in the same run the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scrapy_websim.core.lcs import TAG_TABLE, lcs_length, lcs_similarity, tag_char  # noqa: E402
+from scrapy_websim.core.page.lcs import TAG_TABLE, lcs_length, lcs_similarity, tag_char  # noqa: E402
 
 N = 5000
 SMALL = 500

@@ -195,7 +195,7 @@ def judge(site: Site, records: List[dict]) -> Dict[str, int]:
 
 def predictor_timing(n_urls: int, seed: int = 3) -> Tuple[float, float]:
     """Mean update and query milliseconds per URL on a synthetic stream of ``n_urls`` pages."""
-    from scrapy_websim.core.predictor import DupePredictor
+    from scrapy_websim.core.urls.predictor import DupePredictor
 
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(20000)]

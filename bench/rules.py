@@ -24,7 +24,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import lxml.html  # noqa: E402
 
-from scrapy_websim.core.rules import RuleParams, page_signals, rule_features, template_fingerprint  # noqa: E402
+from scrapy_websim.core.rules.signals import (  # noqa: E402
+    RuleParams,
+    page_signals,
+    rule_features,
+    template_fingerprint,
+)
 
 PYDOC_DIR = "/usr/share/doc/python3.11/html"
 

@@ -16,7 +16,7 @@ each page is loaded once in Chromium (1280x800) and captured as
 
 For each kind: median wall milliseconds per capture (``--repeat`` captures per page), Chromium's
 mean CPU milliseconds per capture (all its processes, from /proc), bytes, and the pHash bit distance to
-the PNG's pHash (with :func:`scrapy_websim.core.visual.phash_png`): mean, max and the share of
+the PNG's pHash (with :func:`scrapy_websim.core.page.visual.phash_png`): mean, max and the share of
 pages at distance 0 and <= 2 (visual similarity is 1 - distance / ``WEBSIM_VISUAL_MAX_DISTANCE``;
 every page of one crawl is captured the same way, so what matters is that pages' distances to
 each other keep their order).
@@ -38,7 +38,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from bench.crawl import ensure_docs, pick_pages, static_locations  # noqa: E402
-from scrapy_websim.core.visual import phash_png  # noqa: E402
+from scrapy_websim.core.page.visual import phash_png  # noqa: E402
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser  # noqa: E402
 from tests.servers import nginx_server  # noqa: E402
 

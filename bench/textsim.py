@@ -16,7 +16,7 @@ banner with an id, a "generated at <timestamp> / request id" line and a list of 
 "recommended" links (titles of other pages of the template) inside the content, a CSRF token
 (meta and hidden input), and ~3 % of the words of the text changed. Both go through the shipped
 feature code (``core.features.compute_features``: extraction, list-page text, SimHash, MinHash,
-exact-copy hash) and are compared with the shipped text measure (``core.similarity.text_sim``).
+exact-copy hash) and are compared with the shipped text measure (``core.match.similarity.text_sim``).
 Pages that are not eligible for clustering (less than 200 characters of text, HTML under 1 KB:
 never compared by anything) are left out.
 
@@ -41,9 +41,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_websim.core.features import FeatureParams, compute_features, parse_html  # noqa: E402
-from scrapy_websim.core.cluster import is_eligible  # noqa: E402
-from scrapy_websim.core.similarity import text_sim  # noqa: E402
-from scrapy_websim.core.text import hamming  # noqa: E402
+from scrapy_websim.core.match.cluster import is_eligible  # noqa: E402
+from scrapy_websim.core.match.similarity import text_sim  # noqa: E402
+from scrapy_websim.core.fingerprints import hamming  # noqa: E402
 from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
 from scrapy_websim.core.types import PageRecord  # noqa: E402
 

@@ -193,7 +193,7 @@ def crawl_main(argv: List[str]) -> int:
 
     from scrapy_websim.addon import max_pages_in_flight  # noqa: PLC0415
     from scrapy_websim.config import ConfigError  # noqa: PLC0415
-    from scrapy_websim.core.urllist import UrlListError, parse_ports, read_entries  # noqa: PLC0415
+    from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound  # noqa: PLC0415
     from scrapy_websim.spiders.urllist import UrlListSpider  # noqa: PLC0415
 
@@ -340,7 +340,7 @@ class _Job:
     def keep_entries(self, entries: Optional[List[Any]]) -> List[Any]:
         """The job's own copy of the parsed list (so it cannot change under a resumed job, and a list
         read from standard input or expanded with --ports is the same list the next time)."""
-        from scrapy_websim.core.urllist import Entry  # noqa: PLC0415
+        from scrapy_websim.core.urls.url_list import Entry  # noqa: PLC0415
 
         saved = os.path.join(self.path, JOB_LIST)
         if os.path.isfile(saved):
@@ -454,7 +454,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] == "report":
         return report_main(argv[1:])
     if argv and argv[0] == "urls":
-        from scrapy_websim.core.urlsimhash import main as urls_main  # noqa: PLC0415
+        from scrapy_websim.core.urls.simhash import main as urls_main  # noqa: PLC0415
 
         return urls_main(argv[1:])
     return crawl_main(argv)

@@ -20,7 +20,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord, blake2b64
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.fingerprints import blake2b64
 
 logger = logging.getLogger(__name__)
 

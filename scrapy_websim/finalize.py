@@ -3,8 +3,8 @@
 :meth:`Finalizer.run` chains five stages, each a module-level function with plain inputs and
 outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`label_rules`
 (special-page labels E1..T1 take their pages out of content clustering), :func:`cluster_content`
-(the eligible rest, ``core/cluster.py`` comparing pairs with ``core/similarity.py``),
-:func:`assign_clusters` (``core/assign.py`` combines content and rule clusters so that every page
+(the eligible rest, ``core/match/cluster.py`` comparing pairs with ``core/match/similarity.py``),
+:func:`assign_clusters` (``core/match/assign.py`` combines content and rule clusters so that every page
 has exactly one cluster or none) and :func:`summary` (the ``meta``). Records are streamed from the
 store; only the eligible pages' light records are held, during content clustering. The rows and
 file formats are in ``output.py``.
@@ -25,14 +25,15 @@ from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTI
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
                                   rule_keywords)
 from scrapy_websim import output
-from scrapy_websim.core import assign, cluster, similarity
+from scrapy_websim.core.match import assign, cluster, similarity
 from scrapy_websim.core.features import FeatureParams
-from scrapy_websim.core.rules import RuleParams, special_label
+from scrapy_websim.core.rules.signals import RuleParams
+from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
-from scrapy_websim.core.text import TextParams
-from scrapy_websim.core.dom import DomParams
-from scrapy_websim.core.lcs import LcsParams
-from scrapy_websim.core.urls import UrlParams
+from scrapy_websim.core.page.text import TextParams
+from scrapy_websim.core.page.dom import DomParams
+from scrapy_websim.core.page.lcs import LcsParams
+from scrapy_websim.core.urls.normalize import UrlParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 
 #: Records above this id are pages discovered by following links; they are renumbered after the
@@ -158,7 +159,7 @@ def label_rules(store: FeatureStore, rules: RuleParams,
                 cluster_params: Optional[cluster.ClusterParams] = None) -> Tuple[Set[int], List[PageRecord]]:
     """``(ids of special pages, light records eligible for content clustering)``: a page with a
     special-page label (E1..T1) is taken out of content clustering; of the rest, the pages
-    :func:`core.cluster.is_eligible` accepts are kept without their bulky structure features."""
+    :func:`core.match.cluster.is_eligible` accepts are kept without their bulky structure features."""
     cluster_params = cluster_params or cluster.DEFAULT_PARAMS
     special_ids = set()
     eligible: List[PageRecord] = []
@@ -186,7 +187,7 @@ def cluster_content(eligible: List[PageRecord], store: FeatureStore, decision: s
 def assign_clusters(store: FeatureStore, content: cluster.ClusterResult,
                     params: assign.AssignParams) -> Tuple[Dict[int, Assignment], List[Cluster]]:
     """Every page's one cluster (or none): content clusters and rule clusters (R1, U1, predicted
-    pages) combined by :func:`core.assign.combine`, streaming the light records."""
+    pages) combined by :func:`core.match.assign.combine`, streaming the light records."""
     return assign.combine((_light(r) for r in store.iter_records()), content.assignments, content.clusters, params)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from scrapy_websim import signals as websim_signals
 from scrapy_websim.core.features import compute_features, fill_normalized_url
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.visual import decode_image
+from scrapy_websim.core.page.visual import decode_image
 from scrapy_websim.extensions import get_extension
 from scrapy_websim.items import PageItem
 from scrapy_websim.report.thumbs import save_thumbnail

@@ -2,7 +2,7 @@
 
 :class:`WebsimPredictMiddleware` learns from every featured page (signal
 :data:`scrapy_websim.signals.page_featured`) which URL components do not change content
-(:class:`scrapy_websim.core.predictor.DupePredictor`), and replaces a request whose duplicate
+(:class:`scrapy_websim.core.urls.predictor.DupePredictor`), and replaces a request whose duplicate
 probability is at least ``WEBSIM_PREDICT_THRESHOLD`` by a :class:`PageRecord` that names the URL
 it duplicates (``predicted_duplicate_of``), so the URL is still one record in the output, but it is
 never fetched nor rendered.
@@ -41,8 +41,9 @@ from scrapy import Request
 
 from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import PredictSettings
-from scrapy_websim.core.predictor import DupePredictor, PredictorParams, url_key
-from scrapy_websim.core.types import PageRecord, blake2b64
+from scrapy_websim.core.urls.predictor import DupePredictor, PredictorParams, url_key
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.fingerprints import blake2b64
 
 logger = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.assign import AssignParams, combine, content_cluster_id
-from scrapy_websim.core.rules import RULE_CODES, RuleParams
+from scrapy_websim.core.match.assign import AssignParams, combine, content_cluster_id
+from scrapy_websim.core.rules.signals import RULE_CODES, RuleParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
-from scrapy_websim.core.urls import normalize_url
+from scrapy_websim.core.urls.normalize import normalize_url
 
 from tests.test_rules import (  # noqa: F401  (nginx_site is a fixture)
     ARTICLE, LOGIN_FORM, NGINX_EXPECTED, from_fetch, make_record, nginx_site, page, waf_page,
@@ -261,7 +261,7 @@ def test_real_site_grouping(nginx_site):
 def test_a_predicted_page_joins_the_page_whose_url_only_differs_by_parameter_order():
     """The predictor keys URLs with a sorted query; the duplicate it names must be the URL as the
     crawl knows it, or the predicted page is left alone (a past bug)."""
-    from scrapy_websim.core.predictor import DupePredictor
+    from scrapy_websim.core.urls.predictor import DupePredictor
 
     text = " ".join(f"word{i}" for i in range(300))
     rendered = A + "/list?sort=new&page=2"

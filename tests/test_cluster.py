@@ -5,16 +5,16 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.cluster import (
+from scrapy_websim.core.match.cluster import (
     ClusterKeys,
     ClusterParams,
     build_keys,
     cluster,
-    hamming_pairs,
     is_eligible,
     phash_distance_for,
 )
-from scrapy_websim.core import hamming_kernel
+from scrapy_websim.core.match import hamming_kernel
+from scrapy_websim.core.match.candidates import hamming_pairs
 from scrapy_websim.core.types import PageRecord, PairResult
 
 import numpy as np
@@ -211,7 +211,7 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
 def test_join_skipping_connected_pairs_equals_reference(seed, params, compiled, monkeypatch):
     """Large inputs skip pairs already known connected; forced on here (in the numpy join or in
     the compiled one), still the reference."""
-    from scrapy_websim.core import candidates as cluster_module
+    from scrapy_websim.core.match import candidates as cluster_module
 
     pages = adversarial(seed)
     rnd = random.Random(seed)
@@ -403,7 +403,7 @@ def test_cluster_from_records_fills_urls_and_skips_ineligible():
 
 def test_keys_from_rows_match_keys_from_records():
     records = [_record(i, simhash=i * 977, phash=None if i % 3 else i) for i in range(20)]
-    from scrapy_websim.core.cluster import key_row
+    from scrapy_websim.core.match.cluster import key_row
 
     k1 = build_keys(records)
     k2 = build_keys(reversed([key_row(r) for r in records]))

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench", "corpu
 
 from tune import DEFAULT_PATH, evaluate, load, pair_sims  # noqa: E402
 
-from scrapy_websim.core.similarity import DEFAULT_DECISION_PARAMS, SEED_DECISION_PARAMS  # noqa: E402
+from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, SEED_DECISION_PARAMS  # noqa: E402
 
 
 def test_corpus_precision_recall():

@@ -266,7 +266,7 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
 
 def test_structure_measure_setting_shows_in_output(demo_crawl, tmp_path):
     """WEBSIM_STRUCTURE_MEASURE=lcs: structure_sim is the tag-sequence LCS similarity, not the path measure."""
-    from scrapy_websim.core.lcs import lcs_similarity
+    from scrapy_websim.core.page.lcs import lcs_similarity
     from tests.crawl import run_websim
 
     feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")

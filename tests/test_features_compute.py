@@ -6,7 +6,9 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from scrapy_websim.core import dom, lcs, pagetype, rules, text
+from scrapy_websim.core import fingerprints
+from scrapy_websim.core.page import dom, lcs, pagetype, text
+from scrapy_websim.core.rules import signals
 from scrapy_websim.core.features import FeatureParams, compute_features, content_text, first_heading
 from scrapy_websim.core.types import PageRecord
 
@@ -27,16 +29,16 @@ def test_compute_features_matches_the_modules(path):
     feats = dom.dom_features(doc, params.dom.max_paths, params.dom)
     assert main == expected_text
     assert rec.text_len == len(expected_text)
-    assert rec.simhash == text.simhash64(expected_text)
-    assert rec.text_hash == text.text_hash(expected_text)
-    assert rec.minhash == text.minhash_hex(text.minhash(expected_text))
+    assert rec.simhash == fingerprints.simhash64(expected_text)
+    assert rec.text_hash == fingerprints.text_hash(expected_text)
+    assert rec.minhash == fingerprints.minhash_hex(fingerprints.minhash(expected_text))
     assert (rec.dom_counts, rec.tag_paths, rec.depth_hist) == (
         feats["dom_counts"], feats["tag_paths"], feats["depth_hist"])
     assert rec.tag_seq == lcs.tag_sequence(doc, params.lcs.max_tags)
     assert rec.page_type == page_type
     heading = first_heading(doc)
-    assert rec.signals == {**rules.page_signals(doc, "Some title", params.rules), **({"h1": heading} if heading else {})}
-    assert rec.fingerprint == rules.template_fingerprint(doc)
+    assert rec.signals == {**signals.page_signals(doc, "Some title", params.rules), **({"h1": heading} if heading else {})}
+    assert rec.fingerprint == signals.template_fingerprint(doc)
     assert rec.phash is None  # no screenshot
 
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.core.lcs import (
+from scrapy_websim.core.page.lcs import (
     TAG_TABLE,
     LcsParams,
     lcs_length,

@@ -4,7 +4,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from scrapy_websim.core.pagetype import PAGE_TYPES, PageTypeParams, page_features, page_type
+from scrapy_websim.core.page.pagetype import PAGE_TYPES, PageTypeParams, page_features, page_type
 
 DATA = Path(__file__).parent / "data" / "pagetype"
 

@@ -1,10 +1,10 @@
-"""The one-pass subtree profiles of core.pagetype give exactly what walking each subtree gives."""
+"""The one-pass subtree profiles of core.page.pagetype give exactly what walking each subtree gives."""
 
 import lxml.html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.core.pagetype import PageTypeParams, _blocks, _is_prose, _Profiles, page_features
+from scrapy_websim.core.page.pagetype import PageTypeParams, _blocks, _is_prose, _Profiles, page_features
 
 # Block tags, inline tags, links, skipped tags (a <button> may hold a <div>: its boundaries
 # still cut the surrounding block though its text does not count).

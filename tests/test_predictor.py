@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from scrapy_websim.core.predictor import (
+from scrapy_websim.core.urls.predictor import (
     DupePredictor,
     PredictorParams,
     boilerplate_shingles,

@@ -15,18 +15,18 @@ import lxml.html
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.rules import (
+from scrapy_websim.core.rules.signals import (
     RULE_CODES,
     RuleParams,
     page_signals,
     rule_features,
-    special_label,
     template_fingerprint,
-    visible_text,
 )
-from scrapy_websim.core.text import extract_main_text
+from scrapy_websim.core.rules.label import special_label
+from scrapy_websim.core.page.visible import visible_text
+from scrapy_websim.core.page.text import extract_main_text
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urls import normalize_url
+from scrapy_websim.core.urls.normalize import normalize_url
 
 from tests.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
 
@@ -42,7 +42,7 @@ def make_record(
     html: str, status: int = 200, url: str = "http://127.0.0.1/x", final_url: str = "",
     content_type: str = "text/html", params: RuleParams = RuleParams(), page_id: int = 0,
 ) -> PageRecord:
-    """A PageRecord as the pipeline fills it (signals, fingerprint, main text from core.text)."""
+    """A PageRecord as the pipeline fills it (signals, fingerprint, main text from core.page.text)."""
     doc = parse(html)
     title = (doc.findtext(".//title") or "").strip()
     rec = PageRecord(

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from scrapy_websim.config import ConfigError, WebsimConfig, proxy_parts
-from scrapy_websim.core.urllist import UrlListError, parse_ports, read_entries
+from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries
 from scrapy_websim.render.scan import WebsimScanDownloaderMiddleware, context_kwargs, iso_time, tls_error_of_failure
 
 NMAP = """<?xml version="1.0" encoding="UTF-8"?>

@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from scrapy_websim.core.visual import decode_image, phash_image, phash_png
+from scrapy_websim.core.page.visual import decode_image, phash_image, phash_png
 from scrapy_websim.report.thumbs import make_thumbnail
 
 

@@ -32,12 +32,12 @@ def test_readme_lists_exactly_the_table_with_its_types_and_defaults():
 
 
 def test_core_parameter_defaults_are_the_table_defaults():
-    from scrapy_websim.core import cluster, similarity
-    from scrapy_websim.core.dom import DomParams
-    from scrapy_websim.core.lcs import LcsParams
-    from scrapy_websim.core.rules import RuleParams
-    from scrapy_websim.core.text import TextParams
-    from scrapy_websim.core.urls import UrlParams
+    from scrapy_websim.core.match import cluster, similarity
+    from scrapy_websim.core.page.dom import DomParams
+    from scrapy_websim.core.page.lcs import LcsParams
+    from scrapy_websim.core.rules.signals import RuleParams
+    from scrapy_websim.core.page.text import TextParams
+    from scrapy_websim.core.urls.normalize import UrlParams
 
     pairs = [(TextParams, config.TEXT_SETTINGS), (DomParams, config.DOM_SETTINGS), (LcsParams, config.LCS_SETTINGS),
              (similarity.DecisionParams, config.DECISION_SETTINGS), (UrlParams, config.URL_SETTINGS),

@@ -4,9 +4,11 @@ One BLAKE2b-64 helper (core.types.blake2b64) for every token/URL hash: the value
 features files, thumbnail names and cluster ids must not move when callers share it. The expected
 values were computed with each caller's own hashlib code before they were folded into the helper."""
 
-from scrapy_websim.core import assign, text
+from scrapy_websim.core.match import assign
 from scrapy_websim.core.params import parse_range
-from scrapy_websim.core.types import blake2b64, hex64
+from scrapy_websim.core import fingerprints
+from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.types import hex64
 from scrapy_websim.report.thumbs import thumbnail_stem
 
 URL = "http://127.0.0.1/a?b=1"
@@ -14,14 +16,14 @@ URL = "http://127.0.0.1/a?b=1"
 
 def test_little_endian_text_hashes_keep_their_stored_values():
     # SimHash and text_hash are stored (features files): built from little-endian token hashes.
-    assert text._token_hash("fox") == 13218999603221225746 == blake2b64("fox", "little")
+    assert fingerprints._token_hash("fox") == 13218999603221225746 == blake2b64("fox", "little")
     assert blake2b64("fox") != blake2b64("fox", "little")
     s = "The quick brown fox jumps over the lazy dog"
-    assert hex64(text.simhash64(s)) == "373a56907083d01a"
-    assert hex64(text.text_hash(s)) == "f2fbfdde2008b52b"
+    assert hex64(fingerprints.simhash64(s)) == "373a56907083d01a"
+    assert hex64(fingerprints.text_hash(s)) == "f2fbfdde2008b52b"
     cjk = "数据中心 维护公告 hello world"
-    assert hex64(text.simhash64(cjk)) == "7f04900522e92018"
-    assert hex64(text.text_hash(cjk)) == "491b2ecab501fc11"
+    assert hex64(fingerprints.simhash64(cjk)) == "7f04900522e92018"
+    assert hex64(fingerprints.text_hash(cjk)) == "491b2ecab501fc11"
 
 
 def test_big_endian_hex_names_keep_their_values():
@@ -44,7 +46,7 @@ def test_cluster_parameter_errors_name_the_setting():
     # ClusterParams used its own message form ("ClusterParams.x=20: valid range is 0..11"), which
     # build_params could not rewrite to the setting's name; it now uses the shared one.
     from scrapy_websim.config import CLUSTER_SETTINGS, ConfigError, build_params
-    from scrapy_websim.core.cluster import ClusterParams
+    from scrapy_websim.core.match.cluster import ClusterParams
 
     try:
         build_params({"WEBSIM_PREFILTER_SIMHASH_DISTANCE": 20}, ClusterParams, CLUSTER_SETTINGS)

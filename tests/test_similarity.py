@@ -3,7 +3,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, strategies as st
 
-from scrapy_websim.core.similarity import (
+from scrapy_websim.core.match.similarity import (
     DEFAULT_DECISION_PARAMS,
     SEED_DECISION_PARAMS,
     DecisionParams,
@@ -94,7 +94,7 @@ def test_structure_sim_spec_formula():
 
 
 def test_structure_lcs_measure():
-    pytest.importorskip("scrapy_websim.core.lcs")
+    pytest.importorskip("scrapy_websim.core.page.lcs")
     a = replace(_page(), tag_seq="abcdef")
     b = replace(_page(), tag_seq="abcxef")
     lcs_value = structure_sim(a, b, DecisionParams(structure_measure="lcs"))
@@ -175,9 +175,9 @@ def test_rule2_ignores_blank_screenshots():
 
     from PIL import Image, ImageDraw
 
-    from scrapy_websim.core.similarity import compare, informative_phash
+    from scrapy_websim.core.match.similarity import compare, informative_phash
     from scrapy_websim.core.types import PageRecord
-    from scrapy_websim.core.visual import phash_png
+    from scrapy_websim.core.page.visual import phash_png
 
     def png(draw_header: bool) -> bytes:
         im = Image.new("RGB", (1280, 800), "white")
@@ -200,8 +200,8 @@ def test_rule2_ignores_blank_screenshots():
 
 
 def test_rule2_not_between_pages_whose_minhash_text_differs():
-    from scrapy_websim.core.similarity import compare
-    from scrapy_websim.core.text import minhash, minhash_hex
+    from scrapy_websim.core.match.similarity import compare
+    from scrapy_websim.core.fingerprints import minhash, minhash_hex
     from scrapy_websim.core.types import PageRecord
 
     ph = 0x0F0F0F0F0F0F0F0F

@@ -6,8 +6,15 @@ import sqlite3
 
 import pytest
 
-from scrapy_websim.core.cluster import ClusterParams, build_keys, cluster, key_row
-from scrapy_websim.core.store import FEATURES_HEADER, FeatureStore, NotAFeaturesFile, iter_jsonl, load_jsonl, save_jsonl
+from scrapy_websim.core.match.cluster import ClusterParams, build_keys, cluster, key_row
+from scrapy_websim.core.store import (
+    FEATURES_HEADER,
+    FeatureStore,
+    NotAFeaturesFile,
+    iter_jsonl,
+    load_jsonl,
+    save_jsonl,
+)
 from scrapy_websim.core.types import PageRecord, PairResult
 
 

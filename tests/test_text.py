@@ -8,7 +8,8 @@ import lxml.html
 import pytest
 from hypothesis import given, strategies as st
 
-from scrapy_websim.core.text import TextParams, extract_main_text, hamming, simhash64, tokens
+from scrapy_websim.core.page.text import TextParams, extract_main_text
+from scrapy_websim.core.fingerprints import hamming, simhash64, tokens
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "articles")
 
@@ -180,7 +181,7 @@ def test_params_validate(kwargs):
 # --- issue 11: exact-copy hash, shingle MinHash, list text ----------------------------------
 
 def test_text_hash_ignores_spacing_and_case_only():
-    from scrapy_websim.core.text import text_hash
+    from scrapy_websim.core.fingerprints import text_hash
     assert text_hash("Hello,  World\n again") == text_hash("hello world again")
     assert text_hash("hello world again") != text_hash("hello world again 2")
     assert text_hash("") == 0
@@ -189,7 +190,14 @@ def test_text_hash_ignores_spacing_and_case_only():
 def test_minhash_estimates_jaccard_and_round_trips():
     import random as _random
 
-    from scrapy_websim.core.text import jaccard, jaccard_estimate, minhash, minhash_from_hex, minhash_hex, shingle_hashes
+    from scrapy_websim.core.fingerprints import (
+        jaccard,
+        jaccard_estimate,
+        minhash,
+        minhash_from_hex,
+        minhash_hex,
+        shingle_hashes,
+    )
     rnd = _random.Random(3)
     words = [f"w{rnd.randint(0, 5000)}" for _ in range(3000)]
     a = " ".join(words)
@@ -206,7 +214,7 @@ def test_minhash_estimates_jaccard_and_round_trips():
 
 
 def test_ids_are_one_placeholder_in_shingles_but_short_numbers_stay():
-    from scrapy_websim.core.text import shingle_hashes
+    from scrapy_websim.core.fingerprints import shingle_hashes
     base = "the page was served to request {} at 12 05 2026 by node"
     assert (shingle_hashes(base.format("8f3a9c21d0e4")) == shingle_hashes(base.format("77aa0b13c9d2"))).all()
     assert not (shingle_hashes("release 15 1 notes here") == shingle_hashes("release 15 2 notes here")).all()
@@ -216,7 +224,7 @@ def test_directory_listings_are_judged_by_their_entries():
     import lxml.html as _html
 
     from scrapy_websim.core.features import FeatureParams, compute_features
-    from scrapy_websim.core.similarity import text_sim
+    from scrapy_websim.core.match.similarity import text_sim
     from scrapy_websim.core.types import PageRecord
 
     def listing(names, sig=""):
@@ -250,7 +258,7 @@ def _prose_page(links_html="", banner=""):
 
 
 def test_dense_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
-    from scrapy_websim.core.prose import dense_text
+    from scrapy_websim.core.page.prose import dense_text
 
     recommended = ("<div class='more-docs'><h4>Read next</h4><ul>"
                    + "".join(f"<li><a href='/p/{i}'>Another long page title number {i} of the manual</a></li>"
@@ -267,6 +275,6 @@ def test_site_notices_are_furniture():
     banner = "<div class='announcement' id='ann-3f2a'>Notice 3f2a: maintenance window 12 May, build 9c1d</div>"
     doc = lxml.html.document_fromstring(_prose_page(banner=banner))
     assert "maintenance window" not in extract_main_text(doc)
-    from scrapy_websim.core.prose import dense_text
-    from scrapy_websim.core.text import list_text
+    from scrapy_websim.core.page.prose import dense_text
+    from scrapy_websim.core.page.text import list_text
     assert "maintenance window" not in list_text(doc) and "maintenance window" not in dense_text(doc)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scrapy_websim.core.urllist import UrlListError, check_url, read_entries
+from scrapy_websim.core.urls.url_list import UrlListError, check_url, read_entries
 
 
 def test_file_with_comments_blank_lines_and_garbage(tmp_path):

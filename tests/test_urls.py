@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.urls import UrlParams, is_tracking_param, normalize_url, url_origin
+from scrapy_websim.core.urls.normalize import UrlParams, is_tracking_param, normalize_url, url_origin
 
 
 @pytest.mark.parametrize("a, b", [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scrapy_websim.core.urlsimhash import (
+from scrapy_websim.core.urls.simhash import (
     UrlSimhashParams,
     dedupe_urls,
     generalise,

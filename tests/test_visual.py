@@ -4,8 +4,8 @@ import imagehash
 import pytest
 from PIL import Image, ImageDraw
 
-from scrapy_websim.core.text import hamming
-from scrapy_websim.core.visual import VisualParams, phash_png
+from scrapy_websim.core.fingerprints import hamming
+from scrapy_websim.core.page.visual import VisualParams, phash_png
 
 
 def _png(draw_fn, size=(1280, 800)):

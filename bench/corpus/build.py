@@ -41,10 +41,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 import lxml.html  # noqa: E402
 
-from scrapy_websim.core.dom import dom_features  # noqa: E402
-from scrapy_websim.core.text import extract_main_text, simhash64  # noqa: E402
+from scrapy_websim.core.page.dom import dom_features  # noqa: E402
+from scrapy_websim.core.page.text import extract_main_text  # noqa: E402
+from scrapy_websim.core.fingerprints import simhash64  # noqa: E402
 from scrapy_websim.core.types import PageRecord  # noqa: E402
-from scrapy_websim.core.visual import phash_png  # noqa: E402
+from scrapy_websim.core.page.visual import phash_png  # noqa: E402
 
 DOCROOT = "/usr/share/doc/python3.11/html"
 CHROMIUM = "/usr/bin/chromium"
@@ -158,7 +159,7 @@ def make_urls(port: int, pages, all_pages, variants_dir: str, rng: random.Random
 
 
 def features(rec: PageRecord, html: str, png: bytes) -> None:
-    from scrapy_websim.core.lcs import tag_sequence
+    from scrapy_websim.core.page.lcs import tag_sequence
 
     doc = lxml.html.fromstring(html)
     text = extract_main_text(doc)

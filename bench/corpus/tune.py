@@ -18,7 +18,7 @@ from dataclasses import replace
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from scrapy_websim.core.similarity import (  # noqa: E402
+from scrapy_websim.core.match.similarity import (  # noqa: E402
     DEFAULT_DECISION_PARAMS,
     SEED_DECISION_PARAMS,
     DecisionParams,

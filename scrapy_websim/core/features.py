@@ -13,9 +13,12 @@ from typing import Any, Optional
 import lxml.etree
 import lxml.html
 
-from scrapy_websim.core import dom, lcs, pagetype, rules, text, urls, visual
-from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.prose import dense_text
+from . import fingerprints
+from .page import dom, lcs, pagetype, text, visual
+from .page.prose import dense_text
+from .rules import signals
+from .types import PageRecord
+from .urls import normalize
 
 
 #: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
@@ -28,8 +31,8 @@ class FeatureParams:
     dom: dom.DomParams = field(default_factory=dom.DomParams)
     lcs: lcs.LcsParams = field(default_factory=lcs.LcsParams)
     pagetype: pagetype.PageTypeParams = field(default_factory=pagetype.PageTypeParams)
-    rules: rules.RuleParams = field(default_factory=rules.RuleParams)
-    urls: urls.UrlParams = field(default_factory=urls.UrlParams)
+    rules: signals.RuleParams = field(default_factory=signals.RuleParams)
+    urls: normalize.UrlParams = field(default_factory=normalize.UrlParams)
 
 
 def parse_html(html: str) -> Optional[lxml.html.HtmlElement]:
@@ -49,7 +52,7 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
     """``normalized_url`` of the URL that was fetched (the input with its scheme added)."""
     source = record.redirect_chain[0] if record.redirect_chain else record.url
     try:
-        record.normalized_url = urls.normalize_url(source, params.urls) if source else ""
+        record.normalized_url = normalize.normalize_url(source, params.urls) if source else ""
     except ValueError:
         record.normalized_url = ""
 
@@ -96,19 +99,19 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.page_type = pagetype.page_type(doc, len(main_text), params.pagetype)
     main_text = content_text(doc, main_text, record.page_type, params.text)
     record.text_len = len(main_text)
-    record.simhash = text.simhash64(main_text)
-    record.text_hash = text.text_hash(main_text)
-    record.minhash = text.minhash_hex(text.minhash(main_text))
+    record.simhash = fingerprints.simhash64(main_text)
+    record.text_hash = fingerprints.text_hash(main_text)
+    record.minhash = fingerprints.minhash_hex(fingerprints.minhash(main_text))
     prose = dense_text(doc, params.text.max_link_density)
     record.dense_len = len(prose)
-    record.dense_minhash = (text.minhash_hex(text.minhash(prose))
+    record.dense_minhash = (fingerprints.minhash_hex(fingerprints.minhash(prose))
                             if len(prose) >= params.text.list_fallback_chars else "")
     features = dom.dom_features(doc, params.dom.max_paths, params.dom)
     record.dom_counts = features["dom_counts"]
     record.tag_paths = features["tag_paths"]
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
-    record.signals, record.fingerprint = rules.rule_features(
+    record.signals, record.fingerprint = signals.rule_features(
         doc, record.title, params.rules, url=record.final_url or record.url)
     heading = first_heading(doc)
     if heading:
@@ -122,7 +125,7 @@ HEADING_CHARS = 200
 
 def first_heading(doc) -> str:
     """The text of the page's first non-empty ``<h1>``, whitespace collapsed: what the page says
-    it is about (compared by :func:`~scrapy_websim.core.similarity.heading_sim`)."""
+    it is about (compared by :func:`~scrapy_websim.core.match.similarity.heading_sim`)."""
     for h1 in doc.iter("h1"):
         words = " ".join(h1.text_content().split())
         if words:

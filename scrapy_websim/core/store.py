@@ -2,7 +2,7 @@
 
 The pipeline adds one record per page during the crawl; at most ``batch_size`` records are held
 in memory before they are written in one transaction, so memory does not grow with the crawl.
-The key columns (:data:`scrapy_websim.core.cluster.KEY_FIELDS`) let the closing step build the
+The key columns (:data:`scrapy_websim.core.match.cluster.KEY_FIELDS`) let the closing step build the
 compact clustering input without parsing a million JSON documents; :meth:`FeatureStore.get`
 loads a full record for the pairwise decision.
 
@@ -19,7 +19,7 @@ import sqlite3
 import tempfile
 from typing import IO, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
 
-from .cluster import KEY_FIELDS, KeyRow, key_row
+from .match.cluster import KEY_FIELDS, KeyRow, key_row
 from .types import PageRecord
 
 DEFAULT_BATCH_SIZE = 1000

@@ -11,7 +11,6 @@ JavaScript readers (which lose precision above 2**53) read them correctly.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
@@ -53,13 +52,6 @@ _HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
 
 #: The 64 bits of every stored hash (SimHash, pHash, fingerprint, token hashes).
 MASK64 = (1 << 64) - 1
-
-
-def blake2b64(text: str, byteorder: str = "big") -> int:
-    """The one 64-bit token/URL hash: BLAKE2b with an 8-byte digest of ``text`` (UTF-8), as an int.
-    ``byteorder`` only because stored SimHashes were built little-endian (core/text.py). Lone
-    surrogates (a URL decoded with ``surrogateescape``) are hashed, not refused."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), byteorder)
 
 
 #: Content types of an HTML page: the one "is HTML" definition (rendering, clustering eligibility).
@@ -107,20 +99,20 @@ class PageRecord:
     text_len: int = 0  # main-text length in characters
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
     text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
-    minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.text.minhash)
-    dense_len: int = 0  # characters of the page's prose: visible text without link lists (core.text.dense_text)
+    minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.fingerprints.minhash)
+    dense_len: int = 0  # characters of the page's prose: visible text without link lists (core.page.prose.dense_text)
     dense_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
     depth_hist: List[int] = field(default_factory=list)  # depth -> number of elements
-    tag_seq: str = ""  # element tags in document order, one char per tag (core.lcs)
+    tag_seq: str = ""  # element tags in document order, one char per tag (core.page.lcs)
     page_type: str = "unknown"  # list / detail / unknown
     # --- visual ---
     phash: Optional[int] = None  # 64-bit pHash of the viewport screenshot
     # --- behaviour (milliseconds) ---
     timings: List[float] = field(default_factory=list)  # [ttfb, dom_content_loaded, load]
-    # --- rule signals (core.rules) ---
+    # --- rule signals (core.rules.signals) ---
     fingerprint: Optional[int] = None  # template fingerprint of visible text + tag skeleton
     signals: Dict[str, Any] = field(default_factory=dict)
     # --- prediction (spider middleware) ---

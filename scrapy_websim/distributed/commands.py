@@ -58,7 +58,7 @@ def push_main(argv: List[str]) -> int:
                         help="a .txt file (one URL per line, # comments) or comma-separated URLs")
     parser.add_argument("--replace", action="store_true", help="delete an existing job of that name first")
     args = parser.parse_args(argv)
-    from scrapy_websim.core.urllist import UrlListError, read_entries  # noqa: PLC0415
+    from scrapy_websim.core.urls.url_list import UrlListError, read_entries  # noqa: PLC0415
 
     try:
         entries = read_entries(args.list)

@@ -158,7 +158,7 @@ class Job:
         self.client.delete(*self.keys())
 
     def push(self, entries: Sequence[Any], encode: Callable[[Any], bytes]) -> Dict[str, int]:
-        """Store the parsed list (``core.urllist.Entry``) and queue its URLs, in input order.
+        """Store the parsed list (``core.urls.url_list.Entry``) and queue its URLs, in input order.
 
         The queue is a scrapy-redis FifoQueue (LPUSH, popped from the right), so the first entry is
         popped first. ``meta.pushed`` is set last: a half-pushed job is never taken for a whole one.
@@ -259,7 +259,7 @@ class Job:
         missing = set(self.unrecorded_ids())
         if not missing:
             return 0
-        from scrapy_websim.core.urllist import Entry  # noqa: PLC0415
+        from scrapy_websim.core.urls.url_list import Entry  # noqa: PLC0415
 
         pipe = self.client.pipeline(transaction=True)
         for page_id, raw, url, error in sorted(i for i in self.iter_inputs() if i[0] in missing):

@@ -25,7 +25,7 @@ from scrapy.http import Request
 
 from scrapy_websim.config import ConfigError, WebsimConfig
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urllist import Entry
+from scrapy_websim.core.urls.url_list import Entry
 from scrapy_websim.distributed.job import Job, JobError, connect, worker_id
 from scrapy_websim.spiders.urllist import UrlListSpider
 

@@ -6,7 +6,7 @@ import time
 from typing import Any, Dict, List
 
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.types import PageRecord, is_html_type
 from scrapy_websim.render.capture import CaptureOptions, capture, make_init_callback, short_error
 from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
                                        tls_from_security_details)
@@ -79,9 +79,8 @@ def _content_length(response: Any) -> int:
 
 
 def _is_html(response: Any, content_type: str) -> bool:
-    ct_main = content_type.split(";")[0].strip().lower()
-    return ct_main in ("text/html", "application/xhtml+xml") or (
-        not ct_main and b"<html" in response.body[:2048].lower())
+    """HTML by type; a response without a type when its start says ``<html``."""
+    return is_html_type(content_type, empty_is_html=b"<html" in response.body[:2048].lower())
 
 
 def _html_of(response: Any, cap: Dict[str, Any]) -> str:

@@ -13,7 +13,8 @@ import io
 import os
 from typing import Any, Dict, Optional
 
-from scrapy_websim.core.types import blake2b64, hex64
+from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.types import hex64
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}
@@ -27,7 +28,7 @@ def thumbnail_stem(url: str) -> str:
 
 def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int = 60) -> bytes:
     """``image`` (PNG or any format Pillow reads, as bytes, or a decoded PIL image such as the
-    pipeline's :func:`~scrapy_websim.core.visual.decode_image`, left open) scaled to ``width``
+    pipeline's :func:`~scrapy_websim.core.page.visual.decode_image`, left open) scaled to ``width``
     pixels wide, encoded as ``fmt``.
 
     Raises ``ValueError`` for bytes that are not an image.

@@ -11,7 +11,7 @@ from scrapy.http import Request, Response, TextResponse
 
 from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urllist import Entry, UrlListError, parse_ports, read_entries
+from scrapy_websim.core.urls.url_list import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
 

@@ -6,7 +6,7 @@ Every input URL ends in exactly one cluster, or in none (empty ``cluster_id``, `
 true). The steps run in this order, and a page placed by an earlier step is never moved:
 
 1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
-   generic", see ``core/rules.py``) do not take part in content clustering. By default
+   generic", see ``core/rules/``) do not take part in content clustering. By default
    (``RuleParams.scope == "template"``) they are grouped by rule and template fingerprint across
    hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code),
    so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
@@ -22,7 +22,7 @@ true). The steps run in this order, and a page placed by an earlier step is neve
 3. **R1**: pages still alone whose final URL equals the final URL of another page. If that other
    page already is in a cluster (content or rule), the alone pages join it; otherwise the alone
    pages form a ``redir-{hash}`` cluster.
-4. **U1**: pages still alone whose normalised URL (``core/urls.py``) equals that of another page,
+4. **U1**: pages still alone whose normalised URL (``core/urls/normalize.py``) equals that of another page,
    the same way (join the other page's cluster, or form ``urlcanon-{origin}-{path}``).
 5. **Predicted duplicates** (not rendered; the URL predictor guessed they duplicate URL *u*) join
    the cluster of the page whose URL (else final URL) is *u*, with ``match_rule = "predicted"``;
@@ -46,9 +46,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Tuple
 
-from .rules import RuleParams, special_label
-from .types import MASK64, Assignment, Cluster, PageRecord, blake2b64, hex64
-from .urls import UrlParams, normalize_url, url_origin
+from ..rules.signals import RuleParams
+from ..rules.label import special_label
+from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
+from ..fingerprints import blake2b64
+from ..urls.normalize import UrlParams, normalize_url, url_origin
 
 __all__ = ["AssignParams", "combine", "content_cluster_id", "rule_cluster_prefix"]
 

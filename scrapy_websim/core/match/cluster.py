@@ -62,11 +62,11 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .candidates import (  # noqa: F401  (hamming_pairs and popcount64 are re-exported)
+from .candidates import (
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
-from .params import check_ranges
-from .types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
+from ..params import check_ranges
+from ..types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 
 CompareFn = Callable[[int, int], PairResult]

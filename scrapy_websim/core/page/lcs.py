@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from .params import check_ranges
+from ..params import check_ranges
 from .visible import page_body
 
 #: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).

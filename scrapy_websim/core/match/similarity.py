@@ -15,9 +15,10 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from .text import hamming, jaccard_estimate, minhash_from_hex, tokens
-from .params import check_ranges
-from .types import MASK64, PageRecord, PairResult
+from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
+from ..page.lcs import lcs_similarity
+from ..params import check_ranges
+from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
     "DecisionParams",
@@ -193,8 +194,6 @@ def _paths_sim(a: PageRecord, b: PageRecord, params: DecisionParams) -> float:
 
 
 def _lcs_sim(a: PageRecord, b: PageRecord) -> float:
-    from .lcs import lcs_similarity  # written alongside; imported lazily
-
     return float(lcs_similarity(a.tag_seq, b.tag_seq))
 
 

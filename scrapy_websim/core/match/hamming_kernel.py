@@ -1,6 +1,6 @@
 """Compiled probe loop of the exact Hamming join (optional: ``pip install scrapy-websim[fast]``).
 
-:func:`scrapy_websim.core.candidates.hamming_pairs` finds the pairs within distance k by
+:func:`scrapy_websim.core.match.candidates.hamming_pairs` finds the pairs within distance k by
 multi-index hashing. In numpy every probe and every chance hit of a part's table costs a few
 array operations; their number grows as n^2 / 2^21 (about 10^10 chance hits at 10M values), so
 on large inputs the same join runs here, compiled by numba when it is installed: one part at a

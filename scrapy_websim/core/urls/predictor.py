@@ -53,9 +53,9 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
-from .params import check_ranges
-from .text import CJK_CHARS
-from .types import blake2b64
+from ..params import check_ranges
+from ..fingerprints import CJK_CHARS
+from ..fingerprints import blake2b64
 
 __all__ = [
     "PredictorParams",

@@ -8,15 +8,16 @@ from typing import Any, List, Optional, Tuple
 
 
 #: The one skip-tag set: elements whose content is never read as page text (code, head, embedded
-#: documents and drawings). Each reader adds its own: see ``_SKIP_TAGS`` here, ``core.text`` and
-#: ``core.pagetype``.
+#: documents and drawings). Each reader adds its own on top, named for what it reads:
+#: ``_NOT_VISIBLE_TAGS`` here, ``_NOT_MAIN_TEXT_TAGS`` in ``core.page.text`` and
+#: ``_NOT_RUNNING_TEXT_TAGS`` in ``core.page.pagetype``.
 NON_TEXT_TAGS = frozenset(
     {"script", "style", "noscript", "template", "head", "title", "svg", "math", "iframe", "object"}
 )
-#: Void or embedded elements without readable text (not skipped by ``core.pagetype``).
+#: Void or embedded elements without readable text (not skipped by ``core.page.pagetype``).
 EMBED_TAGS = frozenset({"meta", "link", "embed", "canvas"})
 #: Visible text: also drop-down options (a <select> shows one, its list is not page text).
-_SKIP_TAGS = NON_TEXT_TAGS | EMBED_TAGS | {"select", "datalist", "option"}
+_NOT_VISIBLE_TAGS = NON_TEXT_TAGS | EMBED_TAGS | {"select", "datalist", "option"}
 _HEADING_TAGS = frozenset({"h1", "h2", "h3"})
 _CONTROL_INPUT_TYPES = frozenset(
     {"", "text", "email", "password", "tel", "number", "search", "url", "checkbox", "radio"}
@@ -135,7 +136,7 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     # Stack of (element, in_form, heading index or -1, phase, depth, region).
     stack: List[Tuple[Any, bool, int, int, int, int]] = [(start, False, -1, _ENTER, 0, _PAGE)]
     push, pop = stack.append, stack.pop
-    skip_tags = _SKIP_TAGS
+    skip_tags = _NOT_VISIBLE_TAGS
     while stack:
         el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:

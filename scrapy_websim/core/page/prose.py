@@ -3,7 +3,7 @@
 A noisy copy of a short page (a list of "recommended" links and a timestamp injected into the
 content) loses a third of its visible shingles but almost none of its prose, and the prose does not
 depend on which block the article extractor chose or on the page type, both of which flip on such
-copies. ``core.similarity.text_sim`` takes the larger of the two Jaccard similarities.
+copies. ``core.match.similarity.text_sim`` takes the larger of the two Jaccard similarities.
 """
 
 from __future__ import annotations

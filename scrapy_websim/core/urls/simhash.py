@@ -32,16 +32,15 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from .text import CJK_CHARS, hamming
-from .params import check_ranges
-from .types import blake2b64
+from ..fingerprints import CJK_CHARS, hamming
+from ..params import check_ranges
+from ..fingerprints import blake2b64
 
 __all__ = [
     "UrlSimhashParams",
     "url_features",
     "url_simhash",
     "url_similarity",
-    "hamming",
     "dedupe_urls",
     "main",
 ]

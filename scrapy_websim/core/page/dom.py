@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List
 
-from .params import check_ranges
-from .types import DOM_COUNT_NAMES
+from ..params import check_ranges
+from ..types import DOM_COUNT_NAMES
 
 __all__ = ["DomParams", "dom_features"]
 

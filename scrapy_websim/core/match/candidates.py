@@ -1,9 +1,9 @@
 """The exact Hamming join and the union-find the candidate graph is merged into (SPEC section 6).
 
 :func:`hamming_pairs` finds every pair of 64-bit values within a Hamming distance, exactly, by
-multi-index hashing (see :mod:`scrapy_websim.core.cluster` for how the clustering uses it);
+multi-index hashing (see :mod:`scrapy_websim.core.match.cluster` for how the clustering uses it);
 :func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy; on
-large inputs the probes of each part run in :mod:`scrapy_websim.core.hamming_kernel` when numba
+large inputs the probes of each part run in :mod:`scrapy_websim.core.match.hamming_kernel` when numba
 is installed (the same pairs; README "Clustering" gives the figures).
 """
 
@@ -24,7 +24,7 @@ _CHUNK_PAIRS = 1 << 22
 #: tables cost more than it saves on small inputs).
 _LABEL_MIN_VALUES = 20_000
 #: From this many distinct values on, :func:`hamming_pairs` runs the compiled probe loop of
-#: :mod:`scrapy_websim.core.hamming_kernel` when numba is installed (below it, compiling or
+#: :mod:`scrapy_websim.core.match.hamming_kernel` when numba is installed (below it, compiling or
 #: loading the kernel costs more than the numpy join).
 _KERNEL_MIN_VALUES = 50_000
 

@@ -42,7 +42,7 @@ Measured (thresholds chosen on these same pages, so expect somewhat lower on uns
 Python 3.11 docs index pages (genindex*, py-modindex, contents; list) 32/32; library chapter
 pages with a table of contents (list) 30/33; library module pages (detail) 275/284; the 181
 article-extraction-benchmark pages (detail) 173/181. Reproduce with
-``python -m scrapy_websim.core.pagetype --expect detail FILE...`` (see :func:`main`).
+``python -m scrapy_websim.core.page.pagetype --expect detail FILE...`` (see :func:`main`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .params import check_ranges
+from ..params import check_ranges
 from .visible import NON_TEXT_TAGS, page_body
 
 PAGE_TYPES = ("list", "detail", "unknown")
@@ -92,7 +92,7 @@ BLOCK_TAGS = frozenset(
     table tbody td tfoot th thead tr ul caption center menu""".split()
 )
 #: Elements whose text is not running text.
-SKIP_TAGS = NON_TEXT_TAGS | {"select", "button", "textarea"}
+_NOT_RUNNING_TEXT_TAGS = NON_TEXT_TAGS | {"select", "button", "textarea"}
 
 _WS = re.compile(r"\s+")
 
@@ -249,7 +249,7 @@ def _repeated_items(elements: List[Any], boiler: set, summary: Callable[[Any], t
         groups: Dict[Tuple[str, str], List[Any]] = {}
         for child in parent:
             tag = _local(child.tag)
-            if tag is not None and tag not in SKIP_TAGS:
+            if tag is not None and tag not in _NOT_RUNNING_TEXT_TAGS:
                 groups.setdefault((tag, child.get("class") or ""), []).append(child)
         for group in groups.values():
             if len(group) >= params.min_repeat and _is_item_group(group, summary, params):
@@ -321,7 +321,7 @@ def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tu
         if cuts and cur[0]:
             regions[region].append(cur)
             cur = [0, 0]
-        if tag in SKIP_TAGS:
+        if tag in _NOT_RUNNING_TEXT_TAGS:
             skip_depth += step
         elif tag == "a":
             link_depth += step
@@ -373,12 +373,12 @@ def _blocks(root: Any, max_nodes: int) -> Tuple[List[List[int]], int, int, bool]
             continue
         if kind == "start":
             nodes += 1
-            if tag in SKIP_TAGS:
+            if tag in _NOT_RUNNING_TEXT_TAGS:
                 skip_depth += 1
             elif tag == "a":
                 link_depth += 1
                 links += 1
-        elif tag in SKIP_TAGS:
+        elif tag in _NOT_RUNNING_TEXT_TAGS:
             skip_depth -= 1
         elif tag == "a":
             link_depth -= 1
@@ -400,7 +400,7 @@ def _count_block(chars: int, link: int, min_chars: int, density: float, long_: i
 def _end_profile(tag: Optional[str], density: float, profile: tuple) -> tuple:
     """A profile as its parent sees it: skipped elements count nothing; in ``<a>`` all is link text."""
     cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links = profile
-    if tag in SKIP_TAGS:
+    if tag in _NOT_RUNNING_TEXT_TAGS:
         return (cut, 0, 0, 0, 0, 0, 0, 0, 0, None, links)
     if tag == "a":
         return (cut, lc, lc, long_ if density >= 1.0 else 0, long_, sc, sc, tc, tc,
@@ -539,7 +539,7 @@ def classify(
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Label saved pages: ``python -m scrapy_websim.core.pagetype [--expect TYPE] [-v] FILE...``.
+    """Label saved pages: ``python -m scrapy_websim.core.page.pagetype [--expect TYPE] [-v] FILE...``.
 
     Files may be gzipped (``.gz``). Prints the count of each label (and, with ``--expect``, the
     accuracy); ``-v`` prints every page's label and signals.
@@ -550,7 +550,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     import lxml.html
 
-    parser = argparse.ArgumentParser(prog="python -m scrapy_websim.core.pagetype")
+    parser = argparse.ArgumentParser(prog="python -m scrapy_websim.core.page.pagetype")
     parser.add_argument("files", nargs="+")
     parser.add_argument("--expect", choices=PAGE_TYPES)
     parser.add_argument("-v", "--verbose", action="store_true")

@@ -1,0 +1,207 @@
+"""Tokens and the hashes built on them: the one token hash, SimHash, the exact-copy hash, word
+shingles, MinHash and Jaccard (SPEC section 3, "Text"; SPEC section 9 for URLs).
+
+Tokens are lower-cased words for space-separated scripts and overlapping character bigrams for
+CJK runs (a Chinese page does not collapse into one token; :data:`CJK_CHARS` is the one CJK
+definition). Every token, URL and text hash is :func:`blake2b64` (the first 8 bytes of BLAKE2b),
+so hashes are stable across runs, processes and platforms. Used by the page features
+(:mod:`scrapy_websim.core.features`), the pair decision (:mod:`scrapy_websim.core.match`) and the
+URL tools (:mod:`scrapy_websim.core.urls`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import List, Optional
+
+import numpy as np
+
+from .types import MASK64
+
+__all__ = [
+    "CJK_CHARS",
+    "blake2b64",
+    "tokens",
+    "simhash64",
+    "hamming",
+    "text_hash",
+    "shingle_hashes",
+    "minhash",
+    "minhash_hex",
+    "minhash_from_hex",
+    "jaccard_estimate",
+    "jaccard",
+]
+
+
+def blake2b64(text: str, byteorder: str = "big") -> int:
+    """The one 64-bit token/URL hash: BLAKE2b with an 8-byte digest of ``text`` (UTF-8), as an int.
+    ``byteorder`` only because stored SimHashes were built little-endian (:func:`simhash64`). Lone
+    surrogates (a URL decoded with ``surrogateescape``) are hashed, not refused."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), byteorder)
+
+
+# --- tokens and SimHash --------------------------------------------------------------------
+
+#: The one CJK definition (a regex character-class body): scripts written without spaces, where a
+#: character (pair) is the word. Radicals, kana, Bopomofo, Hangul, CJK ideographs, half-width kana.
+CJK_CHARS = (
+    "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+)
+_TOKEN_RE = re.compile(rf"[{CJK_CHARS}]+|[^\W{CJK_CHARS}]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
+
+
+def tokens(text: str) -> List[str]:
+    """Lower-cased words; each CJK run becomes overlapping character bigrams (a lone char stays)."""
+    out: List[str] = []
+    for match in _TOKEN_RE.finditer(text.lower()):
+        tok = match.group()
+        if _CJK_RUN.match(tok):
+            if len(tok) == 1:
+                out.append(tok)
+            else:
+                out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+        else:
+            out.append(tok)
+    return out
+
+
+_BITS = np.arange(64, dtype=np.uint64)
+
+
+def _token_hash(tok: str) -> int:
+    return blake2b64(tok, "little")
+
+
+def simhash64(text: str) -> int:
+    """64-bit SimHash of ``text`` (token weights = counts). Empty text hashes to 0."""
+    counts = Counter(tokens(text))
+    if not counts:
+        return 0
+    hashes = np.fromiter((_token_hash(t) for t in counts), dtype=np.uint64, count=len(counts))
+    weights = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    bits = ((hashes[:, None] >> _BITS[None, :]) & np.uint64(1)).astype(np.int64)  # (n, 64)
+    votes = weights @ (2 * bits - 1)
+    value = 0
+    for i in np.nonzero(votes > 0)[0]:
+        value |= 1 << int(i)
+    return value
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between two 64-bit hashes."""
+    return ((a ^ b) & MASK64).bit_count()
+
+
+# --- exact-copy hash, shingles and MinHash (the text measure with a margin) -------------------
+#
+# SimHash stays the candidate filter (one 64-bit value, joined exactly in core/match/cluster.py); the
+# text similarity of a candidate pair is the Jaccard similarity of the two pages' sets of word
+# 3-shingles (three consecutive tokens), estimated from a 128-bin one-permutation MinHash that
+# each record carries. bench/textsim.py measures why: on every template, a page and its noisy copy
+# share most shingles while two different pages of the template share only the template's phrases.
+
+#: A token of at least this many characters with a digit in it (request ids, build hashes, CSRF
+#: tokens, UUID parts) is one placeholder in shingles: per-request ids are noise. Shorter numbers
+#: (dates, times, sizes, versions) stay, since they are content on history pages and listings.
+ID_MIN_CHARS = 8
+_ID_PLACEHOLDER = "\x00id"
+_DIGIT = re.compile(r"\d")
+#: Tokens per shingle.
+SHINGLE_TOKENS = 3
+#: Bins of the one-permutation MinHash (each holds the smallest 32-bit shingle value of its bin).
+MINHASH_BINS = 128
+_EMPTY_BIN = np.uint32(0xFFFFFFFF)
+_BIN_SHIFT = np.uint64(64 - 7)  # log2(MINHASH_BINS) top bits pick the bin
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def text_hash(text: str) -> int:
+    """64-bit hash of the token sequence: equal for texts that differ only in case, spacing and
+    punctuation (identical main content), different otherwise. Empty text hashes to 0."""
+    toks = tokens(text)
+    if not toks:
+        return 0
+    return blake2b64(" ".join(toks), "little")
+
+
+@lru_cache(maxsize=65536)
+def _cached_token_hash(tok: str) -> int:
+    return _token_hash(tok)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser (wrapping uint64 arithmetic)."""
+    h = (h ^ (h >> np.uint64(30))) * _M1
+    h = (h ^ (h >> np.uint64(27))) * _M2
+    return h ^ (h >> np.uint64(31))
+
+
+def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:
+    """Sorted distinct 64-bit hashes of the ``size``-token shingles of ``text`` (a text shorter
+    than ``size`` tokens is one shingle)."""
+    toks = [_ID_PLACEHOLDER if len(t) >= ID_MIN_CHARS and _DIGIT.search(t) else t for t in tokens(text)]
+    if not toks:
+        return np.zeros(0, np.uint64)
+    th = np.fromiter((_cached_token_hash(t) for t in toks), dtype=np.uint64, count=len(toks))
+    n = min(size, len(toks))
+    h = np.zeros(len(toks) - n + 1, np.uint64)
+    with np.errstate(over="ignore"):
+        for i in range(n):
+            h = _mix(h * _GOLD + th[i : i + h.shape[0]])
+    return np.unique(h)
+
+
+def minhash(text: str) -> np.ndarray:
+    """One-permutation MinHash of the shingle set: :data:`MINHASH_BINS` uint32 values (the bin's
+    smallest value, ``0xFFFFFFFF`` for an empty bin)."""
+    sig = np.full(MINHASH_BINS, _EMPTY_BIN, np.uint32)
+    h = shingle_hashes(text)
+    if h.shape[0]:
+        low = np.minimum(h & np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFE)).astype(np.uint32)
+        np.minimum.at(sig, (h >> _BIN_SHIFT).astype(np.intp), low)
+    return sig
+
+
+def minhash_hex(sig: np.ndarray) -> str:
+    return sig.astype(">u4").tobytes().hex()
+
+
+@lru_cache(maxsize=4096)
+def _unhex(value: str) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(value), dtype=">u4").astype(np.uint32)
+
+
+def minhash_from_hex(value: str) -> Optional[np.ndarray]:
+    """The signature stored in ``PageRecord.minhash``; ``None`` for "" or a malformed value."""
+    if not value or len(value) != MINHASH_BINS * 8:
+        return None
+    try:
+        return _unhex(value)
+    except ValueError:
+        return None
+
+
+def jaccard_estimate(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard similarity of two shingle sets from their MinHashes: the share of bins, among those
+    not empty in both, where the two minima agree. Two empty signatures give 1."""
+    used = (a != _EMPTY_BIN) | (b != _EMPTY_BIN)
+    n = int(used.sum())
+    if n == 0:
+        return 1.0
+    return float(((a == b) & used).sum()) / n
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact Jaccard similarity of two sorted distinct hash arrays (:func:`shingle_hashes`)."""
+    if not a.shape[0] and not b.shape[0]:
+        return 1.0
+    inter = np.intersect1d(a, b, assume_unique=True).shape[0]
+    return inter / (a.shape[0] + b.shape[0] - inter)
