@@ -56,32 +56,38 @@ SITES = {
 def run_site(name: str, spec: sites.DocSpec, verbose: bool = False) -> str:
     site = sites.doc_site(spec)
     with tempfile.TemporaryDirectory(prefix=f"websim-sites-{name}-") as tmp, sites.serve(site) as bases:
-        urls = [sites.resolve(u, bases) for u in site.urls]
-        random.Random(7).shuffle(urls)
-        listing = os.path.join(tmp, "urls.txt")
-        with open(listing, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(urls) + "\n")
-        out = os.path.join(tmp, "result.json")
-        env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-o", out, "-t", "8",
-                               "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            return f"site={name} failed: {proc.stderr[-2000:]}"
-        with open(out, encoding="utf-8") as fh:
-            data = json.load(fh)
-        cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
-        missing = len(set(urls) - set(cluster_of))
-        s = sites.pair_scores(site, bases, cluster_of)
-        if verbose:
-            truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
-            rows = {row["url"]: row for row in data["urls"]}
-            for u in sorted(truth):
-                r = rows[u]
-                print(f"  g{truth[u]:02d} {r['cluster_id'] or '-':16s} {r['match_rule'] or '-':9s} "
-                      f"{r['content_sim']:.3f} {r['structure_sim']:.3f} {r['page_type']:8s} {u}")
-        return (f"site={name} urls={len(urls)} missing={missing} precision={s['precision']:.3f} "
-                f"recall={s['recall']:.3f} f1={s['f1']:.3f} false_pairs={s['false_pairs']} "
-                f"missed_pairs={s['missed_pairs']}")
+        return crawl_and_score(name, site, bases, tmp, verbose)
+
+
+def crawl_and_score(name: str, site: sites.Site, bases: dict, tmp: str, verbose: bool = False) -> str:
+    """Crawl the site's URLs (shuffled) with the shipped defaults and score the clusters against
+    its groups; the one-line result (``site=NAME urls=N ...``). The servers must be up."""
+    urls = [sites.resolve(u, bases) for u in site.urls]
+    random.Random(7).shuffle(urls)
+    listing = os.path.join(tmp, "urls.txt")
+    with open(listing, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(urls) + "\n")
+    out = os.path.join(tmp, "result.json")
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", "8",
+                           "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"site={name} failed: {proc.stderr[-2000:]}"
+    with open(out, encoding="utf-8") as fh:
+        data = json.load(fh)
+    cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
+    missing = len(set(urls) - set(cluster_of))
+    s = sites.pair_scores(site, bases, cluster_of)
+    if verbose:
+        truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+        rows = {row["url"]: row for row in data["urls"]}
+        for u in sorted(truth, key=lambda x: (truth[x], x)):
+            r = rows[u]
+            print(f"  g{truth[u]:03d} {r['cluster_id'] or '-':16s} {r['match_rule'] or '-':9s} "
+                  f"{r['content_sim']:.3f} {r['structure_sim']:.3f} {r['page_type']:8s} {r['status_code']} {u}")
+    return (f"site={name} urls={len(urls)} missing={missing} precision={s['precision']:.3f} "
+            f"recall={s['recall']:.3f} f1={s['f1']:.3f} false_pairs={s['false_pairs']} "
+            f"missed_pairs={s['missed_pairs']}")
 
 
 def main() -> int:

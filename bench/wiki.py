@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import json
 import os
-import random
 import shutil
 import socket
 import subprocess
@@ -36,6 +35,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from tests import sites  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sites import crawl_and_score  # noqa: E402  (bench/sites.py)
 
 MEDIAWIKI = "/usr/share/mediawiki"
 PACKAGES = ("mediawiki", "php-cli", "php-sqlite3", "php-intl", "php-mbstring", "php-xml")
@@ -169,34 +171,7 @@ def run(n: int, verbose: bool, keep: str = "") -> str:
     try:
         with wiki(os.path.join(tmp, "wiki")) as base:
             site = build(os.path.join(tmp, "wiki"), base, n)
-            bases = {"W": base}
-            urls = [sites.resolve(u, bases) for u in site.urls]
-            random.Random(7).shuffle(urls)
-            listing = os.path.join(tmp, "urls.txt")
-            with open(listing, "w", encoding="utf-8") as fh:
-                fh.write("\n".join(urls) + "\n")
-            out = os.path.join(tmp, "result.json")
-            env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-            proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", "8",
-                                   "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
-            if proc.returncode != 0:
-                return f"site=wiki failed: {proc.stderr[-2000:]}"
-        with open(out, encoding="utf-8") as fh:
-            data = json.load(fh)
-        cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
-        missing = len(set(urls) - set(cluster_of))
-        s = sites.pair_scores(site, bases, cluster_of)
-        if verbose:
-            truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
-            rows = {row["url"]: row for row in data["urls"]}
-            for u in sorted(truth, key=lambda x: (truth[x], x)):
-                r = rows[u]
-                print(f"  g{truth[u]:03d} {r['cluster_id'] or '-':16s} {r['match_rule'] or '-':9s} "
-                      f"{r['content_sim']:.3f} {r['structure_sim']:.3f} {r['page_type']:8s} {r['status_code']} "
-                      f"{u[len(base):]}")
-        return (f"site=wiki urls={len(urls)} missing={missing} precision={s['precision']:.3f} "
-                f"recall={s['recall']:.3f} f1={s['f1']:.3f} false_pairs={s['false_pairs']} "
-                f"missed_pairs={s['missed_pairs']}")
+            return crawl_and_score("wiki", site, {"W": base}, tmp, verbose)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
