@@ -40,7 +40,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.features import FeatureParams, compute_features, parse_html  # noqa: E402
+from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: E402
 from scrapy_websim.core.match.cluster import is_eligible  # noqa: E402
 from scrapy_websim.core.match.similarity import text_sim  # noqa: E402
 from scrapy_websim.core.fingerprints import hamming  # noqa: E402

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -10,7 +9,6 @@ from hypothesis import given, settings, strategies as st
 from scrapy_websim.core.match.assign import AssignParams, combine, content_cluster_id
 from scrapy_websim.core.rules.signals import RULE_CODES, RuleParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
-from scrapy_websim.core.urls.normalize import normalize_url
 
 from tests.test_rules import (  # noqa: F401  (nginx_site is a fixture)
     ARTICLE, LOGIN_FORM, NGINX_EXPECTED, from_fetch, make_record, nginx_site, page, waf_page,

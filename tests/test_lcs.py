@@ -1,4 +1,3 @@
-import copy
 
 import lxml.html
 import pytest
