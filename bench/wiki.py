@@ -1,6 +1,6 @@
 """Pair precision / recall / F1 of a real crawl of a real MediaWiki (issue 11's wiki case).
 
-    python bench/wiki.py [--articles 24] [-v] [--keep DIR]
+    python bench/wiki.py [--articles 24] [--skin vector|monobook|timeless] [-v] [--keep DIR]
 
 Installs Debian's ``mediawiki`` (1.39) with SQLite and PHP's CLI if missing, sets up a wiki in a
 temporary directory, serves it with PHP's built-in server on 127.0.0.1 and writes ``--articles``
@@ -13,7 +13,7 @@ page of its own) and for a third of the articles its information page (``action=
 the category pages and ``Special:AllPages``. The URL list is shuffled; the crawl is the shipped
 defaults through ``python -m scrapy_websim.cli``. Last line:
 
-    site=wiki urls=N missing=N precision=P recall=R f1=F false_pairs=K missed_pairs=M
+    site=wiki-SKIN urls=N missing=N precision=P recall=R f1=F false_pairs=K missed_pairs=M
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ MEDIAWIKI = "/usr/share/mediawiki"
 PACKAGES = ("mediawiki", "php-cli", "php-sqlite3", "php-intl", "php-mbstring", "php-xml")
 ARTICLES = os.path.join(os.path.dirname(REPO), "shared", "data", "article-extraction-benchmark", "ground-truth.json")
 CATEGORIES = ("Technology", "Science", "Business", "Culture")
+#: --skin -> the skin's directory (Debian's mediawiki ships these four)
+SKINS = {"vector": "Vector", "monobook": "MonoBook", "timeless": "Timeless", "minerva": "MinervaNeue"}
 ROUTER = """<?php
 define('MW_CONFIG_FILE', __DIR__ . '/LocalSettings.php');
 $IP = '%s';
@@ -86,14 +88,16 @@ def maintenance(tmp: str, script: str, *args: str, stdin: str = "") -> str:
 
 
 @contextlib.contextmanager
-def wiki(tmp: str):
-    """Install a wiki in ``tmp`` and serve it; yields its base URL."""
+def wiki(tmp: str, skin: str = "vector"):
+    """Install a wiki in ``tmp`` with this skin and serve it; yields its base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     os.makedirs(os.path.join(tmp, "db"))
     php(tmp, f"{MEDIAWIKI}/maintenance/install.php", "--dbtype=sqlite", f"--dbpath={tmp}/db", "--dbname=wiki",
-        f"--server={base}", "--scriptpath=", f"--confpath={tmp}", "--pass=Websim-bench-2026", "--skins=Vector",
+        f"--server={base}", "--scriptpath=", f"--confpath={tmp}", "--pass=Websim-bench-2026", f"--skins={SKINS[skin]}",
         "Bench Wiki", "Admin")
+    with open(os.path.join(tmp, "LocalSettings.php"), "a") as fh:
+        fh.write(f'\n$wgDefaultSkin = "{skin}";\n')
     with open(os.path.join(tmp, "router.php"), "w") as fh:
         fh.write(ROUTER)
     log = open(os.path.join(tmp, "php.log"), "w")  # noqa: SIM115
@@ -165,13 +169,13 @@ def build(tmp: str, base: str, n: int) -> sites.Site:
     return site
 
 
-def run(n: int, verbose: bool, keep: str = "") -> str:
+def run(n: int, verbose: bool, keep: str = "", skin: str = "vector") -> str:
     tmp = keep or tempfile.mkdtemp(prefix="websim-wiki-")
     os.makedirs(tmp, exist_ok=True)
     try:
-        with wiki(os.path.join(tmp, "wiki")) as base:
+        with wiki(os.path.join(tmp, "wiki"), skin) as base:
             site = build(os.path.join(tmp, "wiki"), base, n)
-            return crawl_and_score("wiki", site, {"W": base}, tmp, verbose)
+            return crawl_and_score(f"wiki-{skin}", site, {"W": base}, tmp, verbose)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -180,6 +184,7 @@ def run(n: int, verbose: bool, keep: str = "") -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--articles", type=int, default=24)
+    parser.add_argument("--skin", default="vector", choices=sorted(SKINS))
     parser.add_argument("-v", "--verbose", action="store_true", help="print every URL's group and cluster")
     parser.add_argument("--keep", default="", help="keep the wiki, the URL list and the result in this directory")
     args = parser.parse_args()
@@ -187,7 +192,7 @@ def main() -> int:
         print(f"site=wiki skipped: {ARTICLES} not found")
         return 1
     ensure_packages()
-    print(run(args.articles, args.verbose, args.keep), flush=True)
+    print(run(args.articles, args.verbose, args.keep, args.skin), flush=True)
     return 0
 
 
