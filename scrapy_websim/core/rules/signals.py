@@ -280,6 +280,8 @@ def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = 
     (text + 20 chars per control) inside forms, 0..1; ``mv`` visible text length outside page
     chrome. Keyword hits skip what the page echoes of its own ``url`` (a wiki's 404 titled
     "Maintenance window" for ``/wiki/Maintenance_window`` is not a maintenance page).
+    :func:`~scrapy_websim.core.features.compute_features` adds ``h1``, the page's first h1 (for
+    the duplicate decision's heading check, not for the rules).
     """
     return _signals(_walk(doc), title, params, url)
 
