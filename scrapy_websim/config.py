@@ -328,6 +328,8 @@ SETTINGS: Tuple[Setting, ...] = (
         ("WEBSIM_VISUAL_FALLBACK_MIN_BITS", "int", 8, "[0, 32]", "rule 2: pHash bits set and unset at least", "decision.rule2_min_phash_bits"),
         ("WEBSIM_VISUAL_FALLBACK_MIN_JACCARD", "float", 0.3, "[0, 1]", "rule 2: minimum MinHash text similarity", "decision.rule2_min_jaccard"),
         ("WEBSIM_HEADING_MIN_JACCARD", "float", 0.5, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off", "decision.heading_min_jaccard"),
+        ("WEBSIM_PROSE_MIN_LEN_RATIO", "float", 0.8, "[0, 1]", "no duplicate between prose pages whose prose lengths differ more (shorter / longer), 0 = off", "decision.prose_min_len_ratio"),
+        ("WEBSIM_PROSE_LEN_MIN_CHARS", "int", 1000, "[0, 10^7]", "the prose length check needs this much prose on the shorter page", "decision.prose_len_min_chars"),
         ("WEBSIM_TEXT_MIN_LENGTH_RATIO", "float", 0.3, "[0, 1]", "text similarity is 0 below this length ratio", "decision.text_min_len_ratio"),
         ("WEBSIM_TEXT_MAX_DISTANCE", "int", 16, "[1, 64]", "SimHash distance where text similarity reaches 0", "decision.text_max_distance"),
         ("WEBSIM_VISUAL_MAX_DISTANCE", "int", 20, "[1, 64]", "pHash distance where visual similarity reaches 0", "decision.visual_max_distance"),

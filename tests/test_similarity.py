@@ -12,6 +12,7 @@ from scrapy_websim.core.match.similarity import (
     cosine,
     decide,
     heading_sim,
+    prose_lengths_differ,
     structure_sim,
     text_sim,
     visual_sim,
@@ -294,3 +295,38 @@ def test_pages_whose_headings_name_different_things_are_not_duplicates():
     bare_a, bare_b = (_rendered(i, history("", s)) for i, s in ((5, sizes), (6, sizes[:-1] + [5160])))
     assert "h1" not in bare_a.signals and heading_sim(bare_a, bare_b) is None
     assert compare(bare_a, bare_b).is_duplicate == compare(bare_a, bare_b, unguarded).is_duplicate
+
+
+def test_a_page_with_a_quarter_more_prose_is_a_page_of_its_own():
+    """An article and its earlier revision holding 70 % of its paragraphs: the text measure alone
+    (shingle Jaccard ~0.7, the same template) calls them duplicates, but the current one says 40 %
+    more and neither is a copy of the other. A noisy copy of the article (a word changed in every
+    paragraph, a "generated at" line) stays a duplicate; short pages are not judged by length."""
+    subjects = ("river", "harbour", "bridge", "market", "station", "tower", "garden", "library", "factory", "school")
+    verbs = ("opened", "closed", "grew", "moved", "changed", "burned", "flooded", "expanded", "shrank", "returned")
+
+    def para(i, change=""):
+        s, v = subjects[i], verbs[(i * 3) % 10]
+        words = (f"In {1900 + 7 * i} the {s} of the old town {v} after the council met for the {i + 2}th time, "
+                 f"and the people who lived near the {s} wrote long letters about the {v} {s} to the paper, "
+                 f"asking why nobody had told them before the {s} {v} and what would come after it")
+        return "<p>" + (words.replace(" long ", f" {change} ") if change else words) + ".</p>"
+
+    def article(paras, extra=""):
+        return (f"<html><head><title>The old town</title></head><body><div id='content'><h1>The old town</h1>"
+                f"{extra}{''.join(paras)}</div></body></html>")
+
+    full = _rendered(1, article(para(i) for i in range(10)))
+    revision = _rendered(2, article(para(i) for i in range(7)))
+    noisy = _rendered(3, article((para(i, change="many") for i in range(10)),
+                                 extra="<p>Generated on 2026-11-23 18:02:11 UTC in 0.0412 s, request 8f3a9c2e41d07b66</p>"))
+    assert full.dense_len >= 1000 and revision.dense_len / full.dense_len < 0.8
+    unguarded = DecisionParams(prose_min_len_ratio=0.0)
+    assert compare(full, revision, unguarded).is_duplicate  # the text and the look alone merge them
+    assert prose_lengths_differ(full, revision)
+    assert not compare(full, revision).is_duplicate and compare(full, revision).rule == ""
+    assert not prose_lengths_differ(full, noisy) and compare(full, noisy).is_duplicate
+    short_full, short_revision = (_rendered(4 + k, article(para(i) for i in range(n))) for k, n in ((0, 4), (1, 3)))
+    assert short_revision.dense_len < 1000 and not prose_lengths_differ(short_full, short_revision)
+    with pytest.raises(ValueError, match="prose_min_len_ratio"):
+        DecisionParams(prose_min_len_ratio=1.5).validate()

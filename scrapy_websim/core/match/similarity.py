@@ -32,6 +32,7 @@ __all__ = [
     "weighted_jaccard",
     "decide",
     "heading_sim",
+    "prose_lengths_differ",
     "compare",
 ]
 
@@ -77,6 +78,15 @@ class DecisionParams:
     #: information of two articles share 55-80 % of their text and look alike; bench/wiki.py).
     #: Not applied when either page has no h1. 0 = headings are not compared.
     heading_min_jaccard: float = 0.5
+    #: no duplicate between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged
+    #: text on both) whose prose lengths differ more than this ratio (shorter / longer), when the
+    #: shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text is
+    #: identical: the longer page says a quarter more (a later revision of an article, a page
+    #: with a new section) and is a page of its own. Measured (bench/textsim.py, 786 pages of 8
+    #: templates): a noisy copy's prose is >= 0.91 of its page's at >= 1000 characters; a wiki's
+    #: first revision (60 % of the text) is ~0.65 of its article's (bench/wiki.py). 0 = off.
+    prose_min_len_ratio: float = 0.8
+    prose_len_min_chars: int = 1000
 
     def validate(self) -> None:
         if self.structure_measure not in ("paths", "lcs", "both"):
@@ -84,11 +94,11 @@ class DecisionParams:
                 f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
             )
         shares = ("text_min_len_ratio", "structure_count_weight", "rule1_text", "rule1_jaccard", "rule1_structure",
-                  "rule1_visual", "rule2_min_jaccard", "heading_min_jaccard")
+                  "rule1_visual", "rule2_min_jaccard", "heading_min_jaccard", "prose_min_len_ratio")
         check_ranges(
             self, **dict.fromkeys(shares, "[0, 1]"), text_max_distance="int [1, 64]",
             visual_max_distance="int [1, 64]", rule2_visual="[0, 1.01] (above 1 disables rule 2)",
-            rule2_min_phash_bits="int [0, 32]",
+            rule2_min_phash_bits="int [0, 32]", prose_len_min_chars="int [0, 10000000]",
         )
 
 
@@ -256,6 +266,16 @@ def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
     return len(ta & tb) / len(ta | tb)
 
 
+def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
+    """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
+    it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
+    :func:`compare`; see :class:`DecisionParams`)."""
+    if params.prose_min_len_ratio <= 0 or min(_prose_share(a), _prose_share(b)) < PROSE_MIN_SHARE:
+        return False
+    short, long_ = sorted((a.dense_len, b.dense_len))
+    return short >= params.prose_len_min_chars and short < params.prose_min_len_ratio * long_
+
+
 def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
     """The four similarities of a pair and the decision."""
     content = text_sim(a, b, params)
@@ -270,6 +290,8 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
         heading = heading_sim(a, b)
         if heading is not None and heading < params.heading_min_jaccard:
             rule = ""
+    if rule and content < 1.0 and prose_lengths_differ(a, b, params):
+        rule = ""
     return PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
