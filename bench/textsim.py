@@ -23,7 +23,10 @@ never compared by anything) are left out.
 Per template: ``copy_simhash_max`` = the largest SimHash distance of a page to its copy (the
 candidate filter must reach it), ``copy_min`` = the lowest similarity of a page to its noisy copy, ``diff_max`` = the
 highest similarity between two different pages (pairs whose main text is identical are the same
-content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_max. The last line:
+content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_max; and what the
+shipped decision (``core.match.similarity.compare``: text, structure, heading and prose length
+checks; no screenshot, so rule 1 needs structure) says: how many copies are duplicates of their
+page and how many pairs of different pages are duplicates (a unique page lost). The last line:
 
     templates=N pages=N worst_margin=X worst_template=NAME
 """
@@ -42,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: E402
 from scrapy_websim.core.match.cluster import is_eligible  # noqa: E402
-from scrapy_websim.core.match.similarity import text_sim  # noqa: E402
+from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim  # noqa: E402
 from scrapy_websim.core.fingerprints import hamming  # noqa: E402
 from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
 from scrapy_websim.core.types import PageRecord  # noqa: E402
@@ -109,7 +112,7 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
     copy_sims = [(text_sim(a, b), a.url) for a, b in zip(recs, copies)]
     copy_bits = max(hamming(a.simhash, b.simhash) for a, b in zip(recs, copies))
     copy_min = min(copy_sims)
-    diff_max, same_text = (0.0, "", ""), 0
+    diff_max, same_text, diff_sims, diff_dups = (0.0, "", ""), 0, [], []
     for i in range(len(recs)):
         for j in range(i + 1, len(recs)):
             a, b = recs[i], recs[j]
@@ -117,14 +120,19 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
                 same_text += 1
                 continue
             s = text_sim(a, b)
+            diff_sims.append(s)
             if s > diff_max[0]:
                 diff_max = (s, a.url, b.url)
+            if s >= DEFAULT_DECISION_PARAMS.rule1_jaccard and compare(a, b).is_duplicate:
+                diff_dups.append((os.path.basename(a.url), os.path.basename(b.url)))
     margin = copy_min[0] - diff_max[0]
     below = {t: sum(1 for v, _ in copy_sims if v < t) for t in (0.4, 0.5, 0.6)}
-    above = {t: sum(1 for i in range(len(recs)) for j in range(i + 1, len(recs))
-                    if recs[i].text_hash != recs[j].text_hash and text_sim(recs[i], recs[j]) >= t) for t in (0.3, 0.4)}
+    above = {t: sum(1 for v in diff_sims if v >= t) for t in (0.3, 0.4)}
+    copy_dups = sum(compare(a, b).is_duplicate for a, b in zip(recs, copies))
     print(f"  copies below 0.4/0.5/0.6: {below[0.4]}/{below[0.5]}/{below[0.6]}; "
           f"different pairs at >= 0.3/0.4: {above[0.3]}/{above[0.4]}")
+    print(f"  shipped decision (no screenshot): copies_duplicate={copy_dups}/{len(recs)} "
+          f"different_duplicate={len(diff_dups)} {' '.join('~'.join(p) for p in diff_dups[:5])}".rstrip())
     print(f"{name}: pages={len(recs)} copy_min={copy_min[0]:.3f} diff_max={diff_max[0]:.3f} "
           f"margin={margin:.3f} same_text_pairs={same_text} copy_simhash_max={copy_bits}")
     if verbose:

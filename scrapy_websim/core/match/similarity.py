@@ -58,7 +58,7 @@ class DecisionParams:
     #: rule 1's text threshold when both pages carry a MinHash (word 3-shingle Jaccard; the SimHash
     #: measure above is then only the candidate filter and the fallback for older features files).
     rule1_jaccard: float = 0.6
-    rule1_structure: float = 0.9
+    rule1_structure: float = 0.85
     rule1_visual: float = 0.9
     #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
     rule2_visual: float = 0.99
@@ -77,7 +77,7 @@ class DecisionParams:
     #: template that say they are about different things (a wiki's revision histories or page
     #: information of two articles share 55-80 % of their text and look alike; bench/wiki.py).
     #: Not applied when either page has no h1. 0 = headings are not compared.
-    heading_min_jaccard: float = 0.5
+    heading_min_jaccard: float = 0.6
     #: no duplicate between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged
     #: text on both) whose prose lengths differ more than this ratio (shorter / longer), when the
     #: shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text is
@@ -109,7 +109,7 @@ SEED_DECISION_PARAMS = DecisionParams(rule1_text=0.97, rule1_structure=0.85, rul
 #: main text move 1-8 bits; recall 0.761); text >= 0.75 (<= 4 bits) with structure >= 0.9 keeps
 #: precision 1.0 and reaches recall 0.948. The closest different pages of one template sit at
 #: 6 bits (text 0.625), so 4 bits keeps a margin.
-DEFAULT_DECISION_PARAMS = DecisionParams(rule1_text=0.75, rule1_structure=0.9, rule1_visual=0.9)
+DEFAULT_DECISION_PARAMS = DecisionParams(rule1_text=0.75, rule1_structure=0.85, rule1_visual=0.9)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
