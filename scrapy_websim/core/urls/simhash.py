@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from ..fingerprints import CJK_CHARS, hamming
-from ..params import check_ranges
+from ..params import Params, param
 from ..fingerprints import blake2b64
 
 __all__ = [
@@ -47,23 +47,17 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class UrlSimhashParams:
+class UrlSimhashParams(Params):
     """Component weights and the dedupe defaults."""
 
-    host_weight: float = 4.0
-    path_weight: float = 3.0
-    query_weight: float = 2.0
-    fragment_weight: float = 0.5
-    scheme_weight: float = 0.5
-    #: two URLs are of one pattern when their similarity is at least this (95 = Hamming <= 3)
-    dedupe_threshold: float = 95.0
-    #: URLs kept per pattern by ``dedupe_urls``
-    keep: int = 15
-
-    def validate(self) -> "UrlSimhashParams":
-        weights = ("host_weight", "path_weight", "query_weight", "fragment_weight", "scheme_weight")
-        check_ranges(self, **dict.fromkeys(weights, "[0, 100]"), dedupe_threshold="[50, 100]", keep=">= 1")
-        return self
+    host_weight: float = param(4.0, "[0, 100]", "weight of the host labels")
+    path_weight: float = param(3.0, "[0, 100]", "weight of the path segments")
+    query_weight: float = param(2.0, "[0, 100]", "weight of the query parameters")
+    fragment_weight: float = param(0.5, "[0, 100]", "weight of the fragment")
+    scheme_weight: float = param(0.5, "[0, 100]", "weight of the scheme")
+    #: 95 = Hamming <= 3
+    dedupe_threshold: float = param(95.0, "[50, 100]", "two URLs are of one pattern from this similarity")
+    keep: int = param(15, ">= 1", "URLs kept per pattern by dedupe_urls")
 
 
 DEFAULT_PARAMS = UrlSimhashParams()
