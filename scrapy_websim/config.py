@@ -29,7 +29,7 @@ from scrapy_websim.core.match.similarity import DecisionParams
 from scrapy_websim.core.page.dom import DomParams
 from scrapy_websim.core.page.lcs import LcsParams
 from scrapy_websim.core.page.text import TextParams
-from scrapy_websim.core.params import param, parse_range
+from scrapy_websim.core.params import FieldError, param, parse_range
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.urls.normalize import UrlParams
 from scrapy_websim.core.urls.predictor import PredictorParams
@@ -253,10 +253,8 @@ def build_params(settings: Any, cls: Any, mapping: Mapping[str, str], **fixed: A
     """A core parameter dataclass from settings: ``mapping`` is ``{field: "WEBSIM_SETTING"}``.
 
     Unset settings keep the dataclass default. Values are coerced to the default's type, and the
-    dataclass's own ``validate()`` runs; any error is re-raised naming the *setting*.
+    dataclass's own ``validate()`` runs; its :class:`FieldError` is re-raised naming the *setting*.
     """
-    import dataclasses  # noqa: PLC0415
-
     defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
     kwargs: Dict[str, Any] = dict(fixed)
     for fname, sname in mapping.items():
@@ -279,17 +277,9 @@ def build_params(settings: Any, cls: Any, mapping: Mapping[str, str], **fixed: A
         else:
             kwargs[fname] = _get(settings, sname, default)
     try:
-        params = cls(**kwargs)
-        if hasattr(params, "validate"):
-            params.validate()
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        for fname, sname in mapping.items():
-            if message.startswith(fname + " ") or f" {fname} " in message or message.startswith(fname + ":"):
-                message = message.replace(fname, sname, 1)
-                break
-        raise ConfigError(message) from None
-    return params
+        return cls(**kwargs).validate()
+    except FieldError as exc:
+        raise ConfigError(f"{mapping.get(exc.field, exc.field)} {exc.problem}") from None
 
 
 _PREDICT = "Duplicate prediction"

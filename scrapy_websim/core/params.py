@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional, Sequence, TypeVar
 
-__all__ = ["Range", "parse_range", "check_ranges", "param", "check_fields", "Params"]
+__all__ = ["Range", "parse_range", "check_ranges", "param", "check_fields", "Params", "FieldError"]
 
 _SPEC = re.compile(
     r"(?:(?P<kind>int|number) )?"
@@ -33,6 +33,15 @@ _SPEC = re.compile(
     r"(?P<note>.*)"
 )
 _KIND_TEXT = {None: "", "int": "an integer ", "number": "a number "}
+
+
+class FieldError(ValueError):
+    """A parameter field holds a value outside what it declares: ``str(err)`` is
+    ``"{field} {problem}"``, and ``config.build_params`` names the ``WEBSIM_*`` setting instead."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+        self.field, self.problem = field, problem
 
 
 class Range(NamedTuple):
@@ -77,13 +86,13 @@ def _number(text: str) -> float:
 
 
 def check_ranges(obj: Any, **specs: str) -> None:
-    """Raise ``ValueError("{field} must be ..., got {value!r}")`` for the first field of ``obj``
+    """Raise ``FieldError("{field}", "must be ..., got {value!r}")`` for the first field of ``obj``
     outside its range; ``specs`` maps field names to ranges, checked in the order given."""
     for name, spec in specs.items():
         value = getattr(obj, name)
         rng = parse_range(spec)
         if not rng.holds(value):
-            raise ValueError(f"{name} must be {rng.text}, got {value!r}")
+            raise FieldError(name, f"must be {rng.text}, got {value!r}")
 
 
 def param(default: Any, spec: str = "", doc: str = "", *, choices: Sequence[Any] = (), **more: Any) -> Any:
@@ -113,12 +122,12 @@ def check_fields(obj: Any) -> None:
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if isinstance(f.default, bool) and not isinstance(value, bool):
-            raise ValueError(f"{f.name} must be True or False, got {value!r}")
+            raise FieldError(f.name, f"must be True or False, got {value!r}")
         if _is_words(f.default) and not _is_words(value, non_empty=True):
-            raise ValueError(f"{f.name} must be a sequence of non-empty strings, got {value!r}")
+            raise FieldError(f.name, f"must be a sequence of non-empty strings, got {value!r}")
         choices = f.metadata.get("choices")
         if choices and value not in choices:
-            raise ValueError(f"{f.name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+            raise FieldError(f.name, f"must be one of {', '.join(map(repr, choices))}, got {value!r}")
         if f.metadata.get("range"):
             check_ranges(obj, **{f.name: f.metadata["range"]})
 

@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Sequence
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import STRUCTURE_MEASURES, lcs_similarity
-from ..params import Params, param
+from ..params import FieldError, Params, param
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
@@ -75,9 +75,7 @@ class DecisionParams(Params):
 
     def validate(self) -> "DecisionParams":
         if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
-            raise ValueError(
-                f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
-            )
+            raise FieldError("structure_measure", f"must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}")
         return super().validate()
 
 

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..params import Params, param
+from ..params import FieldError, Params, param
 from ..page.visible import _WS, _Walk, _walk  # the page walk the rules read
 
 __all__ = [
@@ -172,9 +172,7 @@ class RuleParams(Params):
     def validate(self) -> "RuleParams":
         unknown = [r for r in self.enabled_rules if r not in RULE_CODES]
         if isinstance(self.enabled_rules, str) or unknown:
-            raise ValueError(
-                f"enabled_rules must be a subset of {RULE_CODES}, got {self.enabled_rules!r}"
-            )
+            raise FieldError("enabled_rules", f"must be a subset of {RULE_CODES}, got {self.enabled_rules!r}")
         return super().validate()
 
     def keywords(self, rule: str) -> Tuple[str, ...]:

@@ -28,7 +28,7 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-from ..params import Params, param
+from ..params import FieldError, Params, param
 
 try:  # courlan's broad tracker pattern (AdGuard / ClearURLs / Firefox query stripping)
     from courlan.clean import TRACKERS_RE as _COURLAN_TRACKERS
@@ -71,7 +71,7 @@ class UrlParams(Params):
     def validate(self) -> "UrlParams":
         super().validate()
         if any("/" in v for v in self.index_files):
-            raise ValueError(f"index_files must be file names without '/', got {self.index_files!r}")
+            raise FieldError("index_files", f"must be file names without '/', got {self.index_files!r}")
         return self
 
 
