@@ -46,15 +46,20 @@ __all__ = [
 ]
 
 
+def _weight(default: float, component: str) -> float:
+    """A component weight (they share one range): its share of the hash is weight / total."""
+    return param(default, "[0, 100]", f"weight of the {component}")
+
+
 @dataclass(frozen=True)
 class UrlSimhashParams(Params):
     """Component weights and the dedupe defaults."""
 
-    host_weight: float = param(4.0, "[0, 100]", "weight of the host labels")
-    path_weight: float = param(3.0, "[0, 100]", "weight of the path segments")
-    query_weight: float = param(2.0, "[0, 100]", "weight of the query parameters")
-    fragment_weight: float = param(0.5, "[0, 100]", "weight of the fragment")
-    scheme_weight: float = param(0.5, "[0, 100]", "weight of the scheme")
+    host_weight: float = _weight(4.0, "host labels")
+    path_weight: float = _weight(3.0, "path segments")
+    query_weight: float = _weight(2.0, "query parameters")
+    fragment_weight: float = _weight(0.5, "fragment")
+    scheme_weight: float = _weight(0.5, "scheme")
     #: 95 = Hamming <= 3
     dedupe_threshold: float = param(95.0, "[50, 100]", "two URLs are of one pattern from this similarity")
     keep: int = param(15, ">= 1", "URLs kept per pattern by dedupe_urls")
