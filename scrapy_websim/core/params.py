@@ -9,10 +9,11 @@ A range is written as it reads in the error message: ``"[0, 1]"``, ``"(0, 1]"``,
 ``">= 1"``, optionally after a type word (``"int [1, 64]"``: an integer, bools refused;
 ``"number [0, 1]"``: an int or float, bools refused) and before a note
 (``"[0, 1.01] (above 1 disables rule 2)"``). The error is always
-``"{field} must be {an integer |a number }{in RANGE|>= LO}{ note}, got {value!r}"``, the form
-``config.build_params`` rewrites to name the ``WEBSIM_*`` setting. A field with ``choices`` fails
+``"{field} must be {an integer |a number }{in RANGE|>= LO}{ note}, got {value!r}"``, raised as a
+:class:`FieldError` that ``config.build_params`` re-raises naming the ``WEBSIM_*`` setting instead of
+the field. A field with ``choices`` fails
 with ``"{field} must be one of 'a', 'b', got {value!r}"``; a field whose default is a bool fails
-with ``"{field} must be True or False, got {value!r}"``, one whose default is a tuple of strings
+with ``"{field} must be True or False, got {value!r}"``, one whose default is a tuple of strings (or ``()``)
 with ``"{field} must be a sequence of non-empty strings, got {value!r}"``.
 
 Pure module: no Scrapy import.
