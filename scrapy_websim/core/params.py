@@ -11,10 +11,10 @@ A range is written as it reads in the error message: ``"[0, 1]"``, ``"(0, 1]"``,
 (``"[0, 1.01] (above 1 disables rule 2)"``). The error is always
 ``"{field} must be {an integer |a number }{in RANGE|>= LO}{ note}, got {value!r}"``, raised as a
 :class:`FieldError` that ``config.build_params`` re-raises naming the ``WEBSIM_*`` setting instead of
-the field. A field with ``choices`` fails
-with ``"{field} must be one of 'a', 'b', got {value!r}"``; a field whose default is a bool fails
-with ``"{field} must be True or False, got {value!r}"``, one whose default is a tuple of strings (or ``()``)
-with ``"{field} must be a sequence of non-empty strings, got {value!r}"``.
+the field. A field with ``choices`` fails with ``"{field} must be one of 'a', 'b', got {value!r}"``;
+one whose default is a bool with ``"{field} must be True or False, got {value!r}"``; one whose
+default is a tuple of strings (or ``()``) with ``"{field} must be a sequence of non-empty strings,
+got {value!r}"``.
 
 Pure module: no Scrapy import.
 """
