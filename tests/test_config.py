@@ -51,6 +51,11 @@ def test_page_timeout_must_cover_http_timeout():
     ({"WEBSIM_RULE_KEYWORDS": {"Z1": ["x"]}}, "WEBSIM_RULE_KEYWORDS"),
     ({"WEBSIM_RULE_KEYWORDS": ["login"]}, "WEBSIM_RULE_KEYWORDS must be a dict"),
     ({"WEBSIM_THIN_TEXT_CHARS": -5}, "WEBSIM_THIN_TEXT_CHARS"),
+    ({"WEBSIM_THIN_TEXT_CHARS": -5}, "WEBSIM_THIN_TEXT_CHARS must be an integer in [0, 10000000], got -5"),
+    ({"WEBSIM_TEXT_EXTRACTOR": "lynx"}, "WEBSIM_TEXT_EXTRACTOR must be one of 'websim', 'trafilatura', got 'lynx'"),
+    ({"WEBSIM_URL_INDEX_FILES": "a/index.html"}, "WEBSIM_URL_INDEX_FILES must be file names without '/'"),
+    ({"WEBSIM_URL_KEEP_PARAMS": [""]}, "WEBSIM_URL_KEEP_PARAMS must be a sequence of non-empty strings"),
+    ({"WEBSIM_TEXT_MAX_LINK_DENSITY": 0}, "WEBSIM_TEXT_MAX_LINK_DENSITY must be in (0, 1], got 0"),
 ])
 def test_decision_and_rule_settings_are_validated(settings, message):
     with pytest.raises(ConfigError) as err:

@@ -31,34 +31,30 @@ def test_readme_lists_exactly_the_table_with_its_types_and_defaults():
         assert (typ.strip(), shown.strip()) == (setting.type, setting.readme_default()), name
 
 
-def test_core_parameter_defaults_are_the_table_defaults():
-    from scrapy_websim.core.match import cluster, similarity
-    from scrapy_websim.core.page.dom import DomParams
-    from scrapy_websim.core.page.lcs import LcsParams
-    from scrapy_websim.core.rules.signals import RuleParams
-    from scrapy_websim.core.page.text import TextParams
-    from scrapy_websim.core.urls.normalize import UrlParams
+def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
+    """Each row is built from one field declaration (default, range, description); a value just
+    outside a row's numeric range is refused with an error naming the setting and that range."""
+    from scrapy_websim.core.params import parse_range
+    from scrapy_websim.finalize import Finalizer
 
-    pairs = [(TextParams, config.TEXT_SETTINGS), (DomParams, config.DOM_SETTINGS), (LcsParams, config.LCS_SETTINGS),
-             (similarity.DecisionParams, config.DECISION_SETTINGS), (UrlParams, config.URL_SETTINGS),
-             (RuleParams, config.RULE_SETTINGS), (cluster.ClusterParams, config.CLUSTER_SETTINGS)]
-    mapped = set()
-    for cls, mapping in pairs:
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        for fname, sname in mapping.items():
-            mapped.add(sname)
-            table = SETTINGS_BY_NAME[sname].default
-            if table is not config.CORE_DEFAULT:
-                assert fields[fname].default == table, sname
-    # the settings WebsimConfig and PredictSettings read: their dataclass defaults are the table's
-    for obj, prefix in ((WebsimConfig(), "WEBSIM_"), (PredictSettings(), "WEBSIM_PREDICT_")):
-        for f in dataclasses.fields(obj):
-            name = prefix + f.name.upper()
-            if name in SETTINGS_BY_NAME and name != "WEBSIM_VIEWPORT":
-                assert getattr(obj, f.name) == SETTINGS_BY_NAME[name].default or (
-                    getattr(obj, f.name) == () and SETTINGS_BY_NAME[name].default == {}), name
+    kinds = {"text", "dom", "lcs", "decision", "urls", "rules", "cluster"}
+    assert {s.param.split(".")[0] for s in SETTINGS if s.param} == kinds
     assert WebsimConfig.from_settings({}) == WebsimConfig()
     assert PredictSettings.from_settings({}) == PredictSettings()
+    checked = 0
+    for s in SETTINGS:
+        if s.type.split()[0] not in ("int", "float") or not s.range.startswith(("[", "(")):
+            continue
+        valid = s.range.split(", >=")[0]
+        outside = parse_range(valid).hi + (1 if s.type.startswith("int") else 0.5)
+        with pytest.raises(ConfigError) as err:
+            WebsimConfig.from_settings({s.name: outside})
+            PredictSettings.from_settings({s.name: outside})
+            Finalizer.params_from_settings({s.name: outside}, WebsimConfig())
+        assert str(err.value).startswith(f"{s.name} must be "), str(err.value)
+        assert f" in {valid}, got " in str(err.value), str(err.value)
+        checked += 1
+    assert checked >= 40
 
 
 def test_every_setting_has_a_description_and_a_group():

@@ -65,7 +65,7 @@ import numpy as np
 from .candidates import (
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
-from ..params import check_ranges
+from ..params import Params, param
 from ..types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 
@@ -73,26 +73,18 @@ CompareFn = Callable[[int, int], PairResult]
 
 
 @dataclass(frozen=True)
-class ClusterParams:
+class ClusterParams(Params):
     """Parameters of eligibility, candidate generation and the canonical-centred passes."""
 
-    simhash_distance: int = 8  # text pre-filter: max SimHash Hamming distance (0..11)
-    length_diff: float = 0.5  # text pre-filter: max (longer - shorter) / longer (0.0..1.0)
-    visual_distance: int = 0  # visual-fallback candidates: max pHash distance, -1 = off (-1..11)
-    same_host_only: bool = False  # only pages of the same host (seed behaviour)
-    passes: int = 0  # canonical-centred passes per group; 0 = until no group is left (0..1000)
-    min_html_len: int = 1024  # eligibility: rendered HTML bytes (>= 0)
-    min_text_len: int = 200  # eligibility: main-text characters (>= 0)
-
-    def validate(self) -> "ClusterParams":
-        # the usual "{field} must be ..." form, so config.build_params names the WEBSIM_* setting
-        check_ranges(
-            self, simhash_distance="int [0, 11]", length_diff="number [0, 1]", visual_distance="int [-1, 11]",
-            passes="int [0, 1000] (0 = until done)", min_html_len="int >= 0", min_text_len="int >= 0",
-        )
-        if not isinstance(self.same_host_only, bool):
-            raise ValueError(f"same_host_only must be True or False, got {self.same_host_only!r}")
-        return self
+    simhash_distance: int = param(8, "int [0, 11]", "candidate SimHash distance")
+    length_diff: float = param(0.5, "number [0, 1]", "candidate text-length difference")
+    #: -1 = off
+    visual_distance: int = param(0, "int [-1, 11]", "visual-fallback candidates: pHash distance")
+    #: (seed behaviour)
+    same_host_only: bool = param(False, "", "compare pages of the same host only")
+    passes: int = param(0, "int [0, 1000] (0 = until done)", "canonical-centred passes per group, 0 = to completion")
+    min_html_len: int = param(1024, "int >= 0", "eligibility: rendered HTML bytes")
+    min_text_len: int = param(200, "int >= 0", "eligibility: main-text characters")
 
 
 DEFAULT_PARAMS = ClusterParams()

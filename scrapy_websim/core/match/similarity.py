@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
-from ..page.lcs import lcs_similarity
-from ..params import check_ranges
+from ..page.lcs import STRUCTURE_MEASURES, lcs_similarity
+from ..params import FieldError, Params, param
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
@@ -38,68 +38,56 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class DecisionParams:
+class DecisionParams(Params):
     """Similarity scales and decision thresholds. Defaults chosen on the labelled corpus
     (``bench/corpus``; see ``tests/test_corpus.py``)."""
 
-    #: text: 0 when shorter/longer main-text length is below this.
-    text_min_len_ratio: float = 0.3
-    #: text: SimHash Hamming distance at which text similarity reaches 0 (1 - d / this).
-    text_max_distance: int = 16
-    #: visual: pHash Hamming distance at which visual similarity reaches 0 (1 - d / this).
-    visual_max_distance: int = 20
-    #: structure: "paths" (SPEC: counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS),
-    #: or "both" (mean of the two).
-    structure_measure: str = "paths"
-    #: structure ("paths"): weight of the DOM-count cosine; the tag-path Jaccard gets 1 - this.
-    structure_count_weight: float = 0.5
+    text_min_len_ratio: float = param(0.3, "[0, 1]", "text similarity is 0 below this length ratio")
+    #: text similarity is 1 - d / this
+    text_max_distance: int = param(16, "int [1, 64]", "SimHash distance where text similarity reaches 0")
+    #: visual similarity is 1 - d / this
+    visual_max_distance: int = param(20, "int [1, 64]", "pHash distance where visual similarity reaches 0")
+    #: "paths" (SPEC: counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS) or "both" (their mean)
+    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
+    #: the tag-path Jaccard gets 1 - this
+    structure_count_weight: float = param(0.5, "[0, 1]", "weight of the DOM-count cosine in paths")
     #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
-    rule1_text: float = 0.75
-    #: rule 1's text threshold when both pages carry a MinHash (word 3-shingle Jaccard; the SimHash
-    #: measure above is then only the candidate filter and the fallback for older features files).
-    rule1_jaccard: float = 0.6
-    rule1_structure: float = 0.85
-    rule1_visual: float = 0.9
-    #: rule 2: visual >= rule2_visual alone (visual fallback). > 1 disables rule 2.
-    rule2_visual: float = 0.99
+    rule1_text: float = param(0.75, "[0, 1]", "rule 1: minimum SimHash text similarity")
+    #: used when both pages carry a MinHash (word 3-shingle Jaccard; the SimHash measure is then
+    #: only the candidate filter and the fallback for older features files)
+    rule1_jaccard: float = param(0.6, "[0, 1]", "rule 1: minimum MinHash text similarity")
+    rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity")
+    rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity")
+    rule2_visual: float = param(0.99, "[0, 1.01] (above 1 disables rule 2)", "rule 2: visual alone (> 1 disables)")
     #: rule 2 only between screenshots that carry a picture: a near-uniform viewport (blank page,
     #: a header over white) hashes to a pHash with almost no bits set (white: 8000000000000000),
-    #: and all such pages would look identical. Both pHashes need this many bits set, and as many
-    #: unset.
-    rule2_min_phash_bits: int = 8
-    #: rule 2 not between pages whose MinHash text measure says they differ: two pages with text
-    #: below this Jaccard are different pages that merely share a first viewport (a doc site's
-    #: header over the fold). Measured: python3-doc keyword.html and fnmatch.html share a pHash at
-    #: text 0.008 (bench/sites.py). 0 = rule 2 on the screenshot alone.
-    rule2_min_jaccard: float = 0.3
-    #: no duplicate between pages whose first ``<h1>`` headings share fewer than this share of
-    #: their words (token Jaccard), unless their judged text is identical: two pages of one
-    #: template that say they are about different things (a wiki's revision histories or page
-    #: information of two articles share 55-80 % of their text and look alike; bench/wiki.py).
-    #: Not applied when either page has no h1. 0 = headings are not compared.
-    heading_min_jaccard: float = 0.6
-    #: no duplicate between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged
-    #: text on both) whose prose lengths differ more than this ratio (shorter / longer), when the
-    #: shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text is
-    #: identical: the longer page says a quarter more (a later revision of an article, a page
+    #: and all such pages would look identical.
+    rule2_min_phash_bits: int = param(8, "int [0, 32]", "rule 2: pHash bits set and unset at least")
+    #: two pages with text below this Jaccard are different pages that merely share a first
+    #: viewport (a doc site's header over the fold). Measured: python3-doc keyword.html and
+    #: fnmatch.html share a pHash at text 0.008 (bench/sites.py). 0 = rule 2 on the screenshot alone.
+    rule2_min_jaccard: float = param(0.3, "[0, 1]", "rule 2: minimum MinHash text similarity")
+    #: first ``<h1>`` headings, token Jaccard; not when their judged text is identical, nor when
+    #: either page has no h1. Two pages of one template that say they are about different things (a
+    #: wiki's revision histories or page information of two articles share 55-80 % of their text
+    #: and look alike; bench/wiki.py).
+    heading_min_jaccard: float = param(
+        0.6, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
+    #: between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged text on both),
+    #: when the shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text
+    #: is identical: the longer page says a quarter more (a later revision of an article, a page
     #: with a new section) and is a page of its own. Measured (bench/textsim.py, 786 pages of 8
     #: templates): a noisy copy's prose is >= 0.91 of its page's at >= 1000 characters; a wiki's
-    #: first revision (60 % of the text) is ~0.65 of its article's (bench/wiki.py). 0 = off.
-    prose_min_len_ratio: float = 0.8
-    prose_len_min_chars: int = 1000
+    #: first revision (60 % of the text) is ~0.65 of its article's (bench/wiki.py).
+    prose_min_len_ratio: float = param(
+        0.8, "[0, 1]", "no duplicate between prose pages whose prose lengths differ more (shorter / longer), 0 = off")
+    prose_len_min_chars: int = param(
+        1000, "int [0, 10000000]", "the prose length check needs this much prose on the shorter page")
 
-    def validate(self) -> None:
-        if self.structure_measure not in ("paths", "lcs", "both"):
-            raise ValueError(
-                f"structure_measure must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}"
-            )
-        shares = ("text_min_len_ratio", "structure_count_weight", "rule1_text", "rule1_jaccard", "rule1_structure",
-                  "rule1_visual", "rule2_min_jaccard", "heading_min_jaccard", "prose_min_len_ratio")
-        check_ranges(
-            self, **dict.fromkeys(shares, "[0, 1]"), text_max_distance="int [1, 64]",
-            visual_max_distance="int [1, 64]", rule2_visual="[0, 1.01] (above 1 disables rule 2)",
-            rule2_min_phash_bits="int [0, 32]", prose_len_min_chars="int [0, 10000000]",
-        )
+    def validate(self) -> "DecisionParams":
+        if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
+            raise FieldError("structure_measure", f"must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}")
+        return super().validate()
 
 
 #: The seed's constants (SPEC section 5 as written): identical SimHash required.

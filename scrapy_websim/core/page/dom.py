@@ -18,20 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List
 
-from ..params import check_ranges
+from ..params import Params, param
 from ..types import DOM_COUNT_NAMES
 
 __all__ = ["DomParams", "dom_features"]
 
 
 @dataclass(frozen=True)
-class DomParams:
-    max_paths: int = 512  #: distinct tag paths kept per page (most frequent first)
-    max_path_depth: int = 32  #: tags per path; deeper elements share their truncated path
-    max_depth: int = 64  #: last bucket of the depth histogram
-
-    def validate(self) -> None:
-        check_ranges(self, max_paths="int [1, 100000]", max_path_depth="int [1, 1000]", max_depth="int [1, 10000]")
+class DomParams(Params):
+    max_paths: int = param(512, "int [1, 100000]", "tag paths kept per page (most frequent first)")
+    #: deeper elements share their truncated path
+    max_path_depth: int = param(32, "int [1, 1000]", "tags per path")
+    max_depth: int = param(64, "int [1, 10000]", "last bucket of the depth histogram")
 
 
 DEFAULT_DOM_PARAMS = DomParams()

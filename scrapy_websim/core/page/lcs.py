@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from ..params import check_ranges
+from ..params import Params, param
 from .visible import page_body
 
 #: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
@@ -56,28 +56,14 @@ MAX_MAX_TAGS = 1_000_000
 
 
 @dataclass(frozen=True)
-class LcsParams:
-    """Parameters of the tag sequence and of the structure measure.
+class LcsParams(Params):
+    """Parameters of the tag sequence and of the structure measure."""
 
-    max_tags: elements kept per page (a document-order prefix), 1..1,000,000.
-    include_head: also walk ``<head>`` (default: only ``<body>``).
-    structure_measure: "paths" (SPEC section 4), "lcs" (this module) or "both" (their mean).
-    """
-
-    max_tags: int = DEFAULT_MAX_TAGS
-    include_head: bool = False
-    structure_measure: str = "paths"
-
-    def validate(self) -> "LcsParams":
-        check_ranges(self, max_tags=f"int [1, {MAX_MAX_TAGS}]")
-        if not isinstance(self.include_head, bool):
-            raise ValueError(f"include_head must be a bool, got {self.include_head!r}")
-        if self.structure_measure not in STRUCTURE_MEASURES:
-            raise ValueError(
-                f"structure_measure must be one of {', '.join(STRUCTURE_MEASURES)}, "
-                f"got {self.structure_measure!r}"
-            )
-        return self
+    #: a document-order prefix of the elements
+    max_tags: int = param(DEFAULT_MAX_TAGS, f"int [1, {MAX_MAX_TAGS}]", "tag-sequence length kept for LCS")
+    include_head: bool = param(False, "", "also walk <head> (default: only <body>)")
+    #: "paths" (SPEC section 4), "lcs" (this module) or "both" (their mean)
+    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from ..params import check_ranges
+from ..params import Params, param
 from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
@@ -37,37 +37,24 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class TextParams:
+class TextParams(Params):
     """Parameters of main-text extraction."""
 
-    #: Share of the page's visible text that ``article``/``main``/``[role=main]`` must hold to be
-    #: taken as the main text without density scoring.
-    semantic_min_share: float = 0.5
-    #: Minimum characters a semantic container must hold to be preferred.
-    semantic_min_chars: int = 140
-    #: Blocks whose link text exceeds this share of their text are dropped from the main text.
-    max_link_density: float = 0.5
-    #: "websim" (this module, ~1 ms/page) or "trafilatura" (better F1, ~10x slower); see
-    #: bench/extraction.py for the figures.
-    extractor: str = "websim"
-    #: A page that is not a list page is judged by its visible text (link texts included) instead
-    #: of its article when the article has fewer characters than this (see
-    #: ``core.features.content_text``). 0 = only list pages.
-    list_fallback_chars: int = 200
-    #: Density fallback: the best-scoring block is widened to its lowest ancestor holding this
-    #: share of the page's paragraph text (0 = never widen; see ``_prose_root``).
-    prose_share: float = 0.6
-    #: A page whose article holds less than this share of its visible text (outside furniture,
-    #: links included) is judged by that visible text (see ``core.features.content_text``).
-    article_min_share: float = 1.0
-
-    def validate(self) -> None:
-        check_ranges(
-            self, semantic_min_share="[0, 1]", semantic_min_chars="[0, 1000000]", max_link_density="(0, 1]",
-            list_fallback_chars="int [0, 1000000]", prose_share="[0, 1]", article_min_share="[0, 1]",
-        )
-        if self.extractor not in ("websim", "trafilatura"):
-            raise ValueError(f"extractor must be 'websim' or 'trafilatura', got {self.extractor!r}")
+    semantic_min_share: float = param(0.5, "[0, 1]", "share of text article/main must hold")
+    semantic_min_chars: int = param(140, "[0, 1000000]", "minimum characters of such a container")
+    max_link_density: float = param(0.5, "(0, 1]", "blocks with more link text are dropped")
+    #: "websim" is this module (~1 ms/page), "trafilatura" has a better F1 and is ~10x slower
+    #: (bench/extraction.py).
+    extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"))
+    #: A page that is not a list page is judged by its visible text (link texts included) when its
+    #: article is shorter (``core.features.content_text``); 0 = only list pages.
+    list_fallback_chars: int = param(200, "int [0, 1000000]", "shorter articles: judged by visible text")
+    #: The density fallback widens the best-scoring block to its lowest ancestor holding this share
+    #: of the page's paragraph text (0 = never widen; ``_prose_root``).
+    prose_share: float = param(0.6, "[0, 1]", "density extraction widens to this paragraph share")
+    #: Below this share of the visible text (outside furniture, links included) a page is judged by
+    #: that visible text (``core.features.content_text``).
+    article_min_share: float = param(1.0, "[0, 1]", "article share of the visible text to judge by it")
 
 
 DEFAULT_TEXT_PARAMS = TextParams()

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..params import check_ranges
+from ..params import FieldError, Params, param
 from ..page.visible import _WS, _Walk, _walk  # the page walk the rules read
 
 __all__ = [
@@ -148,50 +148,32 @@ MAINTENANCE_KEYWORDS: Tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class RuleParams:
+class RuleParams(Params):
     """Parameters of the special-page rules (WEBSIM_RULE_* settings)."""
 
-    #: Rules that may fire; the others are skipped (the next rule in priority gets its chance).
-    enabled_rules: Tuple[str, ...] = RULE_CODES
-    error_keywords: Tuple[str, ...] = ERROR_KEYWORDS
-    login_keywords: Tuple[str, ...] = LOGIN_KEYWORDS
-    waf_keywords: Tuple[str, ...] = WAF_KEYWORDS
-    maintenance_keywords: Tuple[str, ...] = MAINTENANCE_KEYWORDS
-    #: T1: rendered HTML below this many bytes is thin.
-    thin_html_bytes: int = 1024
-    #: T1: main text below this many characters is thin.
-    thin_text_chars: int = 200
-    #: Keyword rules on 2xx pages need main text below this many characters.
-    short_text_chars: int = 600
-    #: L1 on 2xx: share of the visible page (text + controls) inside forms that counts as
-    #: "the page is a form".
-    form_share: float = 0.5
-    #: E3 grouping: members of one error-template cluster differ in HTML length by at most this.
-    e3_length_tolerance: float = 0.2
-    #: Characters of visible text / headings kept in the signals (for reports and debugging).
-    signal_text_chars: int = 120
-    #: Rule clusters: "template" (one cluster per rule and template across hosts) or "origin"
-    #: (the reference tool's per-origin ids: ``err5xx-{origin}``, ``errtpl-{origin}-{hash}``...).
-    scope: str = "template"
+    #: the others are skipped (the next rule in priority gets its chance)
+    enabled_rules: Tuple[str, ...] = param(RULE_CODES, "", "rules that may fire")
+    error_keywords: Tuple[str, ...] = param(ERROR_KEYWORDS, "", "E3: words of an error page")
+    login_keywords: Tuple[str, ...] = param(LOGIN_KEYWORDS, "", "L1: words of a login wall")
+    waf_keywords: Tuple[str, ...] = param(WAF_KEYWORDS, "", "W1: words of a WAF block page")
+    maintenance_keywords: Tuple[str, ...] = param(MAINTENANCE_KEYWORDS, "", "M1: words of a maintenance page")
+    thin_html_bytes: int = param(1024, "int [0, 10000000]", "T1: HTML below this is thin")
+    thin_text_chars: int = param(200, "int [0, 10000000]", "T1: main text below this is thin")
+    short_text_chars: int = param(600, "int [0, 10000000]", "keyword rules on 2xx pages need less main text")
+    #: visible page = text + controls; above this share the page "is a form"
+    form_share: float = param(0.5, "number [0, 1]", "L1 on 2xx: share of the page inside forms")
+    e3_length_tolerance: float = param(0.2, "number [0, 1]", "E3: HTML-length band within one template")
+    #: visible text and headings, for reports and debugging
+    signal_text_chars: int = param(120, "int [0, 2000]", "characters of visible text kept in the signals")
+    #: "template": one cluster per rule and template across hosts; "origin": the reference tool's
+    #: per-origin ids (``err5xx-{origin}``, ``errtpl-{origin}-{hash}``...)
+    scope: str = param("template", "", "rule clusters per template or per origin", choices=RULE_SCOPES)
 
     def validate(self) -> "RuleParams":
         unknown = [r for r in self.enabled_rules if r not in RULE_CODES]
         if isinstance(self.enabled_rules, str) or unknown:
-            raise ValueError(
-                f"enabled_rules must be a subset of {RULE_CODES}, got {self.enabled_rules!r}"
-            )
-        for name in ("error_keywords", "login_keywords", "waf_keywords", "maintenance_keywords"):
-            value = getattr(self, name)
-            if isinstance(value, str) or not all(isinstance(k, str) and k.strip() for k in value):
-                raise ValueError(f"{name} must be a sequence of non-empty strings, got {value!r}")
-        check_ranges(
-            self, **dict.fromkeys(("thin_html_bytes", "thin_text_chars", "short_text_chars"), "int [0, 10000000]"),
-            signal_text_chars="int [0, 2000]",
-        )
-        if self.scope not in RULE_SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(map(repr, RULE_SCOPES))}, got {self.scope!r}")
-        check_ranges(self, form_share="number [0, 1]", e3_length_tolerance="number [0, 1]")
-        return self
+            raise FieldError("enabled_rules", f"must be a subset of {RULE_CODES}, got {self.enabled_rules!r}")
+        return super().validate()
 
     def keywords(self, rule: str) -> Tuple[str, ...]:
         return {

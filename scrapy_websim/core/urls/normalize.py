@@ -28,6 +28,8 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
+from ..params import FieldError, Params, param
+
 try:  # courlan's broad tracker pattern (AdGuard / ClearURLs / Firefox query stripping)
     from courlan.clean import TRACKERS_RE as _COURLAN_TRACKERS
 except ImportError:  # pragma: no cover - courlan is a declared dependency
@@ -44,39 +46,32 @@ __all__ = ["UrlParams", "normalize_url", "url_origin", "is_tracking_param"]
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 
 
+#: Last path segments that name the directory's default document.
+INDEX_FILES = ("index.html", "index.htm", "index.php", "index.shtml", "default.htm", "default.html", "default.aspx")
+#: Query parameter names dropped on top of the tracker prefixes (exact, case-insensitive).
+TRACKING_PARAMS = (
+    "_hsenc", "_hsmi", "mkt_tok", "spm", "_ga", "_gl", "srsltid", "igshid", "ref_src",
+    "trk", "ncid", "cmpid", "s_cid", "wt.mc_id", "epik", "_openstat", "yclid", "mibextid",
+)
+
+
 @dataclass(frozen=True)
-class UrlParams:
+class UrlParams(Params):
     """Parameters of URL normalisation."""
 
-    #: Last path segments that name the directory's default document and are dropped.
-    index_files: Tuple[str, ...] = (
-        "index.html",
-        "index.htm",
-        "index.php",
-        "index.shtml",
-        "default.htm",
-        "default.html",
-        "default.aspx",
-    )
-    #: Query parameter names dropped on top of the tracker prefixes (exact, case-insensitive).
-    tracking_params: Tuple[str, ...] = (
-        "_hsenc", "_hsmi", "mkt_tok", "spm", "_ga", "_gl", "srsltid", "igshid", "ref_src",
-        "trk", "ncid", "cmpid", "s_cid", "wt.mc_id", "epik", "_openstat", "yclid", "mibextid",
-    )
-    #: Query parameter names never dropped, whatever the patterns say.
-    keep_params: Tuple[str, ...] = ()
-    #: Also apply courlan's broad pattern (drops ``ref``, ``source``, ``keyword``, ``cid``, ...).
-    use_courlan_trackers: bool = False
-    #: Remove the trailing slash of non-root paths.
-    strip_trailing_slash: bool = True
+    index_files: Tuple[str, ...] = param(INDEX_FILES, "", "last path segments dropped by normalisation")
+    tracking_params: Tuple[str, ...] = param(TRACKING_PARAMS, "", "query parameters dropped")
+    #: whatever the patterns say
+    keep_params: Tuple[str, ...] = param((), "", "query parameters never dropped")
+    #: courlan's pattern drops ``ref``, ``source``, ``keyword``, ``cid``, ...
+    use_courlan_trackers: bool = param(False, "", "also drop courlan's broad tracker list")
+    #: of non-root paths
+    strip_trailing_slash: bool = param(True, "", "/a/ and /a are the same URL")
 
     def validate(self) -> "UrlParams":
-        for name in ("index_files", "tracking_params", "keep_params"):
-            value = getattr(self, name)
-            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
-                raise ValueError(f"{name} must be a sequence of non-empty strings, got {value!r}")
-            if name == "index_files" and any("/" in v for v in value):
-                raise ValueError(f"index_files must be file names without '/', got {value!r}")
+        super().validate()
+        if any("/" in v for v in self.index_files):
+            raise FieldError("index_files", f"must be file names without '/', got {self.index_files!r}")
         return self
 
 

@@ -53,7 +53,7 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
-from ..params import check_ranges
+from ..params import Params, param as _param
 from ..fingerprints import CJK_CHARS
 from ..fingerprints import blake2b64
 
@@ -69,30 +69,19 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class PredictorParams:
+class PredictorParams(Params):
     """Parameters of :class:`DupePredictor` (defaults are the shipped values)."""
 
-    #: two pages are duplicates when their estimated Jaccard similarity is at least this
-    jaccard_threshold: float = 0.9
-    #: MinHash permutations (64 gives a Jaccard standard error of ~0.04 near 0.9)
-    num_perm: int = 64
-    #: URLs per comparable group taking part in the statistics (bottom-k by URL hash)
-    sample_size: int = 24
-    #: one-sided confidence of the lower bound reported as the duplicate probability
-    confidence: float = 0.95
-    #: a shingle on at least this share of the sample texts is site boilerplate
-    boilerplate_share: float = 0.2
-    #: URLs with more query parameters than this only take part in the path hypothesis
-    max_params: int = 12
-    #: URLs indexed at most (memory bound); later pages still update the statistics
-    max_urls: int = 1_000_000
-
-    def validate(self) -> "PredictorParams":
-        check_ranges(
-            self, jaccard_threshold="(0, 1]", num_perm="[16, 1024]", sample_size="[2, 1000]",
-            confidence="[0.5, 1)", boilerplate_share="(0, 1]", max_params="[1, 100]", max_urls=">= 1",
-        )
-        return self
+    jaccard_threshold: float = _param(0.9, "(0, 1]", "two pages are duplicates from this estimated Jaccard similarity")
+    #: 64 gives a Jaccard standard error of ~0.04 near 0.9
+    num_perm: int = _param(64, "[16, 1024]", "MinHash permutations")
+    #: bottom-k by URL hash
+    sample_size: int = _param(24, "[2, 1000]", "URLs per comparable group taking part in the statistics")
+    confidence: float = _param(0.95, "[0.5, 1)", "one-sided confidence of the lower bound taken as the probability")
+    boilerplate_share: float = _param(0.2, "(0, 1]", "a shingle on this share of the sample texts is site boilerplate")
+    max_params: int = _param(12, "[1, 100]", "URLs with more query parameters only take part in the path hypothesis")
+    #: a memory bound; later pages still update the statistics
+    max_urls: int = _param(1_000_000, ">= 1", "URLs indexed at most")
 
 
 # --------------------------------------------------------------------------- text side

@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from ..fingerprints import CJK_CHARS, hamming
-from ..params import check_ranges
+from ..params import Params, param
 from ..fingerprints import blake2b64
 
 __all__ = [
@@ -46,24 +46,23 @@ __all__ = [
 ]
 
 
+def _weight(default: float, component: str) -> float:
+    """A component weight (they share one range): its share of the hash is weight / total."""
+    return param(default, "[0, 100]", f"weight of the {component}")
+
+
 @dataclass(frozen=True)
-class UrlSimhashParams:
+class UrlSimhashParams(Params):
     """Component weights and the dedupe defaults."""
 
-    host_weight: float = 4.0
-    path_weight: float = 3.0
-    query_weight: float = 2.0
-    fragment_weight: float = 0.5
-    scheme_weight: float = 0.5
-    #: two URLs are of one pattern when their similarity is at least this (95 = Hamming <= 3)
-    dedupe_threshold: float = 95.0
-    #: URLs kept per pattern by ``dedupe_urls``
-    keep: int = 15
-
-    def validate(self) -> "UrlSimhashParams":
-        weights = ("host_weight", "path_weight", "query_weight", "fragment_weight", "scheme_weight")
-        check_ranges(self, **dict.fromkeys(weights, "[0, 100]"), dedupe_threshold="[50, 100]", keep=">= 1")
-        return self
+    host_weight: float = _weight(4.0, "host labels")
+    path_weight: float = _weight(3.0, "path segments")
+    query_weight: float = _weight(2.0, "query parameters")
+    fragment_weight: float = _weight(0.5, "fragment")
+    scheme_weight: float = _weight(0.5, "scheme")
+    #: 95 = Hamming <= 3
+    dedupe_threshold: float = param(95.0, "[50, 100]", "two URLs are of one pattern from this similarity")
+    keep: int = param(15, ">= 1", "URLs kept per pattern by dedupe_urls")
 
 
 DEFAULT_PARAMS = UrlSimhashParams()
