@@ -26,7 +26,9 @@ highest similarity between two different pages (pairs whose main text is identic
 content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_max; and what the
 shipped decision (``core.match.similarity.compare``: text, structure, heading and prose length
 checks; no screenshot, so rule 1 needs structure) says: how many copies are duplicates of their
-page and how many pairs of different pages are duplicates (a unique page lost). The last line:
+page, how many are clustered with it (the decision and the candidate join: SimHash within the
+distance or the same h1), and how many pairs of different pages are duplicates (a unique page
+lost). The last line:
 
     templates=N pages=N worst_margin=X worst_template=NAME
 """
@@ -34,6 +36,7 @@ page and how many pairs of different pages are duplicates (a unique page lost). 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import glob
 import gzip
 import os
@@ -44,7 +47,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: E402
-from scrapy_websim.core.match.cluster import is_eligible  # noqa: E402
+from scrapy_websim.core.match.cluster import cluster, is_eligible  # noqa: E402
 from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim  # noqa: E402
 from scrapy_websim.core.fingerprints import hamming  # noqa: E402
 from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
@@ -90,6 +93,16 @@ def features(url: str, html: str, params: FeatureParams) -> PageRecord:
     return rec
 
 
+def _clustered(page: PageRecord, copy: PageRecord) -> bool:
+    """Does the shipped clustering (candidate join, then the decision) put a page and its copy in
+    one cluster? A pair the decision accepts is lost when it is not a candidate (SimHash beyond
+    the distance, no shared h1)."""
+    a, b = replace(page, id=1), replace(copy, id=2)
+    records = {1: a, 2: b}
+    result = cluster([a, b], lambda x, y: compare(records[x], records[y]))
+    return len(result.clusters) == 1
+
+
 def measure(name: str, files, params: FeatureParams, verbose: bool):
     pages = []
     for f in files:
@@ -129,9 +142,11 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
     below = {t: sum(1 for v, _ in copy_sims if v < t) for t in (0.4, 0.5, 0.6)}
     above = {t: sum(1 for v in diff_sims if v >= t) for t in (0.3, 0.4)}
     copy_dups = sum(compare(a, b).is_duplicate for a, b in zip(recs, copies))
+    copy_clustered = sum(_clustered(a, b) for a, b in zip(recs, copies))
     print(f"  copies below 0.4/0.5/0.6: {below[0.4]}/{below[0.5]}/{below[0.6]}; "
           f"different pairs at >= 0.3/0.4: {above[0.3]}/{above[0.4]}")
     print(f"  shipped decision (no screenshot): copies_duplicate={copy_dups}/{len(recs)} "
+          f"copies_clustered={copy_clustered}/{len(recs)} "
           f"different_duplicate={len(diff_dups)} {' '.join('~'.join(p) for p in diff_dups[:5])}".rstrip())
     print(f"{name}: pages={len(recs)} copy_min={copy_min[0]:.3f} diff_max={diff_max[0]:.3f} "
           f"margin={margin:.3f} same_text_pairs={same_text} copy_simhash_max={copy_bits}")

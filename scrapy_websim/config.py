@@ -364,6 +364,7 @@ _CORE: Tuple[Tuple[str, str, Any, Tuple[Tuple[str, ...], ...]], ...] = (
     (_DECIDE, "cluster", ClusterParams, (
         ("WEBSIM_PREFILTER_SIMHASH_DISTANCE", "simhash_distance"),
         ("WEBSIM_PREFILTER_LENGTH_DIFF", "length_diff"),
+        ("WEBSIM_PREFILTER_HEADING_MAX_PAGES", "heading_max_pages"),
         ("WEBSIM_CLUSTER_PASSES", "passes"),
     )),
     ("Features", "text", TextParams, (

@@ -38,15 +38,29 @@ def _candidate(p, q, params):
         if longer - shorter <= params.length_diff * longer:
             return True
     if params.visual_distance >= 0 and p["ph"] is not None and q["ph"] is not None:
-        return _bits(p["ph"] ^ q["ph"]) <= params.visual_distance
+        if _bits(p["ph"] ^ q["ph"]) <= params.visual_distance:
+            return True
+    if p.get("hdk") is not None and p.get("hdk") == q.get("hdk"):  # same h1, not shared too widely
+        longer, shorter = max(p["len"], q["len"]), min(p["len"], q["len"])
+        return longer - shorter <= params.length_diff * longer
     return False
+
+
+def _with_heading_keys(pages, params):
+    """The pages with ``hdk``: their heading, where at most ``heading_max_pages`` pages share it."""
+    counts = {}
+    for p in pages:
+        if p.get("hd") is not None:
+            counts[p["hd"]] = counts.get(p["hd"], 0) + 1
+    cap = params.heading_max_pages
+    return [dict(p, hdk=p["hd"] if p.get("hd") is not None and 0 < counts[p["hd"]] <= cap else None) for p in pages]
 
 
 def reference(pages, compare, params, copies=None):
     """SPEC section 6 read literally, all pairs: components of the candidate graph, canonical,
     canonical-only comparisons, then the same among the unmerged (``passes`` times). ``copies``:
     exact-copy hash -> pages that have it (default: counted in ``pages``)."""
-    by_id = {p["id"]: p for p in pages}
+    by_id = {p["id"]: p for p in _with_heading_keys(pages, params)}
     adj = {i: set() for i in by_id}
     ids = sorted(by_id)
     for x in range(len(ids)):
@@ -124,6 +138,7 @@ def to_keys(pages):
         status=[p["status"] for p in pages],
         host=[p["host"] for p in pages],
         exact=[p.get("exact") for p in pages],
+        heading=[p.get("hd") for p in pages] if any(p.get("hd") is not None for p in pages) else None,
     )
 
 
@@ -170,6 +185,13 @@ def adversarial(seed):
     for _ in range(20):
         add(rnd.getrandbits(64), rnd.randint(200, 20000), ph=rnd.getrandbits(64))
     add(None, 800, ph=pages[0]["ph"])  # no simhash
+    for i, p in enumerate(pages):  # headings: families share one (far SimHashes join), some pages alike
+        if i % 3:
+            p["hd"] = 1000 + p["tpl"]
+    logo = rnd.choice([5, 33, 40])  # a heading on many unrelated pages: over the cap from 33 on
+    for _ in range(logo):
+        add(rnd.getrandbits(64), rnd.randint(900, 1100), tpl=99)
+        pages[-1]["hd"] = 7
     return pages
 
 
@@ -188,11 +210,13 @@ PARAM_SETS = [
     ClusterParams(same_host_only=True, passes=1),
     ClusterParams(simhash_distance=3, length_diff=0.2, visual_distance=-1),
     ClusterParams(simhash_distance=11, passes=3),
+    ClusterParams(heading_max_pages=0),
+    ClusterParams(heading_max_pages=3, passes=2),
 ]
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
+@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
 def test_adversarial_equals_reference_and_order_free(seed, params):
     pages = adversarial(seed)
     result = _equals_reference(pages, params, reference)
@@ -206,7 +230,7 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
+@pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
 @pytest.mark.parametrize("compiled", _COMPILED)
 def test_join_skipping_connected_pairs_equals_reference(seed, params, compiled, monkeypatch):
     """Large inputs skip pairs already known connected; forced on here (in the numpy join or in
@@ -276,7 +300,7 @@ def with_exact_copies(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}")
+@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
 def test_exact_copies_always_merge_whatever_the_order(seed, params):
     pages = with_exact_copies(seed)
     result = _equals_reference(pages, params, reference_exact)
@@ -473,3 +497,25 @@ def test_compiled_join_skips_only_pairs_of_one_label():
            for p in zip(i.tolist(), j.tolist())}
     near = {(i, j) for i in range(len(values)) for j in range(i + 1, len(values)) if _bits(values[i] ^ values[j]) <= 8}
     assert got == {(i, j) for i, j in near if labels[i] != labels[j]} and got != near
+
+
+def test_pages_with_the_same_h1_are_candidates_unless_many_pages_share_it():
+    """A noisy copy of a short list page moves its SimHash far beyond the candidate distance; the
+    same first h1 still makes the two candidates. A heading on more pages than
+    ``heading_max_pages`` (a site's logo) links nothing; 0 turns the join off."""
+    base = 0x0123456789ABCDEF
+    copy = flip(base, range(20))  # 20 bits apart
+    pages = [{"id": 1, "sim": base, "len": 600, "ph": None, "status": 200, "host": 0, "tpl": 0, "hd": 11},
+             {"id": 2, "sim": copy, "len": 700, "ph": None, "status": 200, "host": 0, "tpl": 0, "hd": 11}]
+
+    def same_page(a, b):
+        return PairResult(0.7, 0.95, 0.0, 0.0, True, "rule1")
+
+    assert [c.member_ids for c in cluster(to_keys(pages), same_page, ClusterParams()).clusters] == [[1, 2]]
+    assert cluster(to_keys(pages), same_page, ClusterParams(heading_max_pages=0)).clusters == []
+    far = [dict(p, hd=None) for p in pages]
+    assert cluster(to_keys(far), same_page, ClusterParams()).clusters == []
+    logo = pages + [{"id": 10 + i, "sim": random.Random(i).getrandbits(64), "len": 650, "ph": None, "status": 200,
+                     "host": 0, "tpl": 1, "hd": 11} for i in range(31)]
+    assert len(logo) == 33 and cluster(to_keys(logo), same_page, ClusterParams()).clusters == []
+    assert [c.member_ids for c in cluster(to_keys(logo), same_page, ClusterParams(heading_max_pages=33)).clusters]

@@ -70,7 +70,7 @@ class FeatureStore:
         row = key_row(record)
         self._pending[record.id] = (
             row[0], row[1], row[2], row[3], row[4], row[5], _to_sql64(row[6]), _to_sql64(row[7]), row[8],
-            _to_sql64(row[9]), _dumps(record),
+            _to_sql64(row[9]), _to_sql64(row[10]), _dumps(record),
         )
         if len(self._pending) >= self.batch_size:
             self.flush()
@@ -125,7 +125,7 @@ class FeatureStore:
         names = ", ".join(KEY_FIELDS)
         for row in self._conn().execute(f"SELECT {names} FROM records ORDER BY id"):
             yield (row[0], row[1], row[2], row[3], row[4], row[5], _from_sql64(row[6]), _from_sql64(row[7]), row[8],
-                   _from_sql64(row[9]))
+                   _from_sql64(row[9]), _from_sql64(row[10]))
 
     def url_of(self, page_id: int) -> str:
         return self.get(page_id).url
@@ -168,7 +168,7 @@ class FeatureStore:
         self.close()
 
 
-_KEY_TYPES = ("INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER")
+_KEY_TYPES = ("INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER")
 
 
 def _open(path_or_file: Union[str, os.PathLike, IO[str]], mode: str) -> Tuple[IO[str], bool]:

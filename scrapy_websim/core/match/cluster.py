@@ -14,6 +14,9 @@ Candidate graph
       ``longer - shorter <= length_diff * longer`` on the main-text lengths (50 %), or
     * visual fallback: both have a pHash within ``visual_distance`` (0 = identical, matching
       rule 2's default 0.99 threshold; see :func:`phash_distance_for`), whatever the texts.
+    * same heading: both have the same first ``<h1>`` (:func:`heading_key`), at most
+      ``heading_max_pages`` (32) eligible pages have it, and the length check above passes
+      (identical keys only: an interval graph on text length, like an identical-SimHash entry).
 
     The pairs are found exactly, never by lossy banding, and never stored: they are merged into
     a union-find chunk by chunk as they are found, so memory stays O(n) whatever the number of
@@ -62,9 +65,11 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .copies import attach_exact_copies, copy_counts, exact_representatives
 from .candidates import (
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
+from ..fingerprints import text_hash
 from ..params import Params, param
 from ..types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
@@ -85,6 +90,10 @@ class ClusterParams(Params):
     passes: int = param(0, "int [0, 1000] (0 = until done)", "canonical-centred passes per group, 0 = to completion")
     min_html_len: int = param(1024, "int >= 0", "eligibility: rendered HTML bytes")
     min_text_len: int = param(200, "int >= 0", "eligibility: main-text characters")
+    #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
+    #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
+    #: site-wide logo heading is no evidence and would make one group of the site); 0 = off
+    heading_max_pages: int = param(32, "int [0, 10000]", "same-h1 candidates when at most this many pages share the h1, 0 = off")
 
 
 DEFAULT_PARAMS = ClusterParams()
@@ -104,8 +113,8 @@ def phash_distance_for(visual_threshold: float, scale: int = 20) -> int:
 
 #: Columns of a key row, as kept by the feature store and read by :func:`build_keys`.
 KEY_FIELDS = ("id", "status_code", "content_type", "html_len", "text_len", "error", "simhash", "phash", "host",
-              "text_hash")
-KeyRow = Tuple[int, int, str, int, int, str, Optional[int], Optional[int], str, Optional[int]]
+              "text_hash", "heading")
+KeyRow = Tuple[int, int, str, int, int, str, Optional[int], Optional[int], str, Optional[int], Optional[int]]
 
 
 def host_of(record: PageRecord) -> str:
@@ -130,7 +139,15 @@ def key_row(record: PageRecord) -> KeyRow:
         record.phash,
         host_of(record),
         record.text_hash,
+        heading_key(record),
     )
+
+
+def heading_key(record: PageRecord) -> Optional[int]:
+    """64-bit hash of the page's first ``<h1>`` (``signals["h1"]``, case, spacing and punctuation
+    folded); None when it has none."""
+    h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
+    return text_hash(h1) or None if h1 else None
 
 
 def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
@@ -166,6 +183,8 @@ class ClusterKeys:
     #: uint64 exact-copy hash of the main text (``PageRecord.text_hash``), 0 where missing; pages
     #: sharing a non-zero value always end in one cluster (see :func:`cluster`). None: no hashes.
     exact: Optional[np.ndarray] = None
+    #: uint64 hash of the first h1 (:func:`heading_key`), 0 where missing; None: no headings.
+    heading: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -180,6 +199,7 @@ class ClusterKeys:
         status: Optional[Sequence[int]] = None,
         host: Optional[Sequence[int]] = None,
         exact: Optional[Sequence[Optional[int]]] = None,
+        heading: Optional[Sequence[Optional[int]]] = None,
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
@@ -200,18 +220,21 @@ class ClusterKeys:
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
         ex = None if exact is None else np.array([0 if v is None else int(v) & MASK64 for v in exact], np.uint64)
+        hd = None if heading is None else np.array([0 if v is None else int(v) & MASK64 for v in heading], np.uint64)
         return cls._sorted(np.asarray(ids, dtype=np.int64), st, np.asarray(text_len, dtype=np.int64),
-                           sim, has_sim, ph, has_ph, ho, [], ex)
+                           sim, has_sim, ph, has_ph, ho, [], ex, hd)
 
     @classmethod
-    def _sorted(cls, ids, status, text_len, sim, has_sim, ph, has_ph, host, hosts, exact=None) -> "ClusterKeys":
+    def _sorted(cls, ids, status, text_len, sim, has_sim, ph, has_ph, host, hosts, exact=None,
+                heading=None) -> "ClusterKeys":
         order = np.argsort(ids, kind="stable")
         ids = ids[order]
         if ids.shape[0] > 1 and bool((ids[1:] == ids[:-1]).any()):
             dup = int(ids[1:][ids[1:] == ids[:-1]][0])
             raise ValueError(f"duplicate page id {dup} in clustering input")
         return cls(ids, status[order], text_len[order], sim[order], has_sim[order], ph[order],
-                   has_ph[order], host[order], hosts, None if exact is None else exact[order])
+                   has_ph[order], host[order], hosts, None if exact is None else exact[order],
+                   None if heading is None else heading[order])
 
 
 def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS) -> ClusterKeys:
@@ -221,7 +244,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     """
     ids, status, tlen = array.array("q"), array.array("i"), array.array("q")
     sim, has_sim, ph, has_ph, host = array.array("Q"), array.array("b"), array.array("Q"), array.array("b"), array.array("i")
-    exact = array.array("Q")
+    exact, heading = array.array("Q"), array.array("Q")
     host_index: Dict[str, int] = {}
     for item in items:
         row = key_row(item) if isinstance(item, PageRecord) else item
@@ -238,6 +261,8 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
         host.append(host_index.setdefault(row[8] or "", len(host_index)))
         e = row[9] if len(row) > 9 else None
         exact.append(0 if e is None else int(e) & MASK64)
+        h = row[10] if len(row) > 10 else None
+        heading.append(0 if h is None else int(h) & MASK64)
     hosts = [""] * len(host_index)
     for name, index in host_index.items():
         hosts[index] = name
@@ -248,7 +273,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     return ClusterKeys._sorted(
         arr(ids, np.int64), arr(status, np.int32), arr(tlen, np.int64), arr(sim, np.uint64),
         arr(has_sim, np.int8).astype(bool), arr(ph, np.uint64), arr(has_ph, np.int8).astype(bool),
-        arr(host, np.int32), hosts, arr(exact, np.uint64),
+        arr(host, np.int32), hosts, arr(exact, np.uint64), arr(heading, np.uint64),
     )
 
 
@@ -302,6 +327,8 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
     kinds = [(keys.simhash, keys.has_simhash, params.simhash_distance, True)]
     if params.visual_distance >= 0:
         kinds.append((keys.phash, keys.has_phash, params.visual_distance, False))
+    if keys.heading is not None:  # same h1 (already capped by cluster()): linked inside entries only
+        kinds.append((keys.heading, keys.heading != 0, -1, True))
     for values, has, k, check_len in kinds:
         ent = _entries(keys, values, has & active, same_host)
         nodes = ent.nodes
@@ -312,6 +339,8 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         if check_len:
             link &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
         parent = _union(parent, a[link], b[link])
+        if k < 0:
+            continue
         state = [parent]
         entry_ids = np.arange(ent.start.shape[0], dtype=np.int64)
 
@@ -356,6 +385,9 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
     if params.visual_distance >= 0:
         ok |= (keys.has_phash[c] & keys.has_phash[m]
                & (popcount64(keys.phash[c] ^ keys.phash[m]) <= params.visual_distance))
+    if keys.heading is not None:
+        ok |= ((keys.heading[c] != 0) & (keys.heading[c] == keys.heading[m])
+               & _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff))
     if params.same_host_only:
         ok &= keys.host[c] == keys.host[m]
     return ok
@@ -363,6 +395,21 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
 
 
 # --------------------------------------------------------------------------- clustering
+
+
+def _capped_headings(keys: ClusterKeys, max_pages: int) -> ClusterKeys:
+    """``keys`` with the heading keys that more than ``max_pages`` eligible pages share (or all,
+    with 0) removed: the same-h1 candidates of :func:`_join_components` and :func:`_prefilter`."""
+    if keys.heading is None:
+        return keys
+    heading = keys.heading.copy()
+    has = heading != 0
+    if max_pages <= 0:
+        heading[:] = 0
+    elif has.any():
+        _, inverse, counts = np.unique(heading[has], return_inverse=True, return_counts=True)
+        heading[np.nonzero(has)[0][counts[inverse] > max_pages]] = 0
+    return replace(keys, heading=heading if heading.any() else None)
 
 
 def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray, root: np.ndarray,
@@ -404,63 +451,6 @@ def _finish_groups(keys: ClusterKeys, params: ClusterParams, active: np.ndarray,
                     members.setdefault(c, []).append((m, result))
                     alive[j] = False
     return compared
-
-
-def _copies(keys: ClusterKeys) -> np.ndarray:
-    """Per node, how many eligible pages share its exact-copy hash (1 without one). A noisy copy
-    of a page has the longest text of its family (its banner, its stamp) but no copy of its own:
-    the version most servers serve is the better canonical, and the one its mirrors match."""
-    copies = np.ones(len(keys), np.int64)
-    if keys.exact is None or not len(keys):
-        return copies
-    has = keys.exact != 0
-    _, inverse, counts = np.unique(keys.exact[has], return_inverse=True, return_counts=True)
-    copies[has] = counts[inverse]
-    return copies
-
-
-def _exact_representatives(keys: ClusterKeys, rank: np.ndarray, same_host: bool) -> np.ndarray:
-    """Node -> the best-ranked node with the same non-zero exact-copy hash (and host, with
-    ``same_host``); a node without a hash, or the best of its copies, represents itself."""
-    n = len(keys)
-    rep = np.arange(n, dtype=np.int64)
-    if keys.exact is None:
-        return rep
-    nodes = np.nonzero(keys.exact != 0)[0]
-    if nodes.shape[0] < 2:
-        return rep
-    hk = keys.host[nodes] if same_host else np.zeros(nodes.shape[0], np.int32)
-    order = np.lexsort((rank[nodes], hk, keys.exact[nodes]))
-    nodes, ex, hk = nodes[order], keys.exact[nodes][order], hk[order]
-    new = np.ones(nodes.shape[0], bool)
-    new[1:] = (ex[1:] != ex[:-1]) | (hk[1:] != hk[:-1])
-    first = np.maximum.accumulate(np.where(new, np.arange(nodes.shape[0]), 0))
-    rep[nodes] = nodes[first]
-    return rep
-
-
-def _attach_exact_copies(members: Dict[int, List[Tuple[int, PairResult]]], rep: np.ndarray,
-                         followers: np.ndarray, ids: np.ndarray, compare: CompareFn) -> int:
-    """Each exact copy joins the cluster its representative ended in (a representative left alone
-    becomes the canonical of its copies). The pair is compared with that cluster's canonical for
-    the reported similarities; where the decision does not call it a duplicate (other page
-    chrome around the same content) the rule is ``exact``. Returns the number of compares."""
-    cluster_of: Dict[int, int] = {}
-    for c, ms in members.items():
-        cluster_of[c] = c
-        for m, _ in ms:
-            cluster_of[m] = c
-    for f in followers.tolist():
-        r = int(rep[f])
-        c = cluster_of.get(r)
-        if c is None:
-            c = cluster_of[r] = r
-            members[r] = []
-        result = compare(int(ids[c]), int(ids[f]))
-        if not result.is_duplicate:
-            result = replace(result, is_duplicate=True, rule="exact")
-        members[c].append((f, result))
-    return int(followers.shape[0])
 
 
 @dataclass
@@ -511,15 +501,16 @@ def cluster(
         keys = build_keys(remember(), params)
         if url_of is None and urls:
             url_of = urls.get  # type: ignore[assignment]
+    keys = _capped_headings(keys, params.heading_max_pages)
     stats = ClusterStats(eligible=len(keys))
     n = len(keys)
     # canonical preference: status 200 first, then the text most pages serve (exact copies), then
     # longest text, then smallest id (= node index)
-    order = np.lexsort((np.arange(n), -keys.text_len, -_copies(keys), (keys.status != 200).astype(np.int8)))
+    order = np.lexsort((np.arange(n), -keys.text_len, -copy_counts(keys.exact, n), (keys.status != 200).astype(np.int8)))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
 
-    rep = _exact_representatives(keys, rank, params.same_host_only)
+    rep = exact_representatives(keys.exact, keys.host, rank, params.same_host_only)
     follower = rep != np.arange(n)
     active = ~follower  # exact copies are represented by their best page until the end
     members: Dict[int, List[Tuple[int, PairResult]]] = {}
@@ -557,7 +548,7 @@ def cluster(
             stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
             break
     stats.passes_run = pass_no
-    stats.compared += _attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
+    stats.compared += attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
 
     found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
     assignments: Dict[int, Assignment] = {}
