@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -102,7 +103,8 @@ def wiki(tmp: str, skin: str = "vector"):
         fh.write(ROUTER)
     log = open(os.path.join(tmp, "php.log"), "w")  # noqa: SIM115
     server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", MEDIAWIKI, os.path.join(tmp, "router.php")],
-                              stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"))
+                              stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
+                              start_new_session=True)  # its own group: the workers it forks go with it
     try:
         for _ in range(100):
             with contextlib.suppress(OSError):
@@ -111,7 +113,8 @@ def wiki(tmp: str, skin: str = "vector"):
             time.sleep(0.1)
         yield base
     finally:
-        server.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
         log.close()
 
