@@ -9,32 +9,11 @@ from typing import Callable, Dict, Iterable, List, Tuple
 
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.rules.label import special_label
-from scrapy_websim.core.types import MASK64, Assignment, Cluster, PageRecord, hex64
-from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url, url_origin
+# the names and keys of groups did not change: shared; the steps that combine them are the old ones
+from scrapy_websim.core.match.assign import RULE_PREFIX, _h64, _rule_key, content_cluster_id
 
-
-
-#: Cluster id prefix per rule (SPEC section 7 table).
-RULE_PREFIX = {
-    "E1": "err5xx",
-    "E3": "errtpl",
-    "L1": "loginwall",
-    "W1": "waf",
-    "M1": "maint",
-    "T1": "thin",
-    "R1": "redir",
-    "U1": "urlcanon",
-}
-
-
-def _h64(text: str) -> str:
-    return hex64(blake2b64(text))
-
-
-def content_cluster_id(canonical_url: str) -> str:
-    """Id of a content cluster created here (around a page that predicted pages duplicate)."""
-    return f"content-{_h64(canonical_url)}"
 
 
 def _canon_key(r: PageRecord) -> Tuple[int, int, int]:
@@ -43,13 +22,6 @@ def _canon_key(r: PageRecord) -> Tuple[int, int, int]:
 
 def _origin(r: PageRecord) -> str:
     return url_origin(r.final_url or r.url)
-
-
-def _template_key(r: PageRecord) -> int:
-    if r.fingerprint is not None:
-        return r.fingerprint & MASK64
-    # Not rendered (non-HTML): the status and content type are the template.
-    return int(_h64(f"{r.status_code}|{(r.content_type or '').split(';')[0].strip().lower()}"), 16)
 
 
 def _length_bands(members: List[PageRecord], tolerance: float) -> List[List[PageRecord]]:
@@ -122,18 +94,6 @@ def _group_alone(
         elif len(alone) >= 2:
             best = min(alone, key=_canon_key)
             state.new_cluster(make_id(best, k), rule, (r.id for r in alone), rule)
-
-
-def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
-    """(origin part, template part) of a special page's group key; ``""`` where the scope
-    leaves that part out. The status code is part of an E1/E3 template: digits are normalised
-    away in the fingerprint, and a page that says only "Error 500" is not the 503 one."""
-    if scope == "origin":
-        return _origin(r), ("" if code == "E1" else f"{_template_key(r):016x}")
-    template = _template_key(r)
-    if code in ("E1", "E3"):
-        template = int(_h64(f"{r.status_code}|{template:016x}"), 16)
-    return "", f"{template:016x}"
 
 
 def _rule_clusters(state: "_State", pages: Iterable[PageRecord], rules: RuleParams) -> None:
