@@ -30,7 +30,6 @@ from scrapy_websim import output
 from scrapy_websim.core.match import assign, cluster, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
-from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.page.text import TextParams
 from scrapy_websim.core.page.dom import DomParams
