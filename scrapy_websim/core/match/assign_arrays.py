@@ -2,8 +2,7 @@
 (about 100 bytes a page), not as Python objects, so 10M pages can be assigned on one machine.
 
 :class:`PageTable` holds what assignment needs of each page, appended in id order by
-``assign.PageColumns``-style callers (:func:`scrapy_websim.core.match.assign.page_table`); the
-strings that decide groups (URL, final URL, normalised URL, origin) are kept as 16-byte BLAKE2b
+:func:`scrapy_websim.core.match.assign.add_page`; the strings that decide groups (URL, final URL, normalised URL, origin) are kept as 16-byte BLAKE2b
 digests (two different strings share one with probability 2**-128), the special-page group as an
 index into the distinct group names. :func:`assign_pages` runs the steps of the module docstring
 of ``assign.py`` in the same order with the same tie-breaks; the few strings a new cluster's id
