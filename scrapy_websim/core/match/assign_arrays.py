@@ -2,9 +2,9 @@
 (about 100 bytes a page), not as Python objects, so 10M pages can be assigned on one machine.
 
 :class:`PageTable` holds what assignment needs of each page, appended in id order by
-:func:`scrapy_websim.core.match.assign.add_page`; the strings that decide groups (URL, final URL, normalised URL, origin) are kept as 16-byte BLAKE2b
-digests (two different strings share one with probability 2**-128), the special-page group as an
-index into the distinct group names. :func:`assign_pages` runs the steps of the module docstring
+:func:`scrapy_websim.core.match.assign.add_page`; the strings that decide groups (URL, final
+URL, normalised URL, origin) are kept as 16-byte BLAKE2b digests (two different strings share one
+with probability 2**-128), the special-page group as an index into the distinct group names. :func:`assign_pages` runs the steps of the module docstring
 of ``assign.py`` in the same order with the same tie-breaks; the few strings a new cluster's id
 needs are read back through ``get(id) -> PageRecord``. The result, :class:`Assigned`, gives one
 page's :class:`Assignment` at a time and the clusters sorted by canonical id.
