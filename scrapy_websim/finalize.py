@@ -6,8 +6,10 @@ outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`labe
 (the eligible rest, ``core/match/cluster.py`` comparing pairs with ``core/match/similarity.py``),
 :func:`assign_clusters` (``core/match/assign.py`` combines content and rule clusters so that every page
 has exactly one cluster or none) and :func:`summary` (the ``meta``). Records are streamed from the
-store; only the eligible pages' light records are held, during content clustering. The rows and
-file formats are in ``output.py``.
+store and held one at a time (plus a bounded cache for pair decisions): what lives as long as the
+run is columns per page (numpy arrays: ids, hashes, lengths, cluster numbers) and what content
+clustering holds for the pages it clusters. The rows are made when written, each record read back
+from the store (``Result.url_rows``). The rows and file formats are in ``output.py``.
 
 Scrapy-free: used by the extension and by the offline command alike.
 """
@@ -19,7 +21,7 @@ import tempfile
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
@@ -28,13 +30,13 @@ from scrapy_websim import output
 from scrapy_websim.core.match import assign, cluster, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
-from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.page.text import TextParams
 from scrapy_websim.core.page.dom import DomParams
 from scrapy_websim.core.page.lcs import LcsParams
 from scrapy_websim.core.urls.normalize import UrlParams
-from scrapy_websim.core.types import Assignment, Cluster, PageRecord
+from scrapy_websim.core.match.assign_arrays import Assigned
+from scrapy_websim.core.types import PageRecord
 
 #: Records above this id are pages discovered by following links; they are renumbered after the
 #: input URLs, in URL order, so ids do not depend on crawl order.
@@ -51,21 +53,22 @@ class FinalParams:
 
 @dataclass
 class Result:
+    """The assignment in columns (``core/match/assign_arrays.py``) beside the store: the rows are
+    made one at a time, each record read back from the store when its row is written."""
+
     store: FeatureStore
-    assignments: Dict[int, Assignment]
-    clusters: List[Cluster]
+    assigned: Assigned
     meta: Dict[str, Any]
 
     def url_rows(self) -> Iterator[Dict[str, Any]]:
-        return output.url_rows(self.store.iter_records(), self.assignments)
+        ids = self.assigned.ids
+        for pos, (record, a) in enumerate(zip(self.store.iter_records(), self.assigned.iter_assignments())):
+            if record.id != ids[pos]:
+                raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
+            yield output.output_row(record, a)
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
-        return output.cluster_rows(self.clusters)
-
-
-def _light(record: PageRecord) -> PageRecord:
-    """The record without its bulky structure features (rules and assignment do not use them)."""
-    return replace(record, tag_paths={}, tag_seq="", depth_hist=[], dom_counts=[])
+        return output.cluster_rows(self.assigned.clusters(self.store.urls_of))
 
 
 class _RecordCache:
@@ -124,16 +127,18 @@ class Finalizer:
         )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
-        """The stages below, in order; each streams the records from ``store``."""
+        """The stages below, in order. Memory holds columns per page (ids, hashes, lengths,
+        cluster numbers: about 150 bytes a page with the clustering keys) and what content
+        clustering holds for its clustered pages; records are read from ``store`` one at a time."""
         p = self.params
         renumber_discovered(store)
-        _special_ids, eligible = label_rules(store, p.assign.rules, p.cluster)
-        n_eligible = len(eligible)
-        content = cluster_content(eligible, store, p.decision, p.cluster)
-        del eligible  # the light records are not needed any more: free them before assignment
-        assignments, clusters = assign_clusters(store, content, p.assign)
-        return Result(store=store, assignments=assignments, clusters=clusters,
-                      meta=summary(store, n_eligible, clusters, p))
+        keys, table = label_rules(store, p.assign, p.cluster)
+        n_eligible = len(keys)
+        content = cluster_content(keys, store, p.decision, p.cluster)
+        del keys
+        assigned = assign_clusters(store, content, table, p.assign)
+        del content, table  # the columns of ``assigned`` are all the rows need
+        return Result(store=store, assigned=assigned, meta=summary(store, n_eligible, assigned.kind, p))
 
 
 # --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
@@ -141,11 +146,10 @@ class Finalizer:
 def renumber_discovered(store: FeatureStore) -> None:
     """Give pages discovered by following links (ids above :data:`PROVISIONAL_ID_BASE`) the ids
     after the input URLs, in URL order, so that ids do not depend on crawl order."""
-    ids = [row[0] for row in store.iter_key_rows()]  # id column only: no record JSON parsed
-    provisional = [i for i in ids if i >= PROVISIONAL_ID_BASE]
+    provisional = list(store.ids(start=PROVISIONAL_ID_BASE))  # id column only: no record JSON parsed
     if not provisional:
         return
-    last_input = max((i for i in ids if i < PROVISIONAL_ID_BASE), default=0)
+    last_input = max(store.ids(stop=PROVISIONAL_ID_BASE, last=True), default=0)
     records = sorted((store.get(pid) for pid in provisional), key=lambda r: (r.url, r.id))
     for record in records:
         store.delete(record.id)
@@ -155,23 +159,24 @@ def renumber_discovered(store: FeatureStore) -> None:
     store.flush()
 
 
-def label_rules(store: FeatureStore, rules: RuleParams,
-                cluster_params: Optional[cluster.ClusterParams] = None) -> Tuple[Set[int], List[PageRecord]]:
-    """``(ids of special pages, light records eligible for content clustering)``: a page with a
-    special-page label (E1..T1) is taken out of content clustering; of the rest, the pages
-    :func:`core.match.cluster.is_eligible` accepts are kept without their bulky structure features."""
-    cluster_params = cluster_params or cluster.DEFAULT_PARAMS
-    special_ids = set()
-    eligible: List[PageRecord] = []
-    for record in store.iter_records():
-        if special_label(record, rules) is not None:
-            special_ids.add(record.id)
-        elif cluster.is_eligible(record, cluster_params):
-            eligible.append(_light(record))
-    return special_ids, eligible
+def label_rules(store: FeatureStore, params: assign.AssignParams,
+                cluster_params: Optional[cluster.ClusterParams] = None) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
+    """One pass over the records: ``(clustering keys of the pages eligible for content
+    clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
+    ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
+    :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
+    table = assign.PageTable()
+
+    def unlabelled_rows() -> Iterator[cluster.KeyRow]:
+        for record in store.iter_records():
+            if assign.add_page(table, record, params) is None:
+                yield cluster.key_row(record)
+
+    keys = cluster.build_keys(unlabelled_rows(), cluster_params or cluster.DEFAULT_PARAMS)
+    return keys, table
 
 
-def cluster_content(eligible: List[PageRecord], store: FeatureStore, decision: similarity.DecisionParams,
+def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache)."""
@@ -180,26 +185,26 @@ def cluster_content(eligible: List[PageRecord], store: FeatureStore, decision: s
     def compare(a_id: int, b_id: int):
         return similarity.compare(records.get(a_id), records.get(b_id), decision)
 
-    final_urls = {r.id: r.final_url or r.url for r in eligible}
-    return cluster.cluster(eligible, compare, cluster_params or cluster.DEFAULT_PARAMS, url_of=final_urls.get)
+    return cluster.cluster(keys, compare, cluster_params or cluster.DEFAULT_PARAMS)
 
 
-def assign_clusters(store: FeatureStore, content: cluster.ClusterResult,
-                    params: assign.AssignParams) -> Tuple[Dict[int, Assignment], List[Cluster]]:
+def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: assign.PageTable,
+                    params: assign.AssignParams) -> Assigned:
     """Every page's one cluster (or none): content clusters and rule clusters (R1, U1, predicted
-    pages) combined by :func:`core.match.assign.combine`, streaming the light records."""
-    return assign.combine((_light(r) for r in store.iter_records()), content.assignments, content.clusters, params)
+    pages) combined by :func:`core.match.assign.assign_table`, on the columns of ``table``."""
+    return assign.assign_table(table, content.assignments, content.clusters, params, store.get)
 
 
-def summary(store: FeatureStore, n_eligible: int, clusters: List[Cluster], params: FinalParams) -> Dict[str, Any]:
-    """The result's ``meta``: counts, the decision rules in words, the time."""
+def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams) -> Dict[str, Any]:
+    """The result's ``meta``: counts, the decision rules in words, the time (``kinds``: each
+    cluster's kind)."""
     d = params.decision
     return {
         "total_urls": len(store),
         "eligible_html_urls": n_eligible,
-        "total_clusters": len(clusters),
-        "content_clusters": sum(1 for c in clusters if c.kind == "content"),
-        "rule_clusters": sum(1 for c in clusters if c.kind != "content"),
+        "total_clusters": len(kinds),
+        "content_clusters": sum(1 for kind in kinds if kind == "content"),
+        "rule_clusters": sum(1 for kind in kinds if kind != "content"),
         "sim_threshold": params.config.sim_threshold,
         "decision": {
             "rule1": f"text >= {d.rule1_jaccard} (MinHash; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "

@@ -272,3 +272,16 @@ def test_a_predicted_page_joins_the_page_whose_url_only_differs_by_parameter_ord
     out, clusters = combine(records, {}, [])
     check_partition(records, out, clusters)
     assert out[1].cluster_id and out[1].cluster_id == out[2].cluster_id
+
+
+def test_origin_of_is_url_origin():
+    """The per-authority cache of origins gives what canonicalising the whole URL gives."""
+    from scrapy_websim.core.match.assign import origin_of
+    from scrapy_websim.core.urls.normalize import url_origin
+
+    urls = ["http://a.test/x", "HTTP://A.Test:80/y?q#f", "https://a.test:443", "https://a.test:8443/p", " http://b.test/ ",
+            "http://user:pw@c.test:81/x", "http://[::1]:8080/x", "http://[::1/x", "http://a.test:99999/x", "mailto:x@y",
+            "foo", "//a.test/x", "http://bücher.de/ä", "http://a.test\\foo/x", "http://a.test?x=1", "http://a.test#f", "",
+            "http://a.test:/x", "http://a.test\t/x", "http:/a.test/x", "https://A.test.:443/", "ftp://f.test/x"]
+    for url in urls + urls:  # the second time from the cache
+        assert origin_of(url) == url_origin(url), url

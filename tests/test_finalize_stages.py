@@ -66,23 +66,24 @@ def test_stages_one_by_one_compose_to_run():
     assert [(r.id, r.url.rsplit("/", 1)[1]) for r in store.iter_records()][-2:] == [(7, "y-found"),
                                                                                    (8, "z-functional-copy")]
 
-    special_ids, eligible = finalize.label_rules(store, params.assign.rules, params.cluster)
-    assert special_ids == {4, 6, 7}  # the 404 pages: out of content clustering
-    assert [r.id for r in eligible] == [1, 2, 3, 5, 8]
-    assert all(r.tag_seq == "" and r.tag_paths == {} for r in eligible)  # light records only
+    keys, table = finalize.label_rules(store, params.assign, params.cluster)
+    assert set(table.spec_pos) == {3, 5, 6}  # the 404 pages (ids 4, 6, 7): out of content clustering
+    assert keys.ids.tolist() == [1, 2, 3, 5, 8]  # compact keys only: no record kept
 
-    content = finalize.cluster_content(eligible, store, params.decision, params.cluster)
+    content = finalize.cluster_content(keys, store, params.decision, params.cluster)
     members = sorted(sorted(c.member_ids) for c in content.clusters)
     assert members == [[1, 2], [3, 8]]
 
-    assignments, clusters = finalize.assign_clusters(store, content, params.assign)
+    assigned = finalize.assign_clusters(store, content, table, params.assign)
+    clusters = list(assigned.clusters(store.urls_of))
     assert {c.kind for c in clusters} >= {"content"} and any(c.kind != "content" for c in clusters)
     assert {i for c in clusters if c.kind != "content" for i in c.member_ids} == {4, 6, 7}
 
-    meta = finalize.summary(store, len(eligible), clusters, params)
+    meta = finalize.summary(store, len(keys), assigned.kind, params)
     assert meta["eligible_html_urls"] == 5 and meta["total_urls"] == 8
     assert set(meta) == set(expected.meta)
 
-    got = _rows(output.url_rows(store.iter_records(), assignments), output.cluster_rows(clusters), meta)
+    result = finalize.Result(store, assigned, meta)
+    got = _rows(result.url_rows(), output.cluster_rows(clusters), meta)
     assert got == _rows(expected.url_rows(), expected.cluster_rows(), expected.meta)
     assert [r["id"] for r in got[0]] == list(range(1, 9))

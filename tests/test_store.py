@@ -144,3 +144,22 @@ def test_features_file_kind_is_checked(tmp_path):
     old = tmp_path / "old.jsonl"
     old.write_text(json.dumps(rec(3).to_json()) + "\n")
     assert [r.id for r in iter_jsonl(old)] == [3]
+
+
+def test_record_json_ids_and_urls_read_back():
+    """The store's JSON of a record is ``to_json()``; ids by range and URLs without parsing records."""
+    import json as _json
+
+    from scrapy_websim.core.store import FeatureStore, _dumps
+    from scrapy_websim.core.types import PageRecord as _Rec
+
+    rec = _Rec(id=7, url="http://a.test/é", simhash=(1 << 64) - 1, phash=3, fingerprint=None, text_hash=1 << 63,
+               tag_paths={"html>body": 2}, dom_counts=[1, 2], signals={"kw": {"E3": [1, 0, 0]}}, timings=[1.5])
+    assert _json.loads(_dumps(rec)) == rec.to_json()
+    with FeatureStore() as store:
+        for i in (3, 1, 1 << 41, 2):
+            store.add(_Rec(id=i, url=f"http://a.test/{i}"))
+        assert list(store.ids()) == [1, 2, 3, 1 << 41]
+        assert list(store.ids(start=1 << 40)) == [1 << 41]
+        assert list(store.ids(stop=1 << 40, last=True)) == [3]
+        assert store.urls_of([3, 1, 99]) == {3: "http://a.test/3", 1: "http://a.test/1"}

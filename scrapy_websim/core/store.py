@@ -13,6 +13,7 @@ features.jsonl`` can re-cluster offline.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -20,7 +21,7 @@ import tempfile
 from typing import IO, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
 
 from .match.cluster import KEY_FIELDS, KeyRow, key_row
-from .types import PageRecord
+from .types import _HEX64_FIELDS, PageRecord, hex64
 
 DEFAULT_BATCH_SIZE = 1000
 _SIGN = 1 << 63
@@ -39,8 +40,17 @@ def _from_sql64(value: Optional[int]) -> Optional[int]:
     return None if value is None else value & (_WRAP - 1)
 
 
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(PageRecord))
+_HEX_FIELDS = frozenset(_HEX64_FIELDS)
+
+
 def _dumps(record: PageRecord) -> str:
-    return json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
+    """``record.to_json()`` as compact JSON, without ``dataclasses.asdict``'s deep copy (which took
+    ~2 ms of a 1000-path record; the JSON text is the same)."""
+    data = {name: getattr(record, name) for name in _FIELD_NAMES}
+    for name in _HEX_FIELDS:
+        data[name] = hex64(data[name])
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 class FeatureStore:
@@ -127,8 +137,31 @@ class FeatureStore:
             yield (row[0], row[1], row[2], row[3], row[4], row[5], _from_sql64(row[6]), _from_sql64(row[7]), row[8],
                    _from_sql64(row[9]), _from_sql64(row[10]))
 
+    def ids(self, start: Optional[int] = None, stop: Optional[int] = None, last: bool = False) -> Iterator[int]:
+        """The ids in ``[start, stop)`` in increasing order (only the largest with ``last``)."""
+        self.flush()
+        low = -_WRAP if start is None else start
+        high = _WRAP if stop is None else stop
+        query = "SELECT MAX(id) FROM records" if last else "SELECT id FROM records"
+        for (page_id,) in self._conn().execute(f"{query} WHERE id >= ? AND id < ? ORDER BY 1",
+                                               (max(low, -_SIGN), min(high, _SIGN - 1))):
+            if page_id is not None:
+                yield page_id
+
     def url_of(self, page_id: int) -> str:
         return self.get(page_id).url
+
+    def urls_of(self, page_ids: Iterable[int]) -> Dict[int, str]:
+        """``{id: url}`` of the given records (their JSON is not parsed in Python)."""
+        self.flush()
+        wanted = list(page_ids)
+        urls: Dict[int, str] = {}
+        for at in range(0, len(wanted), 500):
+            chunk = wanted[at:at + 500]
+            marks = ", ".join("?" * len(chunk))
+            urls.update(self._conn().execute(
+                f"SELECT id, json_extract(json, '$.url') FROM records WHERE id IN ({marks})", chunk))
+        return urls
 
     # -- features files
     def save_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:

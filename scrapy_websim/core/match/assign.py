@@ -39,20 +39,29 @@ Similarities of pages placed by rules are 0 (no pair was compared).
 
 Hashes are 64-bit BLAKE2b (16 hex digits), so ids do not collide for different templates, and the
 result does not depend on input order: records are processed by id, groups by key.
+
+Memory: the steps run on columns (``assign_arrays.py``), not on records. :func:`add_page` reads
+what they need of one record (its label, lengths, and 16-byte digests of its URL, final URL,
+normalised URL and origin: ~90 bytes a page) as the end of a crawl streams the store;
+:func:`assign_table` assigns on those columns and reads back only the pages whose strings name a
+new R1, U1 or predicted cluster. :func:`combine` does the same on records in memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Tuple
+from hashlib import blake2b
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from urllib.parse import urlsplit
 
 from ..rules.signals import RuleParams
 from ..rules.label import special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 from ..fingerprints import blake2b64
 from ..urls.normalize import UrlParams, normalize_url, url_origin
+from .assign_arrays import Assigned, PageTable, assign_pages, expand
 
-__all__ = ["AssignParams", "combine", "content_cluster_id", "rule_cluster_prefix"]
+__all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id", "rule_cluster_prefix"]
 
 #: Cluster id prefix per rule (SPEC section 7 table).
 RULE_PREFIX = {
@@ -91,12 +100,27 @@ def content_cluster_id(canonical_url: str) -> str:
     return f"content-{_h64(canonical_url)}"
 
 
-def _canon_key(r: PageRecord) -> Tuple[int, int, int]:
-    return (0 if r.status_code == 200 else 1, -int(r.text_len or 0), r.id)
-
-
 def _origin(r: PageRecord) -> str:
-    return url_origin(r.final_url or r.url)
+    return origin_of(r.final_url or r.url)
+
+
+_ORIGINS: Dict[Tuple[str, str], str] = {}
+
+
+def origin_of(url: str) -> str:
+    """``url_origin(url)``, computed once per scheme and authority: the origin depends on nothing
+    else, and canonicalising a whole URL (~50 us) for each of 10M pages would cost minutes."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url_origin(url)
+    key = (parts.scheme, parts.netloc)
+    origin = _ORIGINS.get(key)
+    if origin is None:
+        if len(_ORIGINS) >= 100_000:
+            _ORIGINS.clear()
+        origin = _ORIGINS[key] = url_origin(f"{parts.scheme}://{parts.netloc}" if parts.netloc else url)
+    return origin
 
 
 def _template_key(r: PageRecord) -> int:
@@ -104,78 +128,6 @@ def _template_key(r: PageRecord) -> int:
         return r.fingerprint & MASK64
     # Not rendered (non-HTML): the status and content type are the template.
     return int(_h64(f"{r.status_code}|{(r.content_type or '').split(';')[0].strip().lower()}"), 16)
-
-
-def _length_bands(members: List[PageRecord], tolerance: float) -> List[List[PageRecord]]:
-    """Split into bands whose lengths are within ``tolerance`` of the band's shortest member."""
-    ordered = sorted(members, key=lambda r: (r.html_len or r.content_length or 0, r.id))
-    bands: List[List[PageRecord]] = []
-    low = 0
-    for r in ordered:
-        length = r.html_len or r.content_length or 0
-        if bands and low >= length * (1.0 - tolerance):
-            bands[-1].append(r)
-        else:
-            bands.append([r])
-            low = length
-    return bands
-
-
-class _State:
-    def __init__(self, records: Dict[int, PageRecord]) -> None:
-        self.records = records
-        self.assign: Dict[int, Assignment] = {}
-        self.members: Dict[str, List[int]] = {}
-        self.canonical: Dict[str, int] = {}
-        self.kind: Dict[str, str] = {}
-
-    def new_cluster(self, cid: str, kind: str, ids: Iterable[int], rule: str) -> None:
-        ids = sorted(set(ids), key=lambda i: _canon_key(self.records[i]))
-        canon = ids[0]
-        self.members[cid] = sorted(ids)
-        self.canonical[cid] = canon
-        self.kind[cid] = kind
-        for i in ids:
-            self.assign[i] = Assignment(
-                cluster_id=cid,
-                is_canonical=i == canon,
-                cluster_kind=kind,
-                match_rule="canonical" if i == canon else rule,
-            )
-
-    def join(self, cid: str, page_id: int, rule: str) -> None:
-        self.members[cid] = sorted(self.members[cid] + [page_id])
-        self.assign[page_id] = Assignment(
-            cluster_id=cid, is_canonical=False, cluster_kind=self.kind[cid], match_rule=rule
-        )
-
-
-def _group_alone(
-    state: _State,
-    candidates: List[PageRecord],
-    key: Callable[[PageRecord], str],
-    rule: str,
-    make_id: Callable[[PageRecord, str], str],
-) -> None:
-    """R1/U1: alone pages sharing ``key`` join a clustered page's cluster or form a new one."""
-    groups: Dict[str, List[PageRecord]] = {}
-    for r in candidates:
-        k = key(r)
-        if k:
-            groups.setdefault(k, []).append(r)
-    for k in sorted(groups):
-        group = groups[k]
-        alone = [r for r in group if r.id not in state.assign]
-        if not alone:
-            continue
-        placed = sorted((r for r in group if r.id in state.assign), key=_canon_key)
-        if placed:
-            cid = state.assign[placed[0].id].cluster_id
-            for r in alone:
-                state.join(cid, r.id, rule)
-        elif len(alone) >= 2:
-            best = min(alone, key=_canon_key)
-            state.new_cluster(make_id(best, k), rule, (r.id for r in alone), rule)
 
 
 def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
@@ -190,44 +142,65 @@ def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     return "", f"{template:016x}"
 
 
-def _rule_clusters(state: "_State", pages: Iterable[PageRecord], rules: RuleParams) -> None:
-    """Special pages: one cluster per rule and template across hosts (``{prefix}-{hash}``), or
-    per origin (``{prefix}-{origin}-{hash}``, E1 ``err5xx-{origin}``) with ``scope="origin"``.
-    E3 groups are split into HTML-length bands (the second and later get ``-2``, ``-3``...)."""
-    groups: Dict[Tuple[str, str, str], List[PageRecord]] = {}
-    for r in pages:
-        code = special_label(r, rules)
-        if code is not None:
-            groups.setdefault((code, *_rule_key(code, r, rules.scope)), []).append(r)
-    for (code, origin, template), members in sorted(groups.items()):
-        base = "-".join(part for part in (RULE_PREFIX[code], origin, template) if part)
-        bands = _length_bands(members, rules.e3_length_tolerance) if code == "E3" else [members]
-        for n, band in enumerate(bands, start=1):
-            cid = base if n == 1 else f"{base}-{n}"
-            state.new_cluster(cid, code, (r.id for r in band), code)
+_ZERO = bytes(16)
 
 
-def _resolve_predicted(
-    recs: List[PageRecord], by_url: Dict[str, int], by_final: Dict[str, int],
-    records: Dict[int, PageRecord],
-) -> Dict[int, int]:
-    """Predicted page id -> id of the rendered page it duplicates (following chains)."""
-    out: Dict[int, int] = {}
-    for r in recs:
-        if not r.predicted_duplicate_of:
-            continue
-        seen = {r.id}
-        cur = r
-        while cur.predicted_duplicate_of:
-            target = by_url.get(cur.predicted_duplicate_of, by_final.get(cur.predicted_duplicate_of))
-            if target is None or target in seen:
-                cur = None
-                break
-            seen.add(target)
-            cur = records[target]
-        if cur is not None and cur.id != r.id:
-            out[r.id] = cur.id
-    return out
+def _digest(text: str) -> bytes:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _normalized(r: PageRecord, params: AssignParams) -> str:
+    return r.normalized_url or normalize_url(r.url, params.urls)
+
+
+def add_page(table: PageTable, r: PageRecord, params: AssignParams) -> Optional[str]:
+    """Append one page to ``table`` (ids strictly increasing) and return its special-page label."""
+    label = special_label(r, params.rules)
+    pos = len(table.ids)
+    if pos and r.id <= table.ids[-1]:
+        raise ValueError(f"page ids must come in increasing order: {r.id} after {table.ids[-1]}")
+    table.ids.append(r.id)
+    table.not200.append(0 if r.status_code == 200 else 1)
+    table.text_len.append(int(r.text_len or 0))
+    table.url += _digest(r.url)
+    norm = _normalized(r, params)
+    table.final += _digest(r.final_url) if r.final_url else _ZERO
+    table.norm += _digest(norm) if norm else _ZERO
+    table.flags.append((1 if r.final_url else 0) | (2 if norm else 0))
+    table.origin += _digest(_origin(r))
+    if label is not None:
+        name = "-".join(part for part in (RULE_PREFIX[label], *_rule_key(label, r, params.rules.scope)) if part)
+        group = table.group_index.get(name)
+        if group is None:
+            group = table.group_index[name] = len(table.group_names)
+            table.group_names.append(name)
+            table.group_codes.append(label)
+        table.spec_pos.append(pos)
+        table.spec_group.append(group)
+        table.spec_len.append(r.html_len or r.content_length or 0)
+    if r.predicted_duplicate_of:
+        table.pred_pos.append(pos)
+        table.pred_key += _digest(r.predicted_duplicate_of)
+    return label
+
+
+def cluster_names(params: AssignParams) -> Dict[str, Callable[[PageRecord], str]]:
+    """The id of a cluster made by R1, U1 or around a predicted page's target, from one of its pages."""
+    def u1_id(r: PageRecord) -> str:
+        k = _normalized(r, params)
+        origin = url_origin(k)
+        return f"urlcanon-{origin}-{k[len(origin):] or '/'}"
+
+    return {"R1": lambda r: f"redir-{_h64(r.final_url)}", "U1": u1_id,
+            "predicted": lambda r: content_cluster_id(r.url)}
+
+
+def assign_table(table: PageTable, content: Dict[int, Assignment], content_clusters: Iterable[Cluster],
+                 params: AssignParams, get: Callable[[int], PageRecord]) -> Assigned:
+    """Every page of ``table`` its one cluster or none, in columns (see the module docstring for
+    the order); ``get(id)`` reads back the few pages whose strings name a new cluster."""
+    return assign_pages(table, content, content_clusters, params.rules.enabled_rules,
+                        params.rules.e3_length_tolerance, cluster_names(params), get)
 
 
 def combine(
@@ -241,80 +214,14 @@ def combine(
     ``content`` maps page id -> Assignment for pages in content clusters (pages with an empty
     ``cluster_id`` count as alone); ``content_clusters`` are those clusters. Returns an
     Assignment for every record and every cluster (content and rule), sorted by canonical id.
+    In memory, for small inputs; the end of a crawl streams the store into :func:`add_page` and
+    :func:`assign_table` instead.
     """
     recs = sorted(records, key=lambda r: r.id)
     by_id = {r.id: r for r in recs}
-    state = _State(by_id)
-    by_url: Dict[str, int] = {}
-    by_final: Dict[str, int] = {}
+    table = PageTable()
     for r in recs:
-        by_url.setdefault(r.url, r.id)
-        if r.final_url:
-            by_final.setdefault(r.final_url, r.id)
-    predicted = _resolve_predicted(recs, by_url, by_final, by_id)
-
-    # 2 (before 1 so that content wins): content clusters as given.
-    _seed_content(state, content, content_clusters, by_id)
-    # 1: special pages, grouped per SPEC section 7.
-    _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
-    # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
-    _url_groups(state, [r for r in recs if r.id not in predicted], params)
-    # 5: predicted duplicates join the cluster of the page they were predicted to duplicate.
-    for pid in sorted(predicted):
-        target = predicted[pid]
-        if target not in state.assign:
-            url = by_id[target].url
-            state.new_cluster(content_cluster_id(url), "content", [target], "content")
-        state.join(state.assign[target].cluster_id, pid, "predicted")
-
-    out = {r.id: state.assign.get(r.id, Assignment()) for r in recs}
-    return out, _clusters_of(state, by_id)
-
-
-def _seed_content(state: "_State", content: Dict[int, Assignment], content_clusters: List[Cluster],
-                  by_id: Dict[int, PageRecord]) -> None:
-    for c in content_clusters:
-        ids = [i for i in c.member_ids if i in by_id]
-        if not ids:
-            continue
-        state.members[c.cluster_id] = sorted(ids)
-        state.canonical[c.cluster_id] = c.canonical_id
-        state.kind[c.cluster_id] = c.kind or "content"
-    for i, a in content.items():
-        if i in by_id and a.cluster_id and a.cluster_id in state.members:
-            state.assign[i] = a
-
-
-def _url_groups(state: "_State", candidates: List[PageRecord], params: AssignParams) -> None:
-    """R1 (same final URL) then U1 (same normalized URL) among the pages still alone."""
-    rule_on = params.rules.enabled_rules
-    if "R1" in rule_on:
-        _group_alone(
-            state, candidates, lambda r: r.final_url or "", "R1",
-            lambda best, k: f"redir-{_h64(k)}",
-        )
-    if "U1" in rule_on:
-        def norm(r: PageRecord) -> str:
-            return r.normalized_url or normalize_url(r.url, params.urls)
-
-        def u1_id(best: PageRecord, k: str) -> str:
-            origin = url_origin(k)
-            return f"urlcanon-{origin}-{k[len(origin):] or '/'}"
-
-        _group_alone(state, candidates, norm, "U1", u1_id)
-
-
-def _clusters_of(state: "_State", by_id: Dict[int, PageRecord]) -> List[Cluster]:
-    clusters = [
-        Cluster(
-            cluster_id=cid,
-            canonical_id=state.canonical[cid],
-            canonical_url=by_id[state.canonical[cid]].url if state.canonical[cid] in by_id else "",
-            member_ids=list(state.members[cid]),
-            kind=state.kind[cid],
-            origins=len({_origin(by_id[i]) for i in state.members[cid] if i in by_id}),
-        )
-        for cid in state.members
-    ]
-    clusters.sort(key=lambda c: (c.canonical_id, c.cluster_id))
-    return clusters
+        add_page(table, r, params)
+    out = assign_table(table, content, content_clusters, params, by_id.__getitem__)
+    clusters = list(out.clusters(lambda ids: {i: by_id[i].url for i in ids if i in by_id}))
+    return expand(out, content), clusters
