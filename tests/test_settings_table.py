@@ -1,7 +1,6 @@
 """The settings table in config.py is the one list of WEBSIM_* settings: README, the core parameter
 objects' defaults and the typo check all agree with it."""
 
-import dataclasses
 import os
 import re
 import subprocess
@@ -9,7 +8,6 @@ import sys
 
 import pytest
 
-from scrapy_websim import config
 from scrapy_websim.config import SETTINGS, SETTINGS_BY_NAME, ConfigError, PredictSettings, WebsimConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
