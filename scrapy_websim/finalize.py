@@ -210,6 +210,9 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
             "rule1": f"text >= {d.rule1_jaccard} (MinHash; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
                      f"or visual >= {d.rule1_visual})",
             "rule2": f"visual >= {d.rule2_visual}",
+            "not_when": f"judged texts differ and: h1 headings share < {d.heading_min_jaccard} of their words, or "
+                        f"both are mostly prose and the shorter has >= {d.prose_len_min_chars} characters of it, "
+                        f"< {d.prose_min_len_ratio} of the longer's",
             "structure_measure": d.structure_measure,
         },
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
