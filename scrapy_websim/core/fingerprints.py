@@ -24,6 +24,7 @@ from .types import MASK64
 __all__ = [
     "CJK_CHARS",
     "blake2b64",
+    "blake2b_digest",
     "tokens",
     "simhash64",
     "hamming",
@@ -37,11 +38,16 @@ __all__ = [
 ]
 
 
+def blake2b_digest(text: str, size: int) -> bytes:
+    """BLAKE2b digest of ``size`` bytes of ``text`` (UTF-8). Lone surrogates (a URL decoded with
+    ``surrogateescape``) are hashed, not refused."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=size).digest()
+
+
 def blake2b64(text: str, byteorder: str = "big") -> int:
-    """The one 64-bit token/URL hash: BLAKE2b with an 8-byte digest of ``text`` (UTF-8), as an int.
-    ``byteorder`` only because stored SimHashes were built little-endian (:func:`simhash64`). Lone
-    surrogates (a URL decoded with ``surrogateescape``) are hashed, not refused."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), byteorder)
+    """The one 64-bit token/URL hash: :func:`blake2b_digest` of 8 bytes, as an int. ``byteorder``
+    only because stored SimHashes were built little-endian (:func:`simhash64`)."""
+    return int.from_bytes(blake2b_digest(text, 8), byteorder)
 
 
 # --- tokens and SimHash --------------------------------------------------------------------

@@ -50,14 +50,13 @@ new R1, U1 or predicted cluster. :func:`combine` does the same on records in mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..rules.signals import RuleParams
 from ..rules.label import special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
-from ..fingerprints import blake2b64
+from ..fingerprints import blake2b64, blake2b_digest
 from ..urls.normalize import UrlParams, normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
 
@@ -146,7 +145,8 @@ _ZERO = bytes(16)
 
 
 def _digest(text: str) -> bytes:
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """16 bytes: two different URLs share a digest with probability 2**-128."""
+    return blake2b_digest(text, 16)
 
 
 def _normalized(r: PageRecord, params: AssignParams) -> str:
