@@ -347,6 +347,7 @@ _CORE: Tuple[Tuple[str, str, Any, Tuple[Tuple[str, ...], ...]], ...] = (
     (_DECIDE, "decision", DecisionParams, (
         ("WEBSIM_TEXT_THRESHOLD", "rule1_text"),
         ("WEBSIM_TEXT_JACCARD_THRESHOLD", "rule1_jaccard"),
+        ("WEBSIM_TEXT_NOISE_SHINGLES", "text_noise_shingles"),
         ("WEBSIM_STRUCTURE_THRESHOLD", "rule1_structure"),
         ("WEBSIM_VISUAL_THRESHOLD", "rule1_visual"),
         ("WEBSIM_VISUAL_FALLBACK_THRESHOLD", "rule2_visual"),

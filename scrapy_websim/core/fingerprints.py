@@ -168,8 +168,12 @@ def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:
 def minhash(text: str) -> np.ndarray:
     """One-permutation MinHash of the shingle set: :data:`MINHASH_BINS` uint32 values (the bin's
     smallest value, ``0xFFFFFFFF`` for an empty bin)."""
+    return minhash_of(shingle_hashes(text))
+
+
+def minhash_of(h: np.ndarray) -> np.ndarray:
+    """:func:`minhash` of shingle hashes already made (:func:`shingle_hashes`)."""
     sig = np.full(MINHASH_BINS, _EMPTY_BIN, np.uint32)
-    h = shingle_hashes(text)
     if h.shape[0]:
         low = np.minimum(h & np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFE)).astype(np.uint32)
         np.minimum.at(sig, (h >> _BIN_SHIFT).astype(np.intp), low)

@@ -102,6 +102,8 @@ class PageRecord:
     minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.fingerprints.minhash)
     dense_len: int = 0  # characters of the page's prose: visible text without link lists (core.page.prose.dense_text)
     dense_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
+    shingles: int = 0  # distinct word 3-shingles of the main text (0: unknown, an older features file)
+    dense_shingles: int = 0  # distinct word 3-shingles of the prose (0 with no dense_minhash)
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
