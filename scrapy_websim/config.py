@@ -3,9 +3,10 @@
 Each setting's default, valid range and one-line description are written once, where its value
 lives: a field of :class:`WebsimConfig` or :class:`PredictSettings` (the setting's name is
 ``WEBSIM_`` or ``WEBSIM_PREDICT_`` + the field's name), or a field of a core parameter object
-(``core/params.py``'s ``param``; :data:`_CORE` below maps those settings to their fields). The table
-:data:`SETTINGS` (type, default, valid range, one-line description; README's "Settings" section is
-checked against it) is built from those declarations. ``WebsimConfig.from_settings(settings)`` is
+(``param`` in ``core/params/``, where every core parameter object is declared; :data:`_CORE`
+below maps those settings to their fields). The table :data:`SETTINGS` (type, default, valid
+range, one-line description; README's "Settings" section is checked against it) is built from
+those declarations. ``WebsimConfig.from_settings(settings)`` is
 called once per crawler and every component reads the same object (the core parameter objects are
 built by ``build_params`` from the ``*_SETTINGS`` mappings below). A bad value raises
 :class:`ConfigError` naming the setting and its valid range; an unknown ``WEBSIM_*`` name raises
@@ -24,15 +25,9 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
     PROXY_SCHEMES, ConfigError, _one_line, parse_cookies, parse_header_line, parse_headers, parse_proxy,
     parse_viewport, proxy_parts)
-from scrapy_websim.core.match.cluster import ClusterParams
-from scrapy_websim.core.match.similarity import DecisionParams
-from scrapy_websim.core.page.dom import DomParams
-from scrapy_websim.core.page.lcs import LcsParams
-from scrapy_websim.core.page.text import TextParams
-from scrapy_websim.core.params import FieldError, param, parse_range
-from scrapy_websim.core.rules.signals import RuleParams
-from scrapy_websim.core.urls.normalize import UrlParams
-from scrapy_websim.core.urls.predictor import PredictorParams
+from scrapy_websim.core.params import (
+    ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PredictorParams, RuleParams, TextParams, UrlParams,
+    param, parse_range)
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -82,7 +77,7 @@ def get_number(
 
 def _to_number(name: str, value: Any, spec: str, integer: bool) -> Any:
     """``value`` (a number or its text) as an int or a float in the range ``spec``
-    (``core/params.py``'s form, e.g. ``"(0, 600]"``; ``""`` = any)."""
+    (``core/params/base.py``'s form, e.g. ``"(0, 600]"``; ``""`` = any)."""
     kind = "int" if integer else "number"
     rng = parse_range(f"{kind} {spec}") if spec else None
     must = rng.text if rng else ("an integer" if integer else "a number")

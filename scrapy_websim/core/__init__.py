@@ -5,9 +5,9 @@ tested, benchmarked and reused offline (``websim cluster`` on a features file).
 
 Layout, by concern (a package imports only the ones above it; no cycles):
 
-* :mod:`.types` (the records and their JSON form, the one "is HTML"), :mod:`.params` (the one
-  range check of ``validate()``), :mod:`.fingerprints` (tokens, the one token hash, SimHash,
-  MinHash, Jaccard).
+* :mod:`.types` (the records and their JSON form, the one "is HTML"), :mod:`.params` (every
+  tunable of the core: the parameter objects of each package and the one range check of their
+  ``validate()``), :mod:`.fingerprints` (tokens, the one token hash, SimHash, MinHash, Jaccard).
 * :mod:`.page`: one page's features from its parsed HTML and screenshot.
 * :mod:`.rules`: the special-page rules (signals per page, label at the end).
 * :mod:`.urls`: the URL list, URL normalisation, URL SimHash, the duplicate predictor.

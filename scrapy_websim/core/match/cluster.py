@@ -70,30 +70,11 @@ from .candidates import (
     _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
 from ..fingerprints import text_hash
-from ..params import Params, param
+from ..params.match import ClusterParams
 from ..types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
 
 
 CompareFn = Callable[[int, int], PairResult]
-
-
-@dataclass(frozen=True)
-class ClusterParams(Params):
-    """Parameters of eligibility, candidate generation and the canonical-centred passes."""
-
-    simhash_distance: int = param(8, "int [0, 11]", "candidate SimHash distance")
-    length_diff: float = param(0.5, "number [0, 1]", "candidate text-length difference")
-    #: -1 = off
-    visual_distance: int = param(0, "int [-1, 11]", "visual-fallback candidates: pHash distance")
-    #: (seed behaviour)
-    same_host_only: bool = param(False, "", "compare pages of the same host only")
-    passes: int = param(0, "int [0, 1000] (0 = until done)", "canonical-centred passes per group, 0 = to completion")
-    min_html_len: int = param(1024, "int >= 0", "eligibility: rendered HTML bytes")
-    min_text_len: int = param(200, "int >= 0", "eligibility: main-text characters")
-    #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
-    #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
-    #: site-wide logo heading is no evidence and would make one group of the site); 0 = off
-    heading_max_pages: int = param(32, "int [0, 10000]", "same-h1 candidates when at most this many pages share the h1, 0 = off")
 
 
 DEFAULT_PARAMS = ClusterParams()

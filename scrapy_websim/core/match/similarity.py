@@ -12,12 +12,11 @@ similarity is symmetric, in [0, 1], and 1 for a page compared with itself when i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
-from ..page.lcs import STRUCTURE_MEASURES, lcs_similarity
-from ..params import FieldError, Params, param
+from ..page.lcs import lcs_similarity
+from ..params.match import DecisionParams
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
@@ -36,70 +35,6 @@ __all__ = [
     "prose_lengths_differ",
     "compare",
 ]
-
-
-@dataclass(frozen=True)
-class DecisionParams(Params):
-    """Similarity scales and decision thresholds. Defaults chosen on the labelled corpus
-    (``bench/corpus``; see ``tests/test_corpus.py``)."""
-
-    text_min_len_ratio: float = param(0.3, "[0, 1]", "text similarity is 0 below this length ratio")
-    #: text similarity is 1 - d / this
-    text_max_distance: int = param(16, "int [1, 64]", "SimHash distance where text similarity reaches 0")
-    #: visual similarity is 1 - d / this
-    visual_max_distance: int = param(20, "int [1, 64]", "pHash distance where visual similarity reaches 0")
-    #: "paths" (SPEC: counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS) or "both" (their mean)
-    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
-    #: the tag-path Jaccard gets 1 - this
-    structure_count_weight: float = param(0.5, "[0, 1]", "weight of the DOM-count cosine in paths")
-    #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
-    rule1_text: float = param(0.75, "[0, 1]", "rule 1: minimum SimHash text similarity")
-    #: used when both pages carry a MinHash (word 3-shingle measure, :func:`shingle_sim`; the SimHash
-    #: measure is then only the candidate filter and the fallback for older features files)
-    rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity")
-    #: the text measure forgives the page with more text of its own up to this many word
-    #: 3-shingles that the other page lacks: what a server adds to one response and not another
-    #: (a banner with an id, a "generated at" line, five "recommended" links: 50-80 shingles in
-    #: bench/textsim.py). Measured on 786 pages of 8 templates: plain Jaccard (0) cannot separate a
-    #: short page's noisy copy (0.37) from two pages of one boilerplate (0.52) or one man page
-    #: from another that shares its options (0.72); 100 puts every copy at >= 0.75 and every two
-    #: different pages at < 0.75.
-    text_noise_shingles: int = param(
-        100, "int [0, 100000]", "text measure: shingles of per-request noise forgiven, 0 = plain Jaccard")
-    rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity")
-    rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity")
-    rule2_visual: float = param(0.99, "[0, 1.01] (above 1 disables rule 2)", "rule 2: visual alone (> 1 disables)")
-    #: rule 2 only between screenshots that carry a picture: a near-uniform viewport (blank page,
-    #: a header over white) hashes to a pHash with almost no bits set (white: 8000000000000000),
-    #: and all such pages would look identical.
-    rule2_min_phash_bits: int = param(8, "int [0, 32]", "rule 2: pHash bits set and unset at least")
-    #: two pages with text below this Jaccard are different pages that merely share a first
-    #: viewport (a doc site's header over the fold). Measured: python3-doc keyword.html and
-    #: fnmatch.html share a pHash at text 0.008 (bench/sites.py); two nginx listings of different
-    #: directories (one header, a few entries each) reach 0.30 by the noise-forgiving measure
-    #: (tests/test_text.py). 0 = rule 2 on the screenshot alone.
-    rule2_min_jaccard: float = param(0.5, "[0, 1]", "rule 2: minimum MinHash text similarity")
-    #: first ``<h1>`` headings, token Jaccard; not when their judged text is identical, nor when
-    #: either page has no h1. Two pages of one template that say they are about different things (a
-    #: wiki's revision histories or page information of two articles share 55-80 % of their text
-    #: and look alike; bench/wiki.py).
-    heading_min_jaccard: float = param(
-        0.6, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
-    #: between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged text on both),
-    #: when the shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text
-    #: is identical: the longer page says a quarter more (a later revision of an article, a page
-    #: with a new section) and is a page of its own. Measured (bench/textsim.py, 786 pages of 8
-    #: templates): a noisy copy's prose is >= 0.91 of its page's at >= 1000 characters; a wiki's
-    #: first revision (60 % of the text) is ~0.65 of its article's (bench/wiki.py).
-    prose_min_len_ratio: float = param(
-        0.8, "[0, 1]", "no duplicate between prose pages whose prose lengths differ more (shorter / longer), 0 = off")
-    prose_len_min_chars: int = param(
-        1000, "int [0, 10000000]", "the prose length check needs this much prose on the shorter page")
-
-    def validate(self) -> "DecisionParams":
-        if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
-            raise FieldError("structure_measure", f"must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}")
-        return super().validate()
 
 
 #: The seed's constants (SPEC section 5 as written): identical SimHash required.

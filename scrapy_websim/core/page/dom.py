@@ -15,21 +15,12 @@ returns the three :class:`~scrapy_websim.core.types.PageRecord` fields:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List
 
-from ..params import Params, param
+from ..params.page import DomParams
 from ..types import DOM_COUNT_NAMES
 
 __all__ = ["DomParams", "dom_features"]
-
-
-@dataclass(frozen=True)
-class DomParams(Params):
-    max_paths: int = param(512, "int [1, 100000]", "tag paths kept per page (most frequent first)")
-    #: deeper elements share their truncated path
-    max_path_depth: int = param(32, "int [1, 1000]", "tags per path")
-    max_depth: int = param(64, "int [1, 10000]", "last bucket of the depth histogram")
 
 
 DEFAULT_DOM_PARAMS = DomParams()

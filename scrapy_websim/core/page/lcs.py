@@ -41,30 +41,24 @@ C: about 2 ms for 5,000 x 5,000 tags (``python bench/lcs.py``).
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from ..params import Params, param
+from ..params.page import DEFAULT_MAX_TAGS, STRUCTURE_MEASURES, LcsParams
 from .visible import page_body
 
-#: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
-STRUCTURE_MEASURES = ("paths", "lcs", "both")
-
-DEFAULT_MAX_TAGS = 5000
-MAX_MAX_TAGS = 1_000_000
-
-
-@dataclass(frozen=True)
-class LcsParams(Params):
-    """Parameters of the tag sequence and of the structure measure."""
-
-    #: a document-order prefix of the elements
-    max_tags: int = param(DEFAULT_MAX_TAGS, f"int [1, {MAX_MAX_TAGS}]", "tag-sequence length kept for LCS")
-    include_head: bool = param(False, "", "also walk <head> (default: only <body>)")
-    #: "paths" (SPEC section 4), "lcs" (this module) or "both" (their mean)
-    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
-
+__all__ = [
+    "LcsParams",
+    "STRUCTURE_MEASURES",
+    "DEFAULT_MAX_TAGS",
+    "TAG_TABLE",
+    "tag_char",
+    "tag_sequence",
+    "lcs_length",
+    "lcs_similarity",
+    "lcs_similarity_bound",
+    "structure_similarity",
+]
 
 # --------------------------------------------------------------------------------------------
 # Tag table. APPEND ONLY: the position of a tag is its character in every stored tag_seq.

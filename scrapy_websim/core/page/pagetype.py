@@ -48,32 +48,12 @@ article-extraction-benchmark pages (detail) 173/181. Reproduce with
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from ..params import Params, param
+from ..params.page import PageTypeParams
 from .visible import NON_TEXT_TAGS, page_body
 
 PAGE_TYPES = ("list", "detail", "unknown")
-
-
-@dataclass(frozen=True)
-class PageTypeParams(Params):
-    """Thresholds of :func:`page_type` (see the module docstring for what each signal is)."""
-
-    min_block_chars: int = param(80, "int [1, 10000]", "a prose block has at least this many characters")
-    max_block_link_density: float = param(0.34, "number [0.0, 1.0]", "... and at most this share of it in links")
-    detail_min_running_chars: int = param(400, "int [0, 1000000]", 'running text needed for "detail"')
-    detail_min_running_share: float = param(0.5, "number [0.0, 100.0]", "running text / link text of repeated blocks")
-    list_min_items: int = param(10, "int [1, 100000]", 'repeated linked items needed for "list"')
-    list_min_share: float = param(0.3, "number [0.0, 1.0]", 'repeated-item chars / non-furniture chars for "list"')
-    list_max_text_per_item: float = param(200.0, "number [0.0, 100000.0]", "mean non-link chars per repeated item")
-    min_item_link_share: float = param(
-        0.4, "number [0.0, 1.0]", 'a repeated item is "linked" if its text starts in a link or this share is link text')
-    furniture_max_prose_blocks: int = param(
-        3, "int [1, 1000]", "nav/menu/sidebar/footer elements hold fewer prose blocks")
-    min_repeat: int = param(3, "int [2, 1000]", "siblings of one signature that make a repeated group")
-    max_nodes: int = param(50_000, "int [100, 10000000]", "elements walked at most (a document-order prefix)")
 
 
 #: Elements whose boundaries end a text block.

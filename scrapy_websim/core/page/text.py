@@ -22,11 +22,10 @@ The tokens and hashes of the extracted text (SimHash, MinHash) are in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from ..params import Params, param
+from ..params.page import TextParams
 from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
@@ -34,27 +33,6 @@ __all__ = [
     "extract_main_text",
     "list_text",
 ]
-
-
-@dataclass(frozen=True)
-class TextParams(Params):
-    """Parameters of main-text extraction."""
-
-    semantic_min_share: float = param(0.5, "[0, 1]", "share of text article/main must hold")
-    semantic_min_chars: int = param(140, "[0, 1000000]", "minimum characters of such a container")
-    max_link_density: float = param(0.5, "(0, 1]", "blocks with more link text are dropped")
-    #: "websim" is this module (~1 ms/page), "trafilatura" has a better F1 and is ~10x slower
-    #: (bench/extraction.py).
-    extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"))
-    #: A page that is not a list page is judged by its visible text (link texts included) when its
-    #: article is shorter (``core.features.content_text``); 0 = only list pages.
-    list_fallback_chars: int = param(200, "int [0, 1000000]", "shorter articles: judged by visible text")
-    #: The density fallback widens the best-scoring block to its lowest ancestor holding this share
-    #: of the page's paragraph text (0 = never widen; ``_prose_root``).
-    prose_share: float = param(0.6, "[0, 1]", "density extraction widens to this paragraph share")
-    #: Below this share of the visible text (outside furniture, links included) a page is judged by
-    #: that visible text (``core.features.content_text``).
-    article_min_share: float = param(1.0, "[0, 1]", "article share of the visible text to judge by it")
 
 
 DEFAULT_TEXT_PARAMS = TextParams()

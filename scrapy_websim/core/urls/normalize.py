@@ -21,14 +21,13 @@ Pure: no Scrapy import; deterministic; never raises on junk (returns the input s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Tuple
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-from ..params import FieldError, Params, param
+from ..params.urls import UrlParams
 
 try:  # courlan's broad tracker pattern (AdGuard / ClearURLs / Firefox query stripping)
     from courlan.clean import TRACKERS_RE as _COURLAN_TRACKERS
@@ -44,35 +43,6 @@ _TRACKER_PREFIXES = re.compile(
 __all__ = ["UrlParams", "normalize_url", "url_origin", "is_tracking_param"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
-
-
-#: Last path segments that name the directory's default document.
-INDEX_FILES = ("index.html", "index.htm", "index.php", "index.shtml", "default.htm", "default.html", "default.aspx")
-#: Query parameter names dropped on top of the tracker prefixes (exact, case-insensitive).
-TRACKING_PARAMS = (
-    "_hsenc", "_hsmi", "mkt_tok", "spm", "_ga", "_gl", "srsltid", "igshid", "ref_src",
-    "trk", "ncid", "cmpid", "s_cid", "wt.mc_id", "epik", "_openstat", "yclid", "mibextid",
-)
-
-
-@dataclass(frozen=True)
-class UrlParams(Params):
-    """Parameters of URL normalisation."""
-
-    index_files: Tuple[str, ...] = param(INDEX_FILES, "", "last path segments dropped by normalisation")
-    tracking_params: Tuple[str, ...] = param(TRACKING_PARAMS, "", "query parameters dropped")
-    #: whatever the patterns say
-    keep_params: Tuple[str, ...] = param((), "", "query parameters never dropped")
-    #: courlan's pattern drops ``ref``, ``source``, ``keyword``, ``cid``, ...
-    use_courlan_trackers: bool = param(False, "", "also drop courlan's broad tracker list")
-    #: of non-root paths
-    strip_trailing_slash: bool = param(True, "", "/a/ and /a are the same URL")
-
-    def validate(self) -> "UrlParams":
-        super().validate()
-        if any("/" in v for v in self.index_files):
-            raise FieldError("index_files", f"must be file names without '/', got {self.index_files!r}")
-        return self
 
 
 def is_tracking_param(name: str, params: UrlParams = UrlParams()) -> bool:

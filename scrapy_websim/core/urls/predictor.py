@@ -44,7 +44,6 @@ import bisect
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlsplit
@@ -53,7 +52,7 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
-from ..params import Params, param as _param
+from ..params.urls import PredictorParams
 from ..fingerprints import CJK_CHARS
 from ..fingerprints import blake2b64
 
@@ -66,22 +65,6 @@ __all__ = [
     "boilerplate_shingles",
     "wilson_bounds",
 ]
-
-
-@dataclass(frozen=True)
-class PredictorParams(Params):
-    """Parameters of :class:`DupePredictor` (defaults are the shipped values)."""
-
-    jaccard_threshold: float = _param(0.9, "(0, 1]", "two pages are duplicates from this estimated Jaccard similarity")
-    #: 64 gives a Jaccard standard error of ~0.04 near 0.9
-    num_perm: int = _param(64, "[16, 1024]", "MinHash permutations")
-    #: bottom-k by URL hash
-    sample_size: int = _param(24, "[2, 1000]", "URLs per comparable group taking part in the statistics")
-    confidence: float = _param(0.95, "[0.5, 1)", "one-sided confidence of the lower bound taken as the probability")
-    boilerplate_share: float = _param(0.2, "(0, 1]", "a shingle on this share of the sample texts is site boilerplate")
-    max_params: int = _param(12, "[1, 100]", "URLs with more query parameters only take part in the path hypothesis")
-    #: a memory bound; later pages still update the statistics
-    max_urls: int = _param(1_000_000, ">= 1", "URLs indexed at most")
 
 
 # --------------------------------------------------------------------------- text side

@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
 from ..fingerprints import CJK_CHARS, hamming
-from ..params import Params, param
+from ..params.urls import UrlSimhashParams
 from ..fingerprints import blake2b64
 
 __all__ = [
@@ -44,25 +43,6 @@ __all__ = [
     "dedupe_urls",
     "main",
 ]
-
-
-def _weight(default: float, component: str) -> float:
-    """A component weight (they share one range): its share of the hash is weight / total."""
-    return param(default, "[0, 100]", f"weight of the {component}")
-
-
-@dataclass(frozen=True)
-class UrlSimhashParams(Params):
-    """Component weights and the dedupe defaults."""
-
-    host_weight: float = _weight(4.0, "host labels")
-    path_weight: float = _weight(3.0, "path segments")
-    query_weight: float = _weight(2.0, "query parameters")
-    fragment_weight: float = _weight(0.5, "fragment")
-    scheme_weight: float = _weight(0.5, "scheme")
-    #: 95 = Hamming <= 3
-    dedupe_threshold: float = param(95.0, "[50, 100]", "two URLs are of one pattern from this similarity")
-    keep: int = param(15, ">= 1", "URLs kept per pattern by dedupe_urls")
 
 
 DEFAULT_PARAMS = UrlSimhashParams()

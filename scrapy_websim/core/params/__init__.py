@@ -1,0 +1,44 @@
+"""Every tunable of the core, declared once: the frozen parameter objects and how they declare a field.
+
+* :mod:`.base`: :func:`~.base.param` (a field's default, valid range or choices, one-line
+  description), :class:`~.base.Params` (the one ``validate()`` those declarations drive) and
+  :class:`~.base.FieldError`.
+* One module per core package, holding its parameter objects (fields, comments, ``validate()``)
+  and the constants their defaults are made of: :mod:`.page` (``TextParams``, ``PageTypeParams``,
+  ``DomParams``, ``LcsParams``), :mod:`.match` (``DecisionParams``, ``ClusterParams``),
+  :mod:`.rules` (``RuleParams``, ``RULE_CODES``, the keyword lists) and :mod:`.urls`
+  (``UrlParams``, ``UrlSimhashParams``, ``PredictorParams``).
+
+The algorithm modules import their object from here and re-export it (``from
+scrapy_websim.core.page.text import TextParams`` keeps working); ``config.py`` builds the
+``WEBSIM_*`` settings table from these declarations. A new tunable is one ``param(...)`` field in
+the module of its package (and, for a setting, one row in ``config._CORE``).
+
+Pure package: no Scrapy import, and no import of the algorithm modules (they import it).
+"""
+
+from .base import FieldError, Params, Range, check_fields, check_ranges, param, parse_range
+from .match import ClusterParams, DecisionParams
+from .page import DomParams, LcsParams, PageTypeParams, TextParams
+from .rules import RuleParams
+from .urls import PredictorParams, UrlParams, UrlSimhashParams
+
+__all__ = [
+    "Range",
+    "parse_range",
+    "check_ranges",
+    "param",
+    "check_fields",
+    "Params",
+    "FieldError",
+    "TextParams",
+    "PageTypeParams",
+    "DomParams",
+    "LcsParams",
+    "DecisionParams",
+    "ClusterParams",
+    "RuleParams",
+    "UrlParams",
+    "UrlSimhashParams",
+    "PredictorParams",
+]
