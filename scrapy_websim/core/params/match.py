@@ -35,15 +35,6 @@ class DecisionParams(Params):
     #: used when both pages carry a MinHash (word 3-shingle measure, ``similarity.shingle_sim``; the
     #: SimHash measure is then only the candidate filter and the fallback for older features files)
     rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity")
-    #: the text measure forgives the page with more text of its own up to this many word
-    #: 3-shingles that the other page lacks: what a server adds to one response and not another
-    #: (a banner with an id, a "generated at" line, five "recommended" links: 50-80 shingles in
-    #: bench/textsim.py). Measured on 786 pages of 8 templates: plain Jaccard (0) cannot separate a
-    #: short page's noisy copy (0.37) from two pages of one boilerplate (0.52) or one man page
-    #: from another that shares its options (0.72); 100 puts every copy at >= 0.75 and every two
-    #: different pages at < 0.75.
-    text_noise_shingles: int = param(
-        100, "int [0, 100000]", "text measure: shingles of per-request noise forgiven, 0 = plain Jaccard")
     rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity")
     rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity")
     rule2_visual: float = param(0.99, "[0, 1.01] (above 1 disables rule 2)", "rule 2: visual alone (> 1 disables)")
@@ -73,6 +64,15 @@ class DecisionParams(Params):
         0.8, "[0, 1]", "no duplicate between prose pages whose prose lengths differ more (shorter / longer), 0 = off")
     prose_len_min_chars: int = param(
         1000, "int [0, 10000000]", "the prose length check needs this much prose on the shorter page")
+    #: the text measure forgives the page with more text of its own up to this many word
+    #: 3-shingles that the other page lacks: what a server adds to one response and not another
+    #: (a banner with an id, a "generated at" line, five "recommended" links: 50-80 shingles in
+    #: bench/textsim.py). Measured on 786 pages of 8 templates: plain Jaccard (0) cannot separate a
+    #: short page's noisy copy (0.37) from two pages of one boilerplate (0.52) or one man page
+    #: from another that shares its options (0.72); 100 puts every copy at >= 0.75 and every two
+    #: different pages at < 0.75.
+    text_noise_shingles: int = param(
+        100, "int [0, 100000]", "text measure: shingles of per-request noise forgiven, 0 = plain Jaccard")
 
     def validate(self) -> "DecisionParams":
         if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
