@@ -27,7 +27,7 @@ content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_ma
 shipped decision (``core.match.similarity.compare``: text, structure, heading and prose length
 checks; no screenshot, so rule 1 needs structure) says: how many copies are duplicates of their
 page, how many are clustered with it (the decision and the candidate join: SimHash within the
-distance or the same h1), and how many pairs of different pages are duplicates (a unique page
+distance or the same h1, or title on a page without an h1), and how many pairs of different pages are duplicates (a unique page
 lost). The last line:
 
     templates=N pages=N worst_margin=X worst_template=NAME
@@ -50,7 +50,7 @@ from scrapy_websim.core.features import FeatureParams, compute_features  # noqa:
 from scrapy_websim.core.match.cluster import cluster, is_eligible  # noqa: E402
 from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim  # noqa: E402
 from scrapy_websim.core.fingerprints import hamming  # noqa: E402
-from tests.sites import noisy_copy  # noqa: E402  (the same noise as the end-to-end test's copies)
+from tests.sites import noisy_copy, title_of  # noqa: E402  (the same noise as the end-to-end test's copies)
 from scrapy_websim.core.types import PageRecord  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,7 +88,9 @@ def template_files(pattern: str, limit: int):
 
 
 def features(url: str, html: str, params: FeatureParams) -> PageRecord:
-    rec = PageRecord(id=0, url=url, status_code=200, content_type="text/html", html_len=len(html.encode()))
+    """The page's record as a crawl makes it (the title is what the browser reports)."""
+    rec = PageRecord(id=0, url=url, status_code=200, content_type="text/html", html_len=len(html.encode()),
+                     title=title_of(html))
     compute_features(rec, html, b"", params)
     return rec
 

@@ -519,3 +519,19 @@ def test_pages_with_the_same_h1_are_candidates_unless_many_pages_share_it():
                      "host": 0, "tpl": 1, "hd": 11} for i in range(31)]
     assert len(logo) == 33 and cluster(to_keys(logo), same_page, ClusterParams()).clusters == []
     assert [c.member_ids for c in cluster(to_keys(logo), same_page, ClusterParams(heading_max_pages=33)).clusters]
+
+
+def test_the_heading_key_is_the_h1_and_on_a_page_without_one_the_title():
+    """DocBook pages (PostgreSQL's manual) head their content with h2: their noisy copies, 10 bits
+    of SimHash away, are candidates through the title they keep."""
+    from scrapy_websim.core.match.cluster import heading_key
+    from scrapy_websim.core.types import PageRecord
+
+    def rec(title, h1=""):
+        return PageRecord(id=1, url="http://127.0.0.1/p", title=title, signals={"h1": h1} if h1 else {})
+
+    assert heading_key(rec("Managing Databases")) == heading_key(rec("  managing   databases "))
+    assert heading_key(rec("Managing Databases")) != heading_key(rec("Managing Roles"))
+    assert heading_key(rec("Site", "git-fetch(1)")) == heading_key(rec("Other title", "git-fetch(1)"))  # the h1 wins
+    assert heading_key(rec("git-fetch(1)")) != heading_key(rec("", "git-fetch(1)"))  # a title never stands for an h1
+    assert heading_key(rec("")) is None and heading_key(rec("   ")) is None

@@ -14,7 +14,8 @@ Candidate graph
       ``longer - shorter <= length_diff * longer`` on the main-text lengths (50 %), or
     * visual fallback: both have a pHash within ``visual_distance`` (0 = identical, matching
       rule 2's default 0.99 threshold; see :func:`phash_distance_for`), whatever the texts.
-    * same heading: both have the same first ``<h1>`` (:func:`heading_key`), at most
+    * same heading: both have the same first ``<h1>`` (without one: the same title;
+      :func:`heading_key`), at most
       ``heading_max_pages`` (32) eligible pages have it, and the length check above passes
       (identical keys only: an interval graph on text length, like an identical-SimHash entry).
 
@@ -125,10 +126,14 @@ def key_row(record: PageRecord) -> KeyRow:
 
 
 def heading_key(record: PageRecord) -> Optional[int]:
-    """64-bit hash of the page's first ``<h1>`` (``signals["h1"]``, case, spacing and punctuation
-    folded); None when it has none."""
+    """64-bit hash of what the page says it is: its first ``<h1>`` (``signals["h1"]``), or on a
+    page without one its ``<title>`` (DocBook and many CMS pages head their content with h2 or a
+    styled div); case, spacing and punctuation folded. None when it has neither. A noisy copy keeps
+    both while its inserted blocks move its SimHash 10-23 bits (bench/textsim.py)."""
     h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
-    return text_hash(h1) or None if h1 else None
+    if h1:
+        return text_hash(h1) or None
+    return text_hash("\x00title " + record.title) or None if record.title and record.title.strip() else None
 
 
 def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
