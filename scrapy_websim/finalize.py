@@ -207,9 +207,10 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         "rule_clusters": sum(1 for kind in kinds if kind != "content"),
         "sim_threshold": params.config.sim_threshold,
         "decision": {
-            "rule1": f"text >= {d.rule1_jaccard} (MinHash; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
+            "rule1": f"text >= {d.rule1_jaccard} (MinHash shingle measure, up to {d.text_noise_shingles} shingles of "
+                     f"one page's own text forgiven; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
                      f"or visual >= {d.rule1_visual})",
-            "rule2": f"visual >= {d.rule2_visual}",
+            "rule2": f"visual >= {d.rule2_visual} and text >= {d.rule2_min_jaccard}",
             "not_when": f"judged texts differ and: h1 headings share < {d.heading_min_jaccard} of their words, or "
                         f"both are mostly prose and the shorter has >= {d.prose_len_min_chars} characters of it, "
                         f"< {d.prose_min_len_ratio} of the longer's",
