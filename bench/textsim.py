@@ -98,7 +98,7 @@ def features(url: str, html: str, params: FeatureParams) -> PageRecord:
 def _clustered(page: PageRecord, copy: PageRecord) -> bool:
     """Does the shipped clustering (candidate join, then the decision) put a page and its copy in
     one cluster? A pair the decision accepts is lost when it is not a candidate (SimHash beyond
-    the distance, no shared h1)."""
+    the distance, no shared h1 or, without one, title)."""
     a, b = replace(page, id=1), replace(copy, id=2)
     records = {1: a, 2: b}
     result = cluster([a, b], lambda x, y: compare(records[x], records[y]))

@@ -101,17 +101,11 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.text_len = len(main_text)
     record.simhash = fingerprints.simhash64(main_text)
     record.text_hash = fingerprints.text_hash(main_text)
-    shingles = fingerprints.shingle_hashes(main_text)
-    record.minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
-    record.shingles = int(shingles.shape[0])
+    record.minhash, record.shingles = fingerprints.minhash_summary(main_text)
     prose = dense_text(doc, params.text.max_link_density)
     record.dense_len = len(prose)
-    if len(prose) >= params.text.list_fallback_chars:
-        shingles = fingerprints.shingle_hashes(prose)
-        record.dense_minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
-        record.dense_shingles = int(shingles.shape[0])
-    else:
-        record.dense_minhash, record.dense_shingles = "", 0
+    record.dense_minhash, record.dense_shingles = (fingerprints.minhash_summary(prose)
+                                                   if len(prose) >= params.text.list_fallback_chars else ("", 0))
     features = dom.dom_features(doc, params.dom.max_paths, params.dom)
     record.dom_counts = features["dom_counts"]
     record.tag_paths = features["tag_paths"]

@@ -15,7 +15,7 @@ import hashlib
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -32,6 +32,8 @@ __all__ = [
     "shingle_hashes",
     "minhash",
     "minhash_hex",
+    "minhash_of",
+    "minhash_summary",
     "minhash_from_hex",
     "jaccard_estimate",
     "jaccard",
@@ -178,6 +180,12 @@ def minhash_of(h: np.ndarray) -> np.ndarray:
         low = np.minimum(h & np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFE)).astype(np.uint32)
         np.minimum.at(sig, (h >> _BIN_SHIFT).astype(np.intp), low)
     return sig
+
+
+def minhash_summary(text: str) -> Tuple[str, int]:
+    """The stored MinHash of ``text`` (hex) and the number of distinct shingles it summarises."""
+    h = shingle_hashes(text)
+    return minhash_hex(minhash_of(h)), int(h.shape[0])
 
 
 def minhash_hex(sig: np.ndarray) -> str:

@@ -133,7 +133,10 @@ def heading_key(record: PageRecord) -> Optional[int]:
     h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
     if h1:
         return text_hash(h1) or None
-    return text_hash("\x00title " + record.title) or None if record.title and record.title.strip() else None
+    title = (record.title or "").strip()
+    if not title:
+        return None
+    return text_hash("\x00title " + title) or None
 
 
 def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
@@ -169,7 +172,8 @@ class ClusterKeys:
     #: uint64 exact-copy hash of the main text (``PageRecord.text_hash``), 0 where missing; pages
     #: sharing a non-zero value always end in one cluster (see :func:`cluster`). None: no hashes.
     exact: Optional[np.ndarray] = None
-    #: uint64 hash of the first h1 (:func:`heading_key`), 0 where missing; None: no headings.
+    #: uint64 hash of the first h1, or the title without one (:func:`heading_key`), 0 where
+    #: missing; None: no headings.
     heading: Optional[np.ndarray] = None
 
     def __len__(self) -> int:

@@ -23,6 +23,7 @@ __all__ = [
     "DecisionParams",
     "DEFAULT_DECISION_PARAMS",
     "SEED_DECISION_PARAMS",
+    "same_text",
     "text_sim",
     "shingle_sim",
     "structure_sim",
@@ -80,13 +81,19 @@ def weighted_jaccard(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return num / den if den > 0 else 1.0
 
 
+def same_text(a: PageRecord, b: PageRecord) -> bool:
+    """Identical judged text (equal ``text_hash``): text similarity 1 by identity, not by a
+    measure that forgave noise."""
+    return bool(a.text_hash) and a.text_hash == b.text_hash
+
+
 def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
     """1 for identical main text (equal ``text_hash``); else the shingle measure
     (:func:`shingle_sim`) of the two MinHashes; for records without a MinHash (features files
     written before it existed) the SimHash measure 1 - d / ``text_max_distance``. 0 when the
     lengths differ too much. Between prose pages, the larger of that and the same measure on
     their prose alone."""
-    if a.text_hash and a.text_hash == b.text_hash:
+    if same_text(a, b):
         return 1.0
     whole = _shingle_sim_of(a.minhash, b.minhash, (a.text_len, b.text_len), (a.shingles, b.shingles), params)
     if whole is None:
@@ -248,8 +255,7 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
         allow_rule2 = False
     rule = decide(content, structure, visual, params, allow_rule2, jaccard)
     # the checks below are for pages that say different things; never for identical judged text
-    # (text 1 from equal text hashes, not from a measure that forgave noise)
-    if rule and not (a.text_hash and a.text_hash == b.text_hash):
+    if rule and not same_text(a, b):
         if params.heading_min_jaccard > 0:
             heading = heading_sim(a, b)
             if heading is not None and heading < params.heading_min_jaccard:
