@@ -522,10 +522,13 @@
     $("matched").textContent = fmt(n[state.tab]) + " " + what + (filt ? " match the filters" : "") +
       (state.tab === "clusters" ? ", largest first" : "") + (allLoaded || !filt ? "" : " (still loading)");
     var pages = Math.max(1, Math.ceil(n[state.tab] / PAGE[state.tab]));
-    pager($("pager"), Math.min(state.page, pages - 1), pages, function (p) {
-      state.page = p;
-      render();
-      $("tabs").scrollIntoView({ block: "start" });
+    // one pager above the list (it never moves while the cards below it lay out) and one below it
+    ["pager-top", "pager"].forEach(function (id) {
+      pager($(id), Math.min(state.page, pages - 1), pages, function (p) {
+        state.page = p;
+        render();
+        $("tabs").scrollIntoView({ block: "start" });
+      });
     });
     return pages;
   }
