@@ -119,14 +119,17 @@ def brute_force_edges(sim, ph, tlen, host, params):
     block = 256
     for start in range(0, n, block):
         rows = order[start:start + block]
-        # lengths beyond 1/(1-diff) of the longest row can never pass; all other j > row are tested
-        stop = int(np.searchsorted(slen, slen[min(start + block, n) - 1] / max(1e-12, 1 - params.length_diff), "right"))
+        # lengths beyond 1/(1-diff) of the longest row (or the noise allowance above it) can never
+        # pass; all other j > row are tested
+        top = slen[min(start + block, n) - 1]
+        stop = int(np.searchsorted(slen, max(top / max(1e-12, 1 - params.length_diff), top + params.length_noise_chars), "right"))
         cols = order[start:stop]
         x = sim[rows][:, None] ^ sim[cols][None, :]
         la = tlen[rows][:, None].astype(np.float64)
         lb = tlen[cols][None, :].astype(np.float64)
         longer = np.maximum(la, lb)
-        ok = (np.bitwise_count(x) <= params.simhash_distance) & (longer - np.minimum(la, lb) <= params.length_diff * longer)
+        ok = (np.bitwise_count(x) <= params.simhash_distance) & (
+            longer - np.minimum(la, lb) <= np.maximum(params.length_diff * longer, params.length_noise_chars))
         if params.same_host_only:
             ok &= host[rows][:, None] == host[cols][None, :]
         r, c = np.nonzero(ok)
@@ -213,7 +216,8 @@ def spot_check(sim, ph, tlen, host, params, compare, result, samples: int, seed:
 
     def neighbours(i: int) -> np.ndarray:
         longer = np.maximum(tl, tl[i])
-        ok = (np.bitwise_count(sim ^ sim[i]) <= params.simhash_distance) & (longer - np.minimum(tl, tl[i]) <= params.length_diff * longer)
+        ok = (np.bitwise_count(sim ^ sim[i]) <= params.simhash_distance) & (
+            longer - np.minimum(tl, tl[i]) <= np.maximum(params.length_diff * longer, params.length_noise_chars))
         if params.visual_distance >= 0:
             ok |= ph == ph[i]
         if params.same_host_only:

@@ -361,6 +361,7 @@ _CORE: Tuple[Tuple[str, str, Any, Tuple[Tuple[str, ...], ...]], ...] = (
         ("WEBSIM_PREFILTER_SIMHASH_DISTANCE", "simhash_distance"),
         ("WEBSIM_PREFILTER_LENGTH_DIFF", "length_diff"),
         ("WEBSIM_PREFILTER_HEADING_MAX_PAGES", "heading_max_pages"),
+        ("WEBSIM_PREFILTER_LENGTH_NOISE_CHARS", "length_noise_chars"),
         ("WEBSIM_CLUSTER_PASSES", "passes"),
     )),
     ("Features", "text", TextParams, (

@@ -211,7 +211,8 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
                      f"one page's own text forgiven; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
                      f"or visual >= {d.rule1_visual})",
             "rule2": f"visual >= {d.rule2_visual} and text >= {d.rule2_min_jaccard}",
-            "not_when": f"judged texts differ and: h1 headings share < {d.heading_min_jaccard} of their words, or "
+            "not_when": f"judged texts differ and: h1 headings share < {d.heading_min_jaccard} of their words (unless "
+                        f"both pages have one title that holds half the words of one h1), or "
                         f"both are mostly prose and the shorter has >= {d.prose_len_min_chars} characters of it, "
                         f"< {d.prose_min_len_ratio} of the longer's",
             "structure_measure": d.structure_measure,

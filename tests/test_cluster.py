@@ -30,19 +30,22 @@ def _bits(x):
     return bin(x).count("1")
 
 
+def _length_close(p, q, params):
+    longer, shorter = max(p["len"], q["len"]), min(p["len"], q["len"])
+    return longer - shorter <= max(params.length_diff * longer, params.length_noise_chars)
+
+
 def _candidate(p, q, params):
     if params.same_host_only and p["host"] != q["host"]:
         return False
     if p["sim"] is not None and q["sim"] is not None and _bits(p["sim"] ^ q["sim"]) <= params.simhash_distance:
-        longer, shorter = max(p["len"], q["len"]), min(p["len"], q["len"])
-        if longer - shorter <= params.length_diff * longer:
+        if _length_close(p, q, params):
             return True
     if params.visual_distance >= 0 and p["ph"] is not None and q["ph"] is not None:
         if _bits(p["ph"] ^ q["ph"]) <= params.visual_distance:
             return True
     if p.get("hdk") is not None and p.get("hdk") == q.get("hdk"):  # same h1, not shared too widely
-        longer, shorter = max(p["len"], q["len"]), min(p["len"], q["len"])
-        return longer - shorter <= params.length_diff * longer
+        return _length_close(p, q, params)
     return False
 
 
@@ -535,3 +538,20 @@ def test_the_heading_key_is_the_h1_and_on_a_page_without_one_the_title():
     assert heading_key(rec("Site", "git-fetch(1)")) == heading_key(rec("Other title", "git-fetch(1)"))  # the h1 wins
     assert heading_key(rec("git-fetch(1)")) != heading_key(rec("", "git-fetch(1)"))  # a title never stands for an h1
     assert heading_key(rec("")) is None and heading_key(rec("   ")) is None
+
+
+def test_a_short_page_meets_its_copy_that_a_server_padded():
+    """A 250-character page and its copy with a banner, a "generated at" line and five links
+    (+400 characters: more than 50 % of the longer) are candidates, by SimHash or by their h1; a
+    page three times as long and 2,000 characters longer is not. ``length_noise_chars=0`` is the
+    percentage alone."""
+    def same(x, y):
+        return PairResult(1.0, 1.0, 0.0, 1.0, True, "rule1")
+
+    # SimHash 3 bits apart; then 32-64 bits apart, where only the shared h1 joins them
+    for sims, heads in (([5, 5 ^ 0b111, 5], None), ([0, (1 << 64) - 1, 0xFFFFFFFF], [9, 9, 9])):
+        keys = ClusterKeys.from_arrays([1, 2, 3], sims, [250, 650, 2250], heading=heads)
+        default = cluster(keys, same, ClusterParams())
+        assert [c.member_ids for c in default.clusters] == [[1, 2]]
+        assert cluster(keys, same, ClusterParams(length_noise_chars=0)).clusters == []
+        assert [c.member_ids for c in cluster(keys, same, ClusterParams(length_noise_chars=2000)).clusters] == [[1, 2, 3]]

@@ -329,11 +329,14 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
-def _length_ok(la: np.ndarray, lb: np.ndarray, diff: float) -> np.ndarray:
+def _length_ok(la: np.ndarray, lb: np.ndarray, diff: float, noise: int = 0) -> np.ndarray:
+    """The candidate length check: the texts differ by at most ``diff`` of the longer, or by at
+    most ``noise`` characters. For a fixed page the lengths that pass form one range around its own
+    (both bounds grow with the length), so pages sorted by length stay an interval graph."""
     la = la.astype(np.float64)
     lb = lb.astype(np.float64)
     longer = np.maximum(la, lb)
-    return (longer - np.minimum(la, lb)) <= diff * longer
+    return (longer - np.minimum(la, lb)) <= np.maximum(diff * longer, noise)
 
 
 def _compress(parent: np.ndarray) -> np.ndarray:

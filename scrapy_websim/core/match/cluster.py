@@ -11,7 +11,8 @@ Candidate graph
     either
 
     * text pre-filter: both have a SimHash, Hamming distance <= ``simhash_distance`` (8) and
-      ``longer - shorter <= length_diff * longer`` on the main-text lengths (50 %), or
+      ``longer - shorter <= max(length_diff * longer, length_noise_chars)`` on the main-text
+      lengths (50 %, 600 characters), or
     * visual fallback: both have a pHash within ``visual_distance`` (0 = identical, matching
       rule 2's default 0.99 threshold; see :func:`phash_distance_for`), whatever the texts.
     * same heading: both have the same first ``<h1>`` (without one: the same title;
@@ -312,7 +313,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
     n = len(keys)
     parent = np.arange(n, dtype=np.int64)
     entry_pairs = 0
-    diff = params.length_diff
+    diff, noise = params.length_diff, params.length_noise_chars
     same_host = params.same_host_only
     kinds = [(keys.simhash, keys.has_simhash, params.simhash_distance, True)]
     if params.visual_distance >= 0:
@@ -327,7 +328,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         a, b = nodes[:-1], nodes[1:]
         link = (ent.comb[:-1] >> 32) == (ent.comb[1:] >> 32)
         if check_len:
-            link &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
+            link &= _length_ok(keys.text_len[a], keys.text_len[b], diff, noise)
         parent = _union(parent, a[link], b[link])
         if k < 0:
             continue
@@ -360,7 +361,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                 ea_list, eb_list = [], []
                 for q, ok in ((p, p < end), (p - 1, p - 1 >= first)):
                     b = nodes[np.where(ok, q, 0)]
-                    ok &= _length_ok(keys.text_len[a], keys.text_len[b], diff)
+                    ok &= _length_ok(keys.text_len[a], keys.text_len[b], diff, noise)
                     ea_list.append(a[ok])
                     eb_list.append(b[ok])
                 parent = state[0] = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
@@ -371,13 +372,13 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
     """The candidate test on given pairs (the pre-filter of the module docstring)."""
     ok = keys.has_simhash[c] & keys.has_simhash[m]
     ok &= popcount64(keys.simhash[c] ^ keys.simhash[m]) <= params.simhash_distance
-    ok &= _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff)
+    ok &= _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff, params.length_noise_chars)
     if params.visual_distance >= 0:
         ok |= (keys.has_phash[c] & keys.has_phash[m]
                & (popcount64(keys.phash[c] ^ keys.phash[m]) <= params.visual_distance))
     if keys.heading is not None:
         ok |= ((keys.heading[c] != 0) & (keys.heading[c] == keys.heading[m])
-               & _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff))
+               & _length_ok(keys.text_len[c], keys.text_len[m], params.length_diff, params.length_noise_chars))
     if params.same_host_only:
         ok &= keys.host[c] == keys.host[m]
     return ok

@@ -234,6 +234,24 @@ def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
     return len(ta & tb) / len(ta | tb)
 
 
+def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
+    """Both pages carry one non-empty ``<title>`` (spacing folded) that holds at least half of the
+    words of one of their h1 headings: they say the same thing about themselves, and an h1 that
+    differs changed inside the page (per-request noise swapped a word of it), not what the page is
+    about. Two pages about different things differ in their titles (a wiki's revision histories of
+    two articles; two man pages), and a title that names no h1 (one title on every page of an
+    application) is no evidence."""
+    ta, tb = (" ".join((r.title or "").split()) for r in (a, b))
+    if not ta or ta != tb:
+        return False
+    words = set(tokens(ta))
+    for r in (a, b):
+        h = set(tokens(r.signals.get("h1", "") if isinstance(r.signals, dict) else ""))
+        if h and 2 * len(h & words) >= len(h):
+            return True
+    return False
+
+
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -258,7 +276,7 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
     if rule and not same_text(a, b):
         if params.heading_min_jaccard > 0:
             heading = heading_sim(a, b)
-            if heading is not None and heading < params.heading_min_jaccard:
+            if heading is not None and heading < params.heading_min_jaccard and not title_names_heading(a, b):
                 rule = ""
         if rule and prose_lengths_differ(a, b, params):
             rule = ""

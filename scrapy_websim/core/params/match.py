@@ -49,9 +49,11 @@ class DecisionParams(Params):
     #: (tests/test_text.py). 0 = rule 2 on the screenshot alone.
     rule2_min_jaccard: float = param(0.5, "[0, 1]", "rule 2: minimum MinHash text similarity")
     #: first ``<h1>`` headings, token Jaccard; not when their judged text is identical, nor when
-    #: either page has no h1. Two pages of one template that say they are about different things (a
-    #: wiki's revision histories or page information of two articles share 55-80 % of their text
-    #: and look alike; bench/wiki.py).
+    #: either page has no h1, nor when both carry one title that holds half the words of one of
+    #: their h1s (``similarity.title_names_heading``: a noisy copy whose h1 lost a word, 14 of 786
+    #: copies in bench/textsim.py). Two pages of one template that say they are about different
+    #: things (a wiki's revision histories or page information of two articles share 55-80 % of
+    #: their text and look alike; bench/wiki.py).
     heading_min_jaccard: float = param(
         0.6, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
     #: between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged text on both),
@@ -97,3 +99,9 @@ class ClusterParams(Params):
     #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
     #: site-wide logo heading is no evidence and would make one group of the site); 0 = off
     heading_max_pages: int = param(32, "int [0, 10000]", "same-h1 candidates when at most this many pages share the h1, 0 = off")
+    #: the length check passes whenever the texts differ by at most this many characters, whatever
+    #: ``length_diff`` says: what a server adds to one response (a banner, a "generated at" line,
+    #: five "recommended" links) is bounded, and on a short page it is more than half the text.
+    #: Measured (bench/textsim.py, 786 pages of 8 templates): noisy copies add -86 to 694
+    #: characters; four short pages (222-332 characters) failed the 50 % check by 335-398.
+    length_noise_chars: int = param(600, "int [0, 10000000]", "candidate length check: characters of difference always allowed")
