@@ -200,8 +200,17 @@ class WebsimExtension:
                 self.stats.set_value(f"websim/{key}", meta[key])
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
             if self.config.features_file:
-                self.store.save_jsonl(self.config.features_file)
-                logger.info("websim: features of %d pages written to %s", len(self.store), self.config.features_file)
+                try:
+                    self.store.save_jsonl(self.config.features_file)
+                    logger.info("websim: features of %d pages written to %s", len(self.store),
+                                self.config.features_file)
+                except (OSError, ValueError) as exc:  # the result files are written all the same
+                    logger.error("websim: the features file %s could not be written: %s",
+                                 self.config.features_file, exc)
+                    self.stats.set_value("websim/features_file_error", str(exc))
+            if meta.get("error"):
+                logger.error("websim: %s", meta["error"])
+                self.stats.set_value("websim/finalize_error", meta["error"])
             logger.info(
                 "websim: %d URLs, %d eligible for content clustering, %d clusters",
                 meta["total_urls"], meta["eligible_html_urls"], meta["total_clusters"],
@@ -225,6 +234,9 @@ class WebsimExtension:
                                 thumbs_dir=self.config.thumbnails_path or None)
         except (ReportError, OSError) as exc:
             logger.error("websim: the report could not be written to %s: %s", self.config.report_dir, exc)
+            return
+        except Exception:  # noqa: BLE001 - the result files matter more than the report
+            logger.exception("websim: the report could not be written to %s", self.config.report_dir)
             return
         self.stats.set_value("websim/report", info.path)
         logger.info("websim: report of %d URLs, %d clusters, %d thumbnails written to %s in %.1f s",

@@ -17,11 +17,14 @@ Scrapy-free: used by the extension and by the offline command alike.
 from __future__ import annotations
 
 import datetime
-import tempfile
+import logging
 import os
+import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+
+import numpy as np
 
 from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
@@ -36,7 +39,9 @@ from scrapy_websim.core.page.dom import DomParams
 from scrapy_websim.core.page.lcs import LcsParams
 from scrapy_websim.core.urls.normalize import UrlParams
 from scrapy_websim.core.match.assign_arrays import Assigned
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.types import PageRecord, PairResult
+
+logger = logging.getLogger(__name__)
 
 #: Records above this id are pages discovered by following links; they are renumbered after the
 #: input URLs, in URL order, so ids do not depend on crawl order.
@@ -59,13 +64,17 @@ class Result:
     store: FeatureStore
     assigned: Assigned
     meta: Dict[str, Any]
+    #: Set on every row that has no error of its own (the last-resort result: :func:`unclustered`).
+    row_error: str = ""
 
     def url_rows(self) -> Iterator[Dict[str, Any]]:
         ids = self.assigned.ids
         for pos, (record, a) in enumerate(zip(self.store.iter_records(), self.assigned.iter_assignments())):
             if record.id != ids[pos]:
                 raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
-            yield output.output_row(record, a)
+            if self.row_error and not record.error:
+                record.error = self.row_error
+            yield output.safe_output_row(record, a)
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
         return output.cluster_rows(self.assigned.clusters(self.store.urls_of))
@@ -129,16 +138,30 @@ class Finalizer:
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
         """The stages below, in order. Memory holds columns per page (ids, hashes, lengths,
         cluster numbers: about 150 bytes a page with the clustering keys) and what content
-        clustering holds for its clustered pages; records are read from ``store`` one at a time."""
+        clustering holds for its clustered pages; records are read from ``store`` one at a time.
+
+        A record that one stage cannot handle gets ``error`` saying so and the others go on. If a
+        stage fails as a whole, the result is :func:`unclustered`: every record, in no cluster,
+        with ``meta["error"]`` saying why, so the output files are still written."""
         p = self.params
-        renumber_discovered(store)
-        keys, table = label_rules(store, p.assign, p.cluster)
-        n_eligible = len(keys)
-        content = cluster_content(keys, store, p.decision, p.cluster)
-        del keys
-        assigned = assign_clusters(store, content, table, p.assign)
-        del content, table  # the columns of ``assigned`` are all the rows need
-        return Result(store=store, assigned=assigned, meta=summary(store, n_eligible, assigned.kind, p))
+        try:
+            renumber_discovered(store)
+            keys, table = label_rules(store, p.assign, p.cluster)
+            n_eligible = len(keys)
+            pairs_failed: list = []
+            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed)
+            del keys
+            assigned = assign_clusters(store, content, table, p.assign)
+            del content, table  # the columns of ``assigned`` are all the rows need
+        except Exception as exc:  # noqa: BLE001 - the records are still written, in no cluster
+            logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
+            return unclustered(store, p, f"{type(exc).__name__}: {exc}")
+        meta = summary(store, n_eligible, assigned.kind, p)
+        if pairs_failed:
+            meta["pairs_failed"] = len(pairs_failed)
+            logger.error("websim: %d page pairs could not be compared (kept apart), e.g. %s", len(pairs_failed),
+                         pairs_failed[0])
+        return Result(store=store, assigned=assigned, meta=meta)
 
 
 # --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
@@ -166,24 +189,45 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
     :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
     table = assign.PageTable()
+    failed: Dict[int, str] = {}
 
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
-            if assign.add_page(table, record, params) is None:
-                yield cluster.key_row(record)
+            try:
+                label = assign.add_page(table, record, params)
+                row = None if label is not None else cluster.key_row(record)
+            except Exception as exc:  # noqa: BLE001 - this page stays alone; the others go on
+                logger.exception("websim: page %s (%s) could not be labelled", record.id, record.url)
+                failed[record.id] = f"labelling failed: {type(exc).__name__}: {exc}"[:300]
+                assign.add_page(table, assign.unlabelled(record), params)
+                continue
+            if row is not None:
+                yield row
 
     keys = cluster.build_keys(unlabelled_rows(), cluster_params or cluster.DEFAULT_PARAMS)
+    for page_id, error in failed.items():  # after the pass: the store is not written while it is read
+        record = store.get(page_id)
+        record.error = f"{record.error}; {error}" if record.error else error
+        store.add(record)
+    store.flush()
     return keys, table
 
 
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
-                    cluster_params: Optional[cluster.ClusterParams] = None) -> cluster.ClusterResult:
+                    cluster_params: Optional[cluster.ClusterParams] = None,
+                    failed: Optional[list] = None) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
-    loaded from ``store`` as needed (a bounded cache)."""
+    loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
+    apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
     records = _RecordCache(store)
 
     def compare(a_id: int, b_id: int):
-        return similarity.compare(records.get(a_id), records.get(b_id), decision)
+        try:
+            return similarity.compare(records.get(a_id), records.get(b_id), decision)
+        except Exception as exc:  # noqa: BLE001 - one odd record must not stop the clustering
+            if failed is not None:
+                failed.append((a_id, b_id, f"{type(exc).__name__}: {exc}"))
+            return PairResult()
 
     return cluster.cluster(keys, compare, cluster_params or cluster.DEFAULT_PARAMS)
 
@@ -219,6 +263,18 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         },
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def unclustered(store: FeatureStore, params: FinalParams, why: str) -> Result:
+    """The last-resort result when labelling or clustering fails as a whole: one row per record,
+    in no cluster, each row that had no error of its own saying that it was not clustered, and
+    ``meta["error"]`` saying why (the command then exits with status 1)."""
+    note = f"not clustered: labelling and clustering failed ({why})"[:300]
+    ids = np.fromiter(store.ids(), np.int64)
+    assigned = Assigned(ids, np.zeros(ids.shape[0], np.int64))
+    meta = summary(store, 0, [], params)
+    meta["error"] = note
+    return Result(store=store, assigned=assigned, meta=meta, row_error=note)
 
 
 def recluster_file(path: str, params: FinalParams) -> Result:

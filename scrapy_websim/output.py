@@ -18,7 +18,7 @@ import tempfile
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
 
-from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord
+from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, clean_text
 
 Write = Callable[[str], None]
 
@@ -66,10 +66,37 @@ def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
     return OrderedDict((name, row[name]) for name in OUTPUT_FIELDS)
 
 
+def safe_output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
+    """:func:`output_row`, or for a record it cannot make a row of, the row of its id and URL with
+    ``error`` saying what failed: one record never costs the others their rows."""
+    try:
+        return output_row(record, a)
+    except Exception as exc:  # noqa: BLE001
+        return unwritable_row(record.id, record.url, exc)
+
+
+def unwritable_row(page_id: Any, url: Any, exc: BaseException) -> Dict[str, Any]:
+    """The row written in place of one that could not be made or encoded."""
+    kept = PageRecord(id=page_id if type(page_id) is int else 0, url=url if isinstance(url, str) else "",
+                      error=f"the record could not be written: {type(exc).__name__}: {exc}"[:300])
+    kept.clean()
+    return output_row(kept, None)
+
+
+def _dumps_row(row: Dict[str, Any]) -> str:
+    """One row as JSON; a row that cannot be encoded is replaced by :func:`unwritable_row`."""
+    try:
+        text = json.dumps(row, ensure_ascii=False)
+        text.encode("utf-8")
+        return text
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        return json.dumps(unwritable_row(row.get("id"), row.get("url"), exc), ensure_ascii=False)
+
+
 def url_rows(records: Iterable[PageRecord], assignments: Mapping[int, Assignment]) -> Iterator[Dict[str, Any]]:
     """One row per record, in the records' order (the store's: id order)."""
     for record in records:
-        yield output_row(record, assignments.get(record.id))
+        yield safe_output_row(record, assignments.get(record.id))
 
 
 def cluster_row(c: Cluster) -> Dict[str, Any]:
@@ -95,7 +122,7 @@ def write_json(write: Write, result: Any) -> None:
 def _write_rows(write: Write, rows: Iterable[Dict[str, Any]]) -> None:
     first = True
     for row in rows:
-        write(("\n" if first else ",\n") + json.dumps(row, ensure_ascii=False))
+        write(("\n" if first else ",\n") + _dumps_row(row))
         first = False
     if not first:
         write("\n")
@@ -104,7 +131,7 @@ def _write_rows(write: Write, rows: Iterable[Dict[str, Any]]) -> None:
 def write_jsonl(write: Write, result: Any) -> None:
     """One url record per line."""
     for row in result.url_rows():
-        write(json.dumps(row, ensure_ascii=False) + "\n")
+        write(_dumps_row(row) + "\n")
 
 
 def write_csv(write: Write, result: Any) -> None:
@@ -134,7 +161,7 @@ def csv_cell(value: Any) -> str:
         text = str(value)
     if text.startswith(_FORMULA_START) and not _is_number(text):
         text = "'" + text
-    return text
+    return clean_text(text)
 
 
 def _is_number(text: str) -> bool:

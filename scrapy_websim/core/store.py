@@ -76,12 +76,12 @@ class FeatureStore:
 
     # -- writing
     def add(self, record: PageRecord) -> None:
-        """Add or replace (same id) one record; commits every ``batch_size`` records."""
-        row = key_row(record)
-        self._pending[record.id] = (
-            row[0], row[1], row[2], row[3], row[4], row[5], _to_sql64(row[6]), _to_sql64(row[7]), row[8],
-            _to_sql64(row[9]), _to_sql64(row[10]), _dumps(record),
-        )
+        """Add or replace (same id) one record; commits every ``batch_size`` records. The record is
+        cleaned first (:meth:`PageRecord.clean`): what the store holds, every output can write."""
+        try:
+            self._pending[record.id] = _row(record)
+        except Exception as exc:  # noqa: BLE001 - one odd record must not cost the others
+            self._pending[record.id] = _row(unstorable(record, exc))
         if len(self._pending) >= self.batch_size:
             self.flush()
 
@@ -96,12 +96,24 @@ class FeatureStore:
             self.add(record)
 
     def flush(self) -> None:
+        """Write the pending records in one transaction. If the database refuses the batch, each
+        record is written alone, and one it still refuses is stored as :func:`unstorable`: a bad
+        row never costs its batch."""
         if not self._pending:
             return
         db = self._conn()
-        marks = ", ".join("?" * (len(KEY_FIELDS) + 1))
-        with db:
-            db.executemany(f"INSERT OR REPLACE INTO records VALUES ({marks})", self._pending.values())
+        insert = f"INSERT OR REPLACE INTO records VALUES ({', '.join('?' * (len(KEY_FIELDS) + 1))})"
+        try:
+            with db:
+                db.executemany(insert, self._pending.values())
+        except _ROW_ERRORS:
+            for row in self._pending.values():
+                try:
+                    with db:
+                        db.execute(insert, row)
+                except _ROW_ERRORS as exc:
+                    with db:
+                        db.execute(insert, _row(unstorable(_record_of_row(row), exc)))
         self._pending.clear()
 
     # -- reading
@@ -199,6 +211,40 @@ class FeatureStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _row(record: PageRecord) -> Tuple[Any, ...]:
+    """The table row of a record: its clustering key columns, then its JSON."""
+    record.clean()
+    row = key_row(record)
+    return (row[0], row[1], row[2], row[3], row[4], row[5], _to_sql64(row[6]), _to_sql64(row[7]), row[8],
+            _to_sql64(row[9]), _to_sql64(row[10]), _dumps(record))
+
+
+def unstorable(record: PageRecord, exc: BaseException) -> PageRecord:
+    """What is stored for a record that could not be: its id, URL, status, type and title, and an
+    ``error`` that says why (so it is never clustered; every other record is unaffected)."""
+    def kept(value: Any, kind: type) -> Any:
+        return value if type(value) is kind else kind()
+
+    record = PageRecord(id=kept(record.id, int), url=kept(record.url, str), final_url=kept(record.final_url, str),
+                        status_code=kept(record.status_code, int), content_type=kept(record.content_type, str),
+                        title=kept(record.title, str),
+                        error=f"the record could not be stored: {type(exc).__name__}: {exc}"[:300])
+    record.clean()
+    return record
+
+
+def _record_of_row(row: Tuple[Any, ...]) -> PageRecord:
+    try:
+        return PageRecord.from_json(json.loads(row[-1]))
+    except (TypeError, ValueError):
+        return PageRecord(id=row[0], url="")
+
+
+#: What SQLite (or the values handed to it) can raise for one row that another row would not.
+_ROW_ERRORS = (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError,
+               OverflowError, UnicodeError, ValueError, TypeError)
 
 
 _KEY_TYPES = ("INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEGER")

@@ -11,8 +11,10 @@ JavaScript readers (which lose precision above 2**53) read them correctly.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 #: The url-record columns, in output order (SPEC section 8, then the additions).
 OUTPUT_FIELDS = (
@@ -77,6 +79,41 @@ def unhex64(value: Any) -> Optional[int]:
     return int(value, 16)
 
 
+#: What no output can carry: lone UTF-16 surrogates (a page's script can put them in its DOM,
+#: title or URL; UTF-8 cannot encode them) and the C0 control characters other than tab, line
+#: feed and carriage return (NUL and friends break CSV readers, terminals and SQLite text).
+_UNENCODABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+#: What takes their place: U+FFFD, the character a decoder puts where it met bytes it could not read.
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every character no output can carry replaced by U+FFFD (the same string,
+    not a copy, when there is none)."""
+    if _UNENCODABLE_RE.search(text) is None:
+        return text
+    return _UNENCODABLE_RE.sub(REPLACEMENT, text)
+
+
+def clean_value(value: Any) -> Any:
+    """``value`` (strings, numbers, lists, tuples and dicts of them) as every output format can
+    write it: strings and dict keys through :func:`clean_text`, floats that are not finite (JSON has
+    no NaN or Infinity) as 0.0, anything else as its cleaned ``str``."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else 0.0
+    if isinstance(value, (list, tuple)):
+        return [clean_value(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(str(k)): clean_value(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return clean_text(value.decode("utf-8", "replace"))
+    return clean_text(str(value))
+
+
 @dataclass
 class PageRecord:
     """Everything known about one input URL. Only compact features; never HTML or images."""
@@ -127,6 +164,30 @@ class PageRecord:
     tls_valid_from: str = ""  # ISO 8601 UTC
     tls_valid_to: str = ""
 
+    def clean(self) -> Tuple[str, ...]:
+        """Make every field writable by every output (:func:`clean_value`); returns the names of
+        the fields that changed. A record is cleaned where it enters the feature store or a
+        distributed job's queue, so that one page's odd strings never cost another record."""
+        changed = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (bool, int)) or value is None:
+                continue
+            if isinstance(value, str):
+                new: Any = clean_text(value)
+                if new is not value:
+                    setattr(self, f.name, new)
+                    changed.append(f.name)
+                continue
+            new = clean_value(value)
+            if new != value or type(new) is not type(value) or _has_nan(value):
+                setattr(self, f.name, new)
+                changed.append(f.name)
+        if changed and "url" in changed:
+            note = "the URL held characters no output can carry (replaced by U+FFFD)"
+            self.error = f"{self.error}; {note}" if self.error else note
+        return tuple(changed)
+
     def to_json(self) -> Dict[str, Any]:
         data = asdict(self)
         for name in _HEX64_FIELDS:
@@ -141,6 +202,17 @@ class PageRecord:
             if name in kwargs:
                 kwargs[name] = unhex64(kwargs[name])
         return cls(**kwargs)
+
+
+def _has_nan(value: Any) -> bool:
+    """A NaN anywhere in ``value`` (NaN != NaN, so an equality test cannot see it replaced)."""
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nan(v) for v in value.values())
+    return False
 
 
 @dataclass

@@ -115,6 +115,7 @@ def check_job_name(name: str) -> str:
 
 
 def compress_record(record: PageRecord) -> bytes:
+    record.clean()  # as the feature store does: what a worker sends, the collector can write
     text = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
     return zlib.compress(text.encode("utf-8"), ZLIB_LEVEL)
 

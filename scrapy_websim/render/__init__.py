@@ -6,7 +6,7 @@ import time
 from typing import Any, Dict, List
 
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord, is_html_type
+from scrapy_websim.core.types import PageRecord, clean_text, is_html_type
 from scrapy_websim.render.capture import CaptureOptions, capture, make_init_callback, short_error
 from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
                                        tls_from_security_details)
@@ -106,7 +106,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     cap = _capture_result(response)
     content_type = _header(response, "Content-Type") or cap.get("content_type", "")
     is_html = _is_html(response, content_type)
-    html = _html_of(response, cap) if is_html else ""
+    html = clean_text(_html_of(response, cap)) if is_html else ""  # the features parse it
     title = cap.get("title") or (_html_title(html) if html and not cap else "")
     timings = cap.get("timings") or []
     record = PageRecord(
@@ -126,14 +126,17 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     )
     if response.url.lower().startswith("https:"):
         _apply_response_tls(record, response, cap)
+    record.clean()
     return record, html, cap.get("screenshot") or b""
 
 
 def record_from_failure(request: Any, exc: BaseException, record_id: int, url: str) -> PageRecord:
     """The record of a request that got no response (refused, DNS, timeout, TLS, crash...)."""
     chain: List[str] = list(request.meta.get("redirect_urls") or [])
-    return PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain or [request.url],
-                      error=short_error(exc), tls_error=tls_error_of_failure(str(exc)))
+    record = PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain or [request.url],
+                        error=short_error(exc), tls_error=tls_error_of_failure(str(exc)))
+    record.clean()
+    return record
 
 
 def is_unsafe_port_error(failure: Any) -> bool:

@@ -58,7 +58,10 @@ _DOM_QUIET_JS = """async ([quiet, interval, budget]) => {
 
 #: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
 #: otherwise cost hundreds of MB in this process); the page's own document is emptied so that
-#: scrapy-playwright's ``page.content()`` stays cheap. The same call stops whatever still loads.
+#: scrapy-playwright's ``page.content()`` stays cheap. A document that is not well-formed UTF-16 (a
+#: script can put lone surrogates in its text, which no UTF-8 output can hold) is handed over the
+#: same way, each lone surrogate replaced by U+FFFD, so that ``page.content()`` cannot fail on it.
+#: The same call stops whatever still loads.
 MAX_HTML_CHARS = 5_000_000
 
 _CUT_HTML_JS = """(max) => {
@@ -66,9 +69,12 @@ _CUT_HTML_JS = """(max) => {
   const d = document.documentElement;
   if (!d) return null;
   const html = d.outerHTML;
-  if (html.length <= max) return null;
+  const wellFormed = (s) => (typeof s.isWellFormed === 'function' ? s.isWellFormed()
+    : !/[\\uD800-\\uDFFF]/.test(s.replace(/[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]/g, '')));
+  if (html.length <= max && wellFormed(html)) return null;
   d.innerHTML = '';
-  return [html.slice(0, max), html.length];
+  const kept = html.slice(0, max);
+  return [wellFormed(kept) ? kept : kept.replace(/[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/g, '\\uFFFD'), html.length];
 }"""
 
 # After two animation frames (so what the wait saw is painted; at most 250 ms, a page may stop

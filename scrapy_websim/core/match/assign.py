@@ -154,22 +154,27 @@ def _normalized(r: PageRecord, params: AssignParams) -> str:
 
 
 def add_page(table: PageTable, r: PageRecord, params: AssignParams) -> Optional[str]:
-    """Append one page to ``table`` (ids strictly increasing) and return its special-page label."""
+    """Append one page to ``table`` (ids strictly increasing) and return its special-page label.
+    Everything is read from the page before the table changes: if reading it raises, the table
+    is as it was (see :func:`unlabelled`)."""
     label = special_label(r, params.rules)
     pos = len(table.ids)
     if pos and r.id <= table.ids[-1]:
         raise ValueError(f"page ids must come in increasing order: {r.id} after {table.ids[-1]}")
+    norm = _normalized(r, params)
+    origin = _digest(_origin(r))
+    name = ("-".join(part for part in (RULE_PREFIX[label], *_rule_key(label, r, params.rules.scope)) if part)
+            if label is not None else "")
+    text_len = int(r.text_len or 0)
     table.ids.append(r.id)
     table.not200.append(0 if r.status_code == 200 else 1)
-    table.text_len.append(int(r.text_len or 0))
+    table.text_len.append(text_len)
     table.url += _digest(r.url)
-    norm = _normalized(r, params)
     table.final += _digest(r.final_url) if r.final_url else _ZERO
     table.norm += _digest(norm) if norm else _ZERO
     table.flags.append((1 if r.final_url else 0) | (2 if norm else 0))
-    table.origin += _digest(_origin(r))
+    table.origin += origin
     if label is not None:
-        name = "-".join(part for part in (RULE_PREFIX[label], *_rule_key(label, r, params.rules.scope)) if part)
         group = table.group_index.get(name)
         if group is None:
             group = table.group_index[name] = len(table.group_names)
@@ -182,6 +187,12 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams) -> Optional[
         table.pred_pos.append(pos)
         table.pred_key += _digest(r.predicted_duplicate_of)
     return label
+
+
+def unlabelled(r: PageRecord) -> PageRecord:
+    """What :func:`add_page` is given for a page it could not read: its id alone (not even the URL,
+    which may be what could not be read), so the page has its row in the table, in no cluster."""
+    return PageRecord(id=r.id, url="", error="not labelled")
 
 
 def cluster_names(params: AssignParams) -> Dict[str, Callable[[PageRecord], str]]:

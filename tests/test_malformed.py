@@ -1,0 +1,232 @@
+"""One malformed record never costs the others: arbitrary strings through every text field of a
+record -> feature store -> labelling and clustering -> JSON / JSON Lines / CSV -> HTML report.
+
+The records are real pages (features computed from real HTML, so that they cluster) whose every
+string field, and the strings inside their signals and tag paths, are then replaced by what a
+hostile page or a broken input list can hand over: lone UTF-16 surrogates, NUL and other control
+characters, right-to-left marks, invalid percent-escapes, megabyte values.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_websim import finalize, output
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.features import FeatureParams, compute_features
+from scrapy_websim.core.store import FeatureStore
+from scrapy_websim.core.types import PageRecord, clean_text, clean_value
+from scrapy_websim.report import write_report
+
+BASE = "http://127.0.0.1:8000"
+ARTICLE = ("<!doctype html><html><head><title>{title}</title></head><body><nav><a href='/'>Home</a></nav>"
+           "<main><h1>{title}</h1>" + "<p>{word} is the word of this paragraph, and the paragraph goes on about "
+           "it for a while so that the page has prose of its own to cluster by.</p>" * 12 + "</main></body></html>")
+
+#: Characters no output can carry, and strings that broke parsers elsewhere.
+NASTY = ["\ud800", "\udfff", "\udbff\udc00x", "\x00", "\x01\x1f", "\u202e", "\u200f", "\ufeff", "%zz%", "%ED%A0%80",
+         "%", "\r\n", "=cmd|' /C calc'!A0", "</script><!--", "\u2028", "\U0001f600", "\\", '"']
+#: Megabyte values (a title or URL a page or list can hand over); drawn rarely, they are slow.
+BIG = ["x" * 1_000_000, "\ud800" * 200_000, "é" * 300_000]
+
+nasty_text = st.one_of(
+    st.text(st.characters(categories=["Cs", "Cc", "Cf", "Zs", "L", "N", "P", "S"]), max_size=40),
+    st.sampled_from(NASTY),
+    st.lists(st.sampled_from(NASTY), min_size=1, max_size=6).map("".join),
+)
+STRING_FIELDS = ("url", "normalized_url", "final_url", "content_type", "error", "title", "www_authenticate",
+                 "minhash", "dense_minhash", "tag_seq", "page_type", "predicted_duplicate_of", "expanded_from",
+                 "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to")
+
+
+def _real_records():
+    """Two copies of each of three articles (three content clusters) and two 404s (a rule cluster)."""
+    recs = []
+    for n, word in enumerate(("apple", "river", "copper", "apple", "river", "copper"), start=1):
+        html = ARTICLE.format(title=f"About {word}", word=word)
+        rec = PageRecord(id=n, url=f"{BASE}/{word}/{n}", final_url=f"{BASE}/{word}/{n}", status_code=200,
+                         content_type="text/html", html_len=len(html.encode()), rendered=True)
+        compute_features(rec, html, b"", FeatureParams())
+        recs.append(rec)
+    for n in (7, 8):
+        html = "<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1></body></html>"
+        rec = PageRecord(id=n, url=f"{BASE}/missing/{n}", final_url=f"{BASE}/missing/{n}", status_code=404,
+                         content_type="text/html", html_len=len(html), rendered=True)
+        compute_features(rec, html, b"", FeatureParams())
+        recs.append(rec)
+    return recs
+
+
+REAL = _real_records()
+PARAMS = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+
+
+@st.composite
+def damaged_records(draw):
+    """The real records, some of their string fields (and strings inside their containers) replaced."""
+    recs = copy.deepcopy(REAL)
+    for rec in recs:
+        for name in draw(st.lists(st.sampled_from(STRING_FIELDS), max_size=4, unique=True)):
+            setattr(rec, name, draw(nasty_text))
+        if draw(st.booleans()):
+            rec.redirect_chain = draw(st.lists(nasty_text, max_size=3))
+        if draw(st.booleans()):
+            rec.signals = dict(rec.signals, h1=draw(nasty_text), **{draw(nasty_text): draw(nasty_text)})
+        if draw(st.booleans()):
+            rec.tag_paths = dict(rec.tag_paths, **{draw(nasty_text): 1})
+        if draw(st.booleans()):
+            rec.timings = [draw(st.sampled_from([math.nan, math.inf, -math.inf, 1.5]))]
+    if draw(st.integers(0, 9)) == 0:
+        setattr(recs[draw(st.integers(0, len(recs) - 1))], draw(st.sampled_from(("title", "url", "error"))),
+                draw(st.sampled_from(BIG)))
+    return recs
+
+
+def read_payload_file(path):
+    """The payload of one report data file: exactly one ``push(...)`` statement of strict JSON."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    prefix, suffix = "(window.WEBSIM_Q=window.WEBSIM_Q||[]).push(", ");\n"
+    assert text.startswith(prefix) and text.endswith(suffix)
+    return json.loads(text[len(prefix):-len(suffix)])
+
+
+def _outputs(result):
+    texts = {}
+    for fmt in ("json", "jsonl", "csv"):
+        buf = io.StringIO()
+        output.WRITERS[fmt](buf.write, result)
+        texts[fmt] = buf.getvalue()
+    return texts
+
+
+def _check_outputs(texts, ids):
+    for text in texts.values():
+        text.encode("utf-8")  # every output is writable as UTF-8
+    doc = json.loads(texts["json"])  # strict: no NaN, no lone surrogate escapes that fail
+    assert [row["id"] for row in doc["urls"]] == ids
+    for cluster in doc["clusters"]:
+        assert set(cluster["member_ids"]) <= set(ids)
+    lines = [json.loads(line) for line in texts["jsonl"].split("\n") if line]  # JSON Lines: split on \n only
+    assert [row["id"] for row in lines] == ids
+    csv.field_size_limit(sys.maxsize)  # a megabyte title is one cell (Python's reader stops at 128 KB)
+    rows = list(csv.reader(io.StringIO(texts["csv"], newline="")))
+    assert [int(row[0]) for row in rows[1:]] == ids
+    assert all(len(row) == len(rows[0]) for row in rows)
+    return doc
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(damaged_records())
+def test_arbitrary_strings_never_cost_a_record(records):
+    ids = [rec.id for rec in records]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = FeatureStore(os.path.join(tmp, "features.sqlite"), batch_size=3)
+        for rec in records:
+            store.add(copy.deepcopy(rec))
+        result = finalize.Finalizer(PARAMS).run(store, len(records))
+        doc = _check_outputs(_outputs(result), ids)
+        for row in doc["urls"]:
+            assert row["url"] == clean_text(row["url"])
+        info = write_report(os.path.join(tmp, "report"), result.url_rows(), result.cluster_rows(), result.meta)
+        assert info.urls == len(ids)
+        payload_rows = 0
+        data = os.path.join(tmp, "report", "data")
+        for name in sorted(os.listdir(data)):
+            payload = read_payload_file(os.path.join(data, name))  # every data file parses
+            if name.startswith("rows-"):
+                payload_rows += len(payload["rows"])
+        assert payload_rows == len(ids)
+        store.close()
+
+
+def test_a_lone_surrogate_title_is_replaced_and_the_batch_is_kept():
+    """The failure a hostile page caused: one page's script put a lone surrogate into its title;
+    the whole batch of records was lost when the store wrote it."""
+    store = FeatureStore(batch_size=1000)
+    recs = copy.deepcopy(REAL)
+    recs[2].title = "T\ud800itle"
+    recs[3].url = BASE + "/\udfff"
+    for rec in recs:
+        store.add(rec)
+    store.flush()
+    got = {rec.id: rec for rec in store.iter_records()}
+    assert sorted(got) == [rec.id for rec in REAL]
+    assert got[3].title == "T\ufffditle"
+    assert got[4].url == BASE + "/\ufffd" and "U+FFFD" in got[4].error  # the record says its URL changed
+    assert got[1].title == REAL[0].title and not got[1].error  # the others untouched
+    store.close()
+
+
+def test_a_record_the_store_cannot_encode_is_kept_with_an_error():
+    """A value of a type no JSON can hold (a page hook put an object into the signals)."""
+    store = FeatureStore(batch_size=2)
+    recs = copy.deepcopy(REAL[:4])
+    recs[1].simhash = "not a number"  # the key columns cannot hold it
+    for rec in recs:
+        store.add(rec)
+    got = {rec.id: rec for rec in store.iter_records()}
+    assert sorted(got) == [1, 2, 3, 4]
+    assert got[2].error.startswith("the record could not be stored") and got[2].url == REAL[1].url
+    assert got[3].simhash == REAL[2].simhash and not got[3].error
+    store.close()
+
+
+def test_a_page_the_labelling_cannot_read_stays_alone_and_the_rest_cluster():
+    store = FeatureStore()
+    recs = copy.deepcopy(REAL)
+    recs[0].signals = {"h1": ["not", "a", "string"], "login_form": {"odd": 1}}  # what a broken hook might leave
+    recs[0].url = "http://[::1/not-a-url"
+    for rec in recs:
+        store.add(rec)
+    result = finalize.Finalizer(PARAMS).run(store, len(recs))
+    rows = {row["id"]: row for row in result.url_rows()}
+    assert sorted(rows) == [rec.id for rec in REAL]
+    assert not result.meta.get("error")
+    assert rows[5]["cluster_id"] and rows[5]["cluster_id"] == rows[2]["cluster_id"]  # the river copies still merge
+    assert rows[7]["cluster_kind"] == "E3" == rows[8]["cluster_kind"]
+    store.close()
+
+
+def test_when_clustering_fails_every_record_is_still_written(monkeypatch):
+    """The last-resort result: one row per record, no cluster, the reason in meta and on the rows."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the clustering")
+
+    monkeypatch.setattr(finalize, "cluster_content", broken)
+    store = FeatureStore()
+    for rec in copy.deepcopy(REAL):
+        store.add(rec)
+    result = finalize.Finalizer(PARAMS).run(store, len(REAL))
+    assert "a bug in the clustering" in result.meta["error"]
+    doc = _check_outputs(_outputs(result), [rec.id for rec in REAL])
+    assert all(row["cluster_id"] == "" and row["is_canonical"] for row in doc["urls"])
+    assert all("not clustered" in row["error"] for row in doc["urls"])
+    assert doc["clusters"] == []
+    store.close()
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("plain", "plain"), ("a\x00b", "a\ufffdb"), ("\ud800\udc00", "\ufffd\ufffd"), ("tab\tnew\nline\r", "tab\tnew\nline\r"),
+    ("\u202e rtl", "\u202e rtl"), ("\U0001f600", "\U0001f600"),
+])
+def test_clean_text(value, expected):
+    assert clean_text(value) == expected
+
+
+def test_clean_value_makes_json_writable():
+    value = {"k\ud800": [1.0, math.nan, math.inf, b"\xff", ("t", None, True)], "n": 3}
+    cleaned = clean_value(value)
+    json.dumps(cleaned, allow_nan=False).encode("utf-8")
+    assert cleaned == {"k\ufffd": [1.0, 0.0, 0.0, "\ufffd", ["t", None, True]], "n": 3}
