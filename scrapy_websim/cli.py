@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import sys
+import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
 from scrapy_websim.config import default
@@ -213,6 +214,7 @@ def crawl_main(argv: List[str]) -> int:
     if error:
         print(f"websim: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    crawler = None
     try:
         process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(UrlListSpider)
@@ -221,6 +223,14 @@ def crawl_main(argv: List[str]) -> int:
     except (ConfigError, BrowserNotFound, UrlListError) as exc:
         print(f"websim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception:  # noqa: BLE001 - what was recorded is still written
+        traceback.print_exc()
+        if crawler is None:
+            return EXIT_INCOMPLETE
+        status = _write_outputs(crawler, outputs, job, args.report or "")
+        print("websim: error: the crawl stopped on the error above; the result files hold what was recorded",
+              file=sys.stderr)
+        return max(status, EXIT_INCOMPLETE)
     return _write_outputs(crawler, outputs, job, args.report or "")
 
 
@@ -270,12 +280,11 @@ def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound, find_browser  # noqa: PLC0415
-    from scrapy_websim.render.handler import parse_networks  # noqa: PLC0415
 
     try:
         checked = WebsimConfig.from_settings(base)
         Finalizer.params_from_settings(base, checked)
-        if parse_networks(checked.deny_networks) and checked.proxy:
+        if checked.deny_networks and checked.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY (--proxy) cannot be combined: the networks "
                               "are enforced by a local guard proxy that the browser must use directly")
         find_browser(checked.browser_executable)
@@ -313,7 +322,7 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
         print(f"websim: error: the report was not written to {report_dir!r}; see the log above", file=sys.stderr)
         return EXIT_INCOMPLETE
     if reason == "finished" and not left:
-        return EXIT_OK
+        return _exit_status(meta)
     hint = "; run the same command again to continue" if job else "; use --resume DIR to be able to continue"
     print(f"websim: the crawl did not finish ({reason}): {left} URLs not fetched (recorded with an error)"
           f"{hint}", file=sys.stderr)
@@ -363,6 +372,15 @@ class _Job:
             self.outputs.append(full)
             with open(os.path.join(self.path, JOB_OUTPUTS), "w", encoding="utf-8") as fh:
                 json.dump(self.outputs, fh)
+
+
+def _exit_status(meta: Dict[str, Any], prog: str = "websim") -> int:
+    """0, or 1 when the result is the last-resort one (labelling or clustering failed: every
+    record is written, in no cluster, and ``meta["error"]`` says why)."""
+    if meta.get("error"):
+        print(f"{prog}: error: {meta['error']}; every URL is in the result, in no cluster", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def _version() -> str:
@@ -436,11 +454,14 @@ def cluster_main(argv: List[str]) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"websim cluster: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    for path, fmt in outputs:
-        write_atomically(path, fmt, result)
+    try:
+        for path, fmt in outputs:
+            write_atomically(path, fmt, result)
+    finally:
+        result.store.close()  # removes its temporary file
     print(f"websim cluster: {result.meta['total_urls']} URLs, {result.meta['total_clusters']} clusters -> "
           f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
-    return EXIT_OK
+    return _exit_status(result.meta, "websim cluster")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
-    PROXY_SCHEMES, ConfigError, _one_line, parse_cookies, parse_header_line, parse_headers, parse_proxy,
-    parse_viewport, proxy_parts)
+    PROXY_SCHEMES, ConfigError, Network, _one_line, parse_cookies, parse_header_line, parse_headers,
+    parse_networks, parse_proxy, parse_viewport, proxy_parts)
 from scrapy_websim.core.params import (
     ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PredictorParams, RuleParams, TextParams, UrlParams,
     param, parse_range)
@@ -189,9 +189,8 @@ class WebsimConfig:
     features_file: str = _RENDER("", "", "write every page's features (JSON Lines) for websim cluster")
     progress_interval: float = _RENDER(30.0, "[0, 86400]", "progress log line interval, 0 = off", unit="s")
     same_host_only: bool = _like(ClusterParams, "same_host_only", _DECIDE)
-    #: parsed by scrapy_websim.render.handler.parse_networks
-    deny_networks: Any = _RENDER((), "", "networks no request may reach, redirect hops included",
-                                 valid="CIDR networks")
+    deny_networks: Tuple[Network, ...] = _RENDER((), "", "networks no request may reach, redirect hops included",
+                                                 parse=parse_networks, valid="CIDR networks")
     redis_url: str = _MANY("", "", "Redis of the distributed job; set: the crawl is a worker", valid="redis:// URL")
     redis_job: str = _MANY("websim", "", "job name", valid="1-200 characters")
     #: the default grows with WEBSIM_PAGE_TIMEOUT (see _lease_timeout)

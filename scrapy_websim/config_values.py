@@ -1,13 +1,14 @@
-"""Parsers of the structured ``WEBSIM_*`` values (viewport, proxy, headers, cookies).
+"""Parsers of the structured ``WEBSIM_*`` values (viewport, proxy, headers, cookies, networks).
 
 Each takes the setting's name, for errors that name it, and raises :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, Union
 from urllib.parse import unquote, urlsplit
 
 
@@ -131,3 +132,31 @@ def parse_cookies(name: str, value: Any) -> str:
             raise ConfigError(f"{name}: {part!r} is not a cookie; expected 'name=value' pairs separated by ';'")
         pairs.append(f"{key.strip()}={val.strip()}")
     return "; ".join(pairs)
+
+
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+
+
+def parse_networks(name: str, value: Any) -> Tuple[Network, ...]:
+    """``"10.0.0.0/8, 169.254.0.0/16"`` or a list of CIDRs (an address alone is its /32 or /128)
+    -> networks; anything else, a bad entry naming itself, raises :class:`ConfigError`."""
+    if value in (None, "", [], ()):
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise ConfigError(f"{name} must be a list of CIDR networks like ['169.254.0.0/16'], got {value!r}")
+    networks = []
+    for item in items:
+        if isinstance(item, (ipaddress.IPv4Network, ipaddress.IPv6Network)):
+            networks.append(item)
+            continue
+        if not isinstance(item, str):
+            raise ConfigError(f"{name}: {item!r} is not a CIDR network (like 10.0.0.0/8 or fd00::/8)")
+        text = item.strip()
+        if not text:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ConfigError(f"{name}: {text!r} is not a CIDR network (like 10.0.0.0/8 or fd00::/8)") from None
+    return tuple(networks)

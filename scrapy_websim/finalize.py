@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
-import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
@@ -127,6 +125,7 @@ class Finalizer:
             settings, cluster.ClusterParams, CLUSTER_SETTINGS,
             same_host_only=config.same_host_only,
             visual_distance=min(11, visual_distance),
+            min_html_len=rules.thin_html_bytes, min_text_len=rules.thin_text_chars,  # thin or clustered
         )
         if cluster_params.simhash_distance < min(11, text_distance):
             cluster_params = replace(cluster_params, simhash_distance=min(11, text_distance))
@@ -278,9 +277,13 @@ def unclustered(store: FeatureStore, params: FinalParams, why: str) -> Result:
 
 
 def recluster_file(path: str, params: FinalParams) -> Result:
-    """``websim cluster``: load a features JSON Lines file and cluster it again."""
-    tmpdir = tempfile.mkdtemp(prefix="websim-cluster-")
-    store = FeatureStore(os.path.join(tmpdir, "features.sqlite"), batch_size=params.config.batch_size)
-    store.load_jsonl(path)
-    store.flush()
-    return Finalizer(params).run(store)
+    """``websim cluster``: load a features JSON Lines file and cluster it again. The store is a
+    temporary file, removed when the caller closes ``result.store`` (or here, if loading fails)."""
+    store = FeatureStore(batch_size=params.config.batch_size)
+    try:
+        store.load_jsonl(path)
+        store.flush()
+        return Finalizer(params).run(store)
+    except BaseException:
+        store.close()
+        raise

@@ -266,6 +266,35 @@ def _bad_bytes(h: _Handler) -> None:
     h.send(200, b"<html><head><title>Bad bytes \xff\xfe\xc3</title></head><body>\x80\x81\xc3\x28 text</body></html>")
 
 
+def _mixed_encodings(h: _Handler) -> None:
+    """Declared UTF-8 in the header, windows-1251 in a meta tag, bytes of both and of Latin-1."""
+    h.send(200, "<html><head><meta charset='windows-1251'><title>Mixed \u00e9</title></head><body><p>utf-8: "
+           "\u00e9t\u00e9 \u4e2d\u6587".encode("utf-8") + " cp1251: \u041f\u0440\u0438".encode("cp1251")
+           + " latin-1: \u00fc\u00df".encode("latin-1") + b" " + FILLER.encode() + b"</p></body></html>")
+
+
+def _odd_headers(h: _Handler) -> None:
+    """Header values with bytes that are no UTF-8, a control character, RTL marks and a lone
+    surrogate's UTF-8-like bytes."""
+    utf8 = "Basic realm=\"\u202eevil\u202c\"".encode("utf-8").decode("latin-1")  # sent as its UTF-8 bytes
+    h.send(200, page("Odd headers"), headers={
+        "X-Latin": "\u00ff\u00fe caf\u00e9", "X-Control": "a\x01b\x7f", "WWW-Authenticate": utf8,
+        "X-Surrogate": "\u00ed\u00a0\u0080"})
+
+
+#: A script puts what no output can carry into the page: lone UTF-16 surrogates, NUL and other
+#: control characters, right-to-left overrides, into the title, the text, an attribute and the URL.
+_SURROGATES_JS = ("<script>document.title = 'Lone \\ud800 surrogate \\u0000 nul \\u202e rtl';"
+                  "const p = document.createElement('p'); p.textContent = 'text \\udfff \\u0001\\u001f "
+                  "\\ud83d end ' + 'word '.repeat(60); p.setAttribute('data-x', '\\udc00'); document.body.append(p);"
+                  "history.replaceState(null, '', location.pathname + '?q=%ED%A0%80\\ud800');</script>")
+
+
+def _deep_dom(h: _Handler) -> None:
+    """20,000 nested elements (lxml and Chromium both have nesting limits far below a million)."""
+    h.send(200, page("Deep DOM", "<div>" * 20_000 + "deep" + "</div>" * 20_000))
+
+
 def _short_body(h: _Handler, reset: bool) -> None:
     """Promise 100,000 bytes, send a few, then close (or reset) the connection."""
     h.send_response(200)
@@ -396,6 +425,16 @@ ROUTES: Dict[str, Callable[[_Handler], None]] = {
         "<object data='file:///etc/passwd'></object><script>fetch('file:///etc/passwd')"
         ".then(r => r.text()).then(t => { document.title = t; document.body.append(t); })"
         ".catch(() => {});</script>"),
+    "/surrogates": _page("Surrogates", _SURROGATES_JS),
+    "/nul-bytes": lambda h: h.send(200, page("NUL \x00 in the title", "<p>NUL \x00 and \x01\x02 in the text</p>")),
+    "/mixed-encodings": _mixed_encodings,
+    "/odd-headers": _odd_headers,
+    "/deep-dom": _deep_dom,
+    "/huge-title": _page("A" * 1_000_000),
+    "/bad-escapes/%zz%ED%A0%80%/%C0%AF%": _page("Invalid percent-escapes in the URL"),
+    "/rtl-\u202e-path": _page("\u202eRight to left\u202c \u200f title"),
+    "/console-flood": _page("Console flood", "<script>for (let i = 0; i < 20000; i++) console.log('\\ud800' + i);"
+                            "console.error('x'.repeat(1000000));</script>"),
     "/formula-title": _page("=HYPERLINK(&quot;http://evil.example&quot;)", "<script>/* </script><b>data</b> */</script>"),
 }
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from scrapy_websim import __version__
-from scrapy_websim.config import ConfigError
-from scrapy_websim.render.handler import check_url, parse_networks
+from scrapy_websim.config import ConfigError, WebsimConfig, parse_networks
+from scrapy_websim.render.handler import check_url
 from tests.crawl import run_websim
 
 
@@ -53,15 +53,24 @@ def test_resume_dir_refuses_another_list(tmp_path):
 
 
 def test_parse_networks():
-    nets = parse_networks("10.0.0.0/8, 169.254.169.254 ,fd00::/8")
+    nets = parse_networks("WEBSIM_DENY_NETWORKS", "10.0.0.0/8, 169.254.169.254 ,fd00::/8")
     assert [str(n) for n in nets] == ["10.0.0.0/8", "169.254.169.254/32", "fd00::/8"]
-    assert parse_networks("") == [] and parse_networks(None) == [] and parse_networks(["127.0.0.2/32"])
-    with pytest.raises(ConfigError, match="WEBSIM_DENY_NETWORKS"):
-        parse_networks({"a": 1})
+    assert parse_networks("N", "") == () and parse_networks("N", None) == ()
+    assert parse_networks("N", ["127.0.0.2/32"])
+    for bad in ({"a": 1}, 42, "42", [42], "10.0.0.0/33", 1.5):
+        with pytest.raises(ConfigError, match="WEBSIM_DENY_NETWORKS"):
+            parse_networks("WEBSIM_DENY_NETWORKS", bad)
+
+
+def test_deny_networks_is_checked_with_the_settings():
+    assert [str(n) for n in WebsimConfig.from_settings({"WEBSIM_DENY_NETWORKS": "127.0.0.2/32"}).deny_networks] == \
+        ["127.0.0.2/32"]
+    with pytest.raises(ConfigError, match="WEBSIM_DENY_NETWORKS.*42"):
+        WebsimConfig.from_settings({"WEBSIM_DENY_NETWORKS": 42})
 
 
 def test_check_url_blocks_schemes_and_denied_addresses():
-    nets = parse_networks(["169.254.0.0/16", "10.0.0.0/8"])
+    nets = parse_networks("WEBSIM_DENY_NETWORKS", ["169.254.0.0/16", "10.0.0.0/8"])
 
     def check(url):
         return asyncio.run(check_url(url, nets))

@@ -230,3 +230,46 @@ def test_clean_value_makes_json_writable():
     cleaned = clean_value(value)
     json.dumps(cleaned, allow_nan=False).encode("utf-8")
     assert cleaned == {"k\ufffd": [1.0, 0.0, 0.0, "\ufffd", ["t", None, True]], "n": 3}
+
+
+def test_websim_cluster_leaves_no_temporary_files(tmp_path):
+    """The offline re-cluster's store is a temporary file: removed when the command ends, whether
+    it wrote the result or refused the input."""
+    import subprocess  # noqa: PLC0415
+
+    from scrapy_websim.core.store import save_jsonl  # noqa: PLC0415
+
+    features = tmp_path / "features.jsonl"
+    save_jsonl(copy.deepcopy(REAL), str(features))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
+    ok = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "cluster", str(features), "-o",
+                         str(tmp_path / "r.json")], env=env, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert len(json.loads((tmp_path / "r.json").read_text())["urls"]) == len(REAL)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(features.read_text().replace('"url"', '"url', 1))  # a broken record line
+    refused = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "cluster", str(bad), "-o",
+                              str(tmp_path / "r2.json")], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "line 2" in refused.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_one_threshold_decides_thin_and_too_small_to_cluster():
+    """A page is thin (T1) or clustered by content, never neither, whatever the thin thresholds."""
+    params = finalize.Finalizer.params_from_settings({"WEBSIM_THIN_HTML_BYTES": 512, "WEBSIM_THIN_TEXT_CHARS": 100},
+                                                     WebsimConfig())
+    assert (params.cluster.min_html_len, params.cluster.min_text_len) == (512, 100)
+    store = FeatureStore()
+    for n in (1, 2):  # two copies of a 700-byte page: not thin at 512 bytes, so they must cluster
+        html = ("<html><head><title>Small</title></head><body><h1>Small page</h1><p>" + "small words here, and a few more " * 14
+                + "</p></body></html>")
+        rec = PageRecord(id=n, url=f"{BASE}/small/{n}", final_url=f"{BASE}/small/{n}", status_code=200,
+                         content_type="text/html", html_len=len(html.encode()), rendered=True)
+        compute_features(rec, html, b"", params.features)
+        assert 512 <= rec.html_len < 1024
+        store.add(rec)
+    rows = list(finalize.Finalizer(params).run(store, 2).url_rows())
+    assert [row["cluster_kind"] for row in rows] == ["content", "content"]
+    store.close()

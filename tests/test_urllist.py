@@ -2,7 +2,7 @@
 
 import pytest
 
-from scrapy_websim.core.urls.url_list import UrlListError, check_url, read_entries
+from scrapy_websim.core.urls.url_list import UrlListError, check_url, looks_like_a_file, read_entries
 
 
 def test_file_with_comments_blank_lines_and_garbage(tmp_path):
@@ -19,6 +19,15 @@ def test_file_with_comments_blank_lines_and_garbage(tmp_path):
     assert "no valid host" in entries[5].error
 
 
+@pytest.mark.parametrize("value, is_file", [
+    ("urls.txtt", True), ("hosts.lst", True), ("lists/urls", True), ("/tmp/urls", True), ("~/u", True),
+    ("example.com", False), ("example.com/robots.txt", False), ("localhost:8000/a", False), ("[::1]:80/x", False),
+    ("127.0.0.1:8080/x", False), ("a.example,b.example", False), ("http://x/list.txt", False), ("data", False),
+])
+def test_a_value_that_names_a_file_is_told_from_a_url(value, is_file):
+    assert looks_like_a_file(value) is is_file
+
+
 def test_comma_list():
     entries = read_entries("https://a.example, b.example:8080/x ,,javascript:alert(1)")
     assert [(e.url, bool(e.error)) for e in entries] == [
@@ -26,8 +35,11 @@ def test_comma_list():
 
 
 def test_missing_and_empty_lists_are_errors(tmp_path):
-    with pytest.raises(UrlListError, match="not found"):
+    with pytest.raises(UrlListError, match="no such file"):
         read_entries(str(tmp_path / "nope.txt"))
+    for typo in ("urls.txtt", "hosts.lst", "lists/urls", "./urls", "~/no-such-websim-list"):  # a file's name, mistyped
+        with pytest.raises(UrlListError, match="no such file"):
+            read_entries(typo, base_dir=str(tmp_path))
     with pytest.raises(UrlListError, match="empty"):
         read_entries("  ")
     bad = tmp_path / "latin1.txt"

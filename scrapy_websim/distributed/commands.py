@@ -12,9 +12,7 @@ Exit status: 0 on success; 2 for a usage error (no Redis there, no such job, a b
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
@@ -151,7 +149,7 @@ def status_main(argv: List[str]) -> int:
 
 
 def collect_main(argv: List[str]) -> int:
-    from scrapy_websim.cli import _add_decision_options, _output_format, _settings_from_args  # noqa: PLC0415
+    from scrapy_websim.cli import _add_decision_options, _exit_status, _output_format, _settings_from_args  # noqa: PLC0415
 
     parser = _job_parser("websim collect", "Cluster every record of a job and write the result files.")
     parser.add_argument("-o", "--output", required=True, action="append",
@@ -186,13 +184,16 @@ def collect_main(argv: List[str]) -> int:
         return 1
     started = time.monotonic()
     result = collect(job, params, missing)
-    _write_outputs(result, outputs)
-    if args.features_file:
-        result.store.save_jsonl(args.features_file)
+    try:
+        _write_outputs(result, outputs)
+        if args.features_file:
+            result.store.save_jsonl(args.features_file)
+    finally:
+        result.store.close()  # removes its temporary file
     meta = result.meta
     print(f"websim collect: {meta['total_urls']} URLs ({len(missing)} not recorded), {meta['total_clusters']} "
           f"clusters in {time.monotonic() - started:.1f} s -> {', '.join(args.output)}", file=sys.stderr)
-    return 0
+    return _exit_status(meta, "websim collect")
 
 
 def collect(job: Job, params: Any, missing: List[int]) -> Any:
@@ -202,22 +203,25 @@ def collect(job: Job, params: Any, missing: List[int]) -> Any:
     from scrapy_websim.core.types import PageRecord  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
 
-    tmpdir = tempfile.mkdtemp(prefix="websim-collect-")
-    store = FeatureStore(os.path.join(tmpdir, "features.sqlite"), batch_size=params.config.batch_size)
-    for record in job.iter_records():
-        store.add(record)
-    missing_set = set(missing)
-    total = 0
-    for page_id, raw, _url, error in job.iter_inputs():
-        total += 1
-        if error:  # a line that is not a URL: the record a single crawl's spider yields for it
-            record = PageRecord(id=page_id, url=raw, error=error)
-            fill_normalized_url(record, params.features)
+    store = FeatureStore(batch_size=params.config.batch_size)  # a temporary file, removed on close
+    try:
+        for record in job.iter_records():
             store.add(record)
-        elif page_id in missing_set:
-            store.add(PageRecord(id=page_id, url=raw, error=NOT_RECORDED))
-    store.flush()
-    return Finalizer(params).run(store, total)
+        missing_set = set(missing)
+        total = 0
+        for page_id, raw, _url, error in job.iter_inputs():
+            total += 1
+            if error:  # a line that is not a URL: the record a single crawl's spider yields for it
+                record = PageRecord(id=page_id, url=raw, error=error)
+                fill_normalized_url(record, params.features)
+                store.add(record)
+            elif page_id in missing_set:
+                store.add(PageRecord(id=page_id, url=raw, error=NOT_RECORDED))
+        store.flush()
+        return Finalizer(params).run(store, total)
+    except BaseException:
+        store.close()
+        raise
 
 
 def _write_outputs(result: Any, outputs: List[Any]) -> None:

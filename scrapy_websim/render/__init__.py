@@ -15,6 +15,10 @@ __all__ = ["render_meta", "record_from_response", "record_from_failure", "captur
 
 _init_callbacks: Dict[CaptureOptions, Any] = {}
 
+#: A title is cut to this many characters: a page can set a megabyte one, which no spreadsheet
+#: cell holds (Excel: 32,767) and Python's CSV reader refuses (over 128 KB).
+MAX_TITLE_CHARS = 2000
+
 
 def capture_options(config: WebsimConfig) -> CaptureOptions:
     return CaptureOptions(
@@ -118,7 +122,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         content_length=_content_length(response),
         content_type=content_type,
         error=_header(response, "X-Websim-Blocked") or cap.get("capture_error", ""),  # render/guard.py
-        title=title.strip(),
+        title=title.strip()[:MAX_TITLE_CHARS],
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,
         timings=[round(float(t), 1) for t in timings if t is not None],

@@ -28,14 +28,14 @@ import ipaddress
 import logging
 import socket
 import weakref
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence
 from urllib.parse import urlsplit
 
 from scrapy.http import Response
 from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
-from scrapy_websim.config import ConfigError, WebsimConfig
+from scrapy_websim.config import ConfigError, Network, WebsimConfig
 from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
 from scrapy_websim.render.tabs import TabPool
 
@@ -53,7 +53,6 @@ addEventListener('click', function (e) {
   if (a && !['', '_self', '_top', '_parent'].includes(a.target.toLowerCase())) e.preventDefault();
 }, true);"""
 
-Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
 
 class PageTimeout(Exception):
@@ -72,25 +71,6 @@ class Blocked(Exception):
     """A request went to a scheme or a network the crawl must not reach."""
 
     readable = True
-
-
-def parse_networks(value: Any, name: str = "WEBSIM_DENY_NETWORKS") -> List[Network]:
-    """``"10.0.0.0/8, 169.254.0.0/16"`` or a list of CIDRs -> networks; a bad entry names itself."""
-    if value in (None, "", [], ()):
-        return []
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple, set, frozenset)):
-        raise ConfigError(f"{name} must be a list of CIDR networks like ['169.254.0.0/16'], got {value!r}")
-    networks = []
-    for item in items:
-        text = str(item).strip()
-        if not text:
-            continue
-        try:
-            networks.append(ipaddress.ip_network(text, strict=False))
-        except ValueError:
-            raise ConfigError(f"{name}: {text!r} is not a CIDR network (like 10.0.0.0/8 or fd00::/8)") from None
-    return networks
 
 
 def _denied(addresses: Iterable[str], networks: Sequence[Network]) -> Optional[str]:
@@ -142,7 +122,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         super().__init__(crawler)
         websim = WebsimConfig.from_settings(crawler.settings)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
-        self.deny_networks = parse_networks(websim.deny_networks)
+        self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
         self._user_abort = self.abort_request
         self.abort_request = self._abort_request
@@ -456,7 +436,7 @@ class DenyNetworksDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DenyNetworksDownloaderMiddleware":
-        return cls(parse_networks(WebsimConfig.from_settings(crawler.settings).deny_networks))
+        return cls(WebsimConfig.from_settings(crawler.settings).deny_networks)
 
     async def process_request(self, request: Any, spider: Any = None) -> None:
         if request.meta.get("playwright"):

@@ -22,6 +22,7 @@ Pure module: no Scrapy import.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional, Sequence, TypeVar
@@ -119,11 +120,15 @@ class Params:
 def check_fields(obj: Any) -> None:
     """The declared checks of every field of ``obj`` (a dataclass whose fields are declared with
     :func:`param`), in declaration order: a bool default takes only a bool and a tuple of strings
-    only non-empty strings, then ``choices``, then ``range``. :meth:`Params.validate`."""
+    only non-empty strings, a str default only a str, then ``choices``, then ``range``, then the
+    optional package a value ``needs`` (metadata ``needs``: ``{value: (module, pip extra)}``).
+    :meth:`Params.validate`."""
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if isinstance(f.default, bool) and not isinstance(value, bool):
             raise FieldError(f.name, f"must be True or False, got {value!r}")
+        if isinstance(f.default, str) and not isinstance(value, str):
+            raise FieldError(f.name, f"must be a string, got {value!r}")
         if _is_words(f.default) and not _is_words(value, non_empty=True):
             raise FieldError(f.name, f"must be a sequence of non-empty strings, got {value!r}")
         choices = f.metadata.get("choices")
@@ -131,6 +136,10 @@ def check_fields(obj: Any) -> None:
             raise FieldError(f.name, f"must be one of {', '.join(map(repr, choices))}, got {value!r}")
         if f.metadata.get("range"):
             check_ranges(obj, **{f.name: f.metadata["range"]})
+        module, extra = f.metadata.get("needs", {}).get(value, ("", ""))
+        if module and importlib.util.find_spec(module) is None:
+            raise FieldError(f.name, f"{value!r} needs the optional package {module}, which is not installed: "
+                                     f"pip install 'scrapy-websim[{extra}]'")
 
 
 def _is_words(value: Any, non_empty: bool = False) -> bool:

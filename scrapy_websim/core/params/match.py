@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .base import FieldError, Params, param
 from .page import STRUCTURE_MEASURES
+from .rules import THIN_HTML_BYTES, THIN_TEXT_CHARS
 
 __all__ = ["DecisionParams", "ClusterParams"]
 
@@ -93,8 +94,10 @@ class ClusterParams(Params):
     #: (seed behaviour)
     same_host_only: bool = param(False, "", "compare pages of the same host only")
     passes: int = param(0, "int [0, 1000] (0 = until done)", "canonical-centred passes per group, 0 = to completion")
-    min_html_len: int = param(1024, "int >= 0", "eligibility: rendered HTML bytes")
-    min_text_len: int = param(200, "int >= 0", "eligibility: main-text characters")
+    #: eligibility: the thin-page thresholds (``RuleParams.thin_html_bytes``/``thin_text_chars``,
+    #: whose values the finalizer passes here), so that a page is either thin or clustered
+    min_html_len: int = param(THIN_HTML_BYTES, "int >= 0", "eligibility: rendered HTML bytes")
+    min_text_len: int = param(THIN_TEXT_CHARS, "int >= 0", "eligibility: main-text characters")
     #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
     #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
     #: site-wide logo heading is no evidence and would make one group of the site); 0 = off

@@ -32,7 +32,8 @@ class TextParams(Params):
     max_link_density: float = param(0.5, "(0, 1]", "blocks with more link text are dropped")
     #: "websim" is this module (~1 ms/page), "trafilatura" has a better F1 and is ~10x slower
     #: (bench/extraction.py).
-    extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"))
+    extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"),
+                           needs={"trafilatura": ("trafilatura", "trafilatura")})
     #: A page that is not a list page is judged by its visible text (link texts included) when its
     #: article is shorter (``core.features.content_text``); 0 = only list pages.
     list_fallback_chars: int = param(200, "int [0, 1000000]", "shorter articles: judged by visible text")

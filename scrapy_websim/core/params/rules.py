@@ -18,6 +18,10 @@ from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 from .base import FieldError, Params, param
 
+#: A page smaller than this is thin (T1) and too small to cluster by content: one threshold for
+#: both (``RuleParams.thin_*``; ``ClusterParams.min_*`` is set from them, see ``ClusterParams``).
+THIN_HTML_BYTES, THIN_TEXT_CHARS = 1024, 200
+
 __all__ = [
     "RULE_CODES",
     "RULE_SCOPES",
@@ -137,8 +141,8 @@ class RuleParams(Params):
     login_keywords: Tuple[str, ...] = param(LOGIN_KEYWORDS, "", "L1: words of a login wall")
     waf_keywords: Tuple[str, ...] = param(WAF_KEYWORDS, "", "W1: words of a WAF block page")
     maintenance_keywords: Tuple[str, ...] = param(MAINTENANCE_KEYWORDS, "", "M1: words of a maintenance page")
-    thin_html_bytes: int = param(1024, "int [0, 10000000]", "T1: HTML below this is thin")
-    thin_text_chars: int = param(200, "int [0, 10000000]", "T1: main text below this is thin")
+    thin_html_bytes: int = param(THIN_HTML_BYTES, "int [0, 10000000]", "T1: HTML below this is thin")
+    thin_text_chars: int = param(THIN_TEXT_CHARS, "int [0, 10000000]", "T1: main text below this is thin")
     short_text_chars: int = param(600, "int [0, 10000000]", "keyword rules on 2xx pages need less main text")
     #: visible page = text + controls; above this share the page "is a form"
     form_share: float = param(0.5, "number [0, 1]", "L1 on 2xx: share of the page inside forms")

@@ -244,6 +244,26 @@ def nmap_services(text: str) -> Iterator[Tuple[str, str]]:
                 yield _candidate(name, scheme, number)[0], f"nmap {name}:{number}/{label}"
 
 
+#: The ending of a list file's name (with whatever a typo adds: ``urls.txtt``); no top-level domain
+#: starts like these, so a host name never ends with one.
+_LIST_SUFFIX_RE = re.compile(r"\.(txt|lst|list|xml|json|jsonl|csv|tsv|nmap|gnmap|urls?)[a-z0-9]{0,3}$", re.I)
+
+
+def looks_like_a_file(value: str) -> bool:
+    """``-l`` names a file rather than a URL or host: not a comma list, no scheme, and either a path
+    (``/x``, ``./x``, ``~/x``, ``dir/x`` whose first part is no host name) or, without a ``/``, a
+    list-like name ending."""
+    if "," in value or "://" in value:
+        return False
+    if value.startswith(("/", "./", "../", "~")) or "\\" in value:
+        return True
+    head, slash, _ = value.partition("/")
+    if slash:
+        host = re.sub(r":\d+$", "", head)
+        return not (_valid_host(host) and ("." in host or host == "localhost" or host.startswith("[")))
+    return _LIST_SUFFIX_RE.search(value) is not None
+
+
 def _read_text(value: str, base_dir: Optional[str], stdin: Optional[IO[str]]) -> Optional[str]:
     """The list's text when ``value`` names a file or ``-`` (stdin); None for a comma list."""
     if value == "-":
@@ -252,10 +272,12 @@ def _read_text(value: str, base_dir: Optional[str], stdin: Optional[IO[str]]) ->
             return stream.read().lstrip("\ufeff")
         except UnicodeDecodeError:
             raise UrlListError("standard input is not UTF-8 text") from None
-    path = value if os.path.isabs(value) or base_dir is None else os.path.join(base_dir, value)
-    if value.lower().endswith((".txt", ".xml", ".jsonl", ".json")) or (os.path.isfile(path) and "," not in value):
+    path = os.path.expanduser(value)
+    path = path if os.path.isabs(path) or base_dir is None else os.path.join(base_dir, path)
+    if looks_like_a_file(value) or (os.path.isfile(path) and "," not in value):
         if not os.path.isfile(path):
-            raise UrlListError(f"URL list file not found: {value!r}")
+            raise UrlListError(f"no such file: {value!r} (the URL list; a URL or host would be taken as "
+                               f"one, but this names a file)")
         try:
             with open(path, encoding="utf-8-sig") as fh:
                 return fh.read()
