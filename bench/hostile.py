@@ -7,7 +7,7 @@ streams, loops, popups, downloads, redirect loops, bad answers...; see the serve
 the list ``--repeat`` times (each line is its own record), crawls it with ``python -m scrapy_websim.cli``
 in a subprocess with ``WEBSIM_DENY_NETWORKS=127.0.0.2/32`` (the server's forbidden twin), and checks the
 result with the test's own checks (every line once, no local file read, transfers stopped, forbidden
-network never reached). Memory is sampled every 0.2 s as in ``bench/crawl.py``: the peak of the summed
+network never reached). Memory is sampled every 0.2 s (``bench/memory.py``): the peak of the summed
 PSS (RSS when PSS is unreadable) of websim and all its Chromium processes.
 
 Last line, exactly: ``urls=N missing=0 duplicated=0 seconds=S peak_rss_mb=M``.
@@ -30,7 +30,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
-from crawl import MB, MemorySampler  # noqa: E402
+from memory import MB, MemorySampler  # noqa: E402
 
 from tests.hostile_server import check_hostile_result, hostile_site  # noqa: E402
 

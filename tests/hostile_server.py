@@ -522,7 +522,13 @@ def _server_problems(counters: Dict[str, int]) -> List[str]:
 EXPECT = {"/to-forbidden": lambda r: r["error"].startswith("blocked"),
           "/attachment": lambda r: r["status_code"] == 200 and r["content_type"] == "application/pdf",
           "/status-999": lambda r: r["status_code"] == 999,
-          "/ok": lambda r: r["status_code"] == 200 and not r["error"]}
+          "/ok": lambda r: r["status_code"] == 200 and not r["error"],
+          # strings no output can carry: the page keeps its record and features, the strings cleaned
+          "/surrogates": lambda r: r["status_code"] == 200 and not r["error"] and "\ufffd" in r["title"],
+          "/nul-bytes": lambda r: r["status_code"] == 200 and not r["error"] and "\x00" not in r["title"],
+          "/mixed-encodings": lambda r: r["status_code"] == 200 and not r["error"],
+          "/odd-headers": lambda r: r["status_code"] == 200 and not r["error"],
+          "/huge-title": lambda r: r["status_code"] == 200 and not r["error"] and 0 < len(r["title"]) <= 2000}
 
 
 def _record_problems(site: Site, rows: List[dict]) -> List[str]:
