@@ -28,6 +28,7 @@ from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, clean_text, clean_value
 from scrapy_websim.report import write_report
+from tests.test_report import read_payload
 
 BASE = "http://127.0.0.1:8000"
 ARTICLE = ("<!doctype html><html><head><title>{title}</title></head><body><nav><a href='/'>Home</a></nav>"
@@ -93,15 +94,6 @@ def damaged_records(draw):
     return recs
 
 
-def read_payload_file(path):
-    """The payload of one report data file: exactly one ``push(...)`` statement of strict JSON."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    prefix, suffix = "(window.WEBSIM_Q=window.WEBSIM_Q||[]).push(", ");\n"
-    assert text.startswith(prefix) and text.endswith(suffix)
-    return json.loads(text[len(prefix):-len(suffix)])
-
-
 def _outputs(result):
     texts = {}
     for fmt in ("json", "jsonl", "csv"):
@@ -144,7 +136,7 @@ def test_arbitrary_strings_never_cost_a_record(records):
         payload_rows = 0
         data = os.path.join(tmp, "report", "data")
         for name in sorted(os.listdir(data)):
-            payload = read_payload_file(os.path.join(data, name))  # every data file parses
+            payload = read_payload(os.path.join(data, name))  # every data file parses
             if name.startswith("rows-"):
                 payload_rows += len(payload["rows"])
         assert payload_rows == len(ids)
