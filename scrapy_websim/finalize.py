@@ -20,14 +20,14 @@ import datetime
 import tempfile
 import os
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
                                   rule_keywords)
 from scrapy_websim import output
-from scrapy_websim.core.match import assign, cluster, similarity
+from scrapy_websim.core.match import assign, cluster, reasons, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.store import FeatureStore
@@ -59,13 +59,18 @@ class Result:
     store: FeatureStore
     assigned: Assigned
     meta: Dict[str, Any]
+    params: Optional["FinalParams"] = None  # the thresholds the ``match_reason`` of each row names
 
     def url_rows(self) -> Iterator[Dict[str, Any]]:
         ids = self.assigned.ids
+        p = self.params or FinalParams()
+        cluster_params = p.cluster or cluster.DEFAULT_PARAMS
+        canonical_of = dict(zip(self.assigned.names, self.assigned.canon))
         for pos, (record, a) in enumerate(zip(self.store.iter_records(), self.assigned.iter_assignments())):
             if record.id != ids[pos]:
                 raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
-            yield output.output_row(record, a)
+            why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params)
+            yield output.output_row(record, a, why)
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
         return output.cluster_rows(self.assigned.clusters(self.store.urls_of))
@@ -138,7 +143,7 @@ class Finalizer:
         del keys
         assigned = assign_clusters(store, content, table, p.assign)
         del content, table  # the columns of ``assigned`` are all the rows need
-        return Result(store=store, assigned=assigned, meta=summary(store, n_eligible, assigned.kind, p))
+        return Result(store=store, assigned=assigned, meta=summary(store, n_eligible, assigned.kind, p), params=p)
 
 
 # --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
@@ -217,6 +222,9 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
                         f"< {d.prose_min_len_ratio} of the longer's",
             "structure_measure": d.structure_measure,
         },
+        # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
+        "decision_params": asdict(d),
+        "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
