@@ -10,14 +10,14 @@ Matching clusters
        ``cluster-NNNNN``: ``errtpl-{template hash}``, ``urlcanon-{origin}-{path}``, ...) and that
        exist in both scans are the same cluster.
     2. The rest are paired greedily by the number of URLs they share (most first; ties by the two
-       ids), each cluster at most once. A cluster of the new scan that shares no URL with any
+       ids), each cluster at most once, and only clusters of one kind (a content cluster whose
+       pages became login walls has vanished, and a login-wall cluster appeared). A cluster of the new scan that shares no URL with any
        unpaired old cluster has *appeared*; an old one left unpaired has *vanished*.
 
 What counts as a change
     * a cluster appeared or vanished;
     * a paired cluster *grew* (URLs only the new one has) and/or *shrank* (URLs only the old one
-      had), changed kind (``content`` -> ``E3``), or, both ids being derived from content, changed
-      id (the template or URL it is named after changed: an upgraded server's error page);
+      had), or, both ids being derived from content, changed id (the template or URL it is named after changed: an upgraded server's error page);
     * its canonical URL changed;
     * a URL was added to or removed from the list;
     * a URL changed cluster (it was alone and is in a cluster, or the reverse, or its new cluster
@@ -138,7 +138,7 @@ def match_clusters(old: Scan, new: Scan) -> Dict[str, str]:
     overlap: Dict[Tuple[str, str], int] = {}
     for key, o in old.cluster_of.items():
         n = new.cluster_of.get(key, "")
-        if o and n and o not in pairs and n not in taken:
+        if o and n and o not in pairs and n not in taken and old.kind[o] == new.kind[n]:
             overlap[(o, n)] = overlap.get((o, n), 0) + 1
     for (o, n), _count in sorted(overlap.items(), key=lambda item: (-item[1], item[0])):
         if o not in pairs and n not in taken:
@@ -166,8 +166,6 @@ def diff_scans(old: Scan, new: Scan) -> Dict[str, Any]:
             what.append("grew")
         if removed:
             what.append("shrank")
-        if old.kind[o] != new.kind[n]:
-            what.append("kind")
         if o != n and _derived(o) and _derived(n):
             what.append("renamed")
         if what:
@@ -202,7 +200,6 @@ def diff_scans(old: Scan, new: Scan) -> Dict[str, Any]:
         "clusters_vanished": len(vanished),
         "clusters_grew": sum(1 for c in changed if "grew" in c["changes"]),
         "clusters_shrank": sum(1 for c in changed if "shrank" in c["changes"]),
-        "clusters_changed_kind": sum(1 for c in changed if "kind" in c["changes"]),
         "clusters_renamed": sum(1 for c in changed if "renamed" in c["changes"]),
         "canonicals_changed": len(canonicals),
         "urls_added": len(added_urls),
@@ -243,8 +240,7 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
         lines.append("no changes")
         return lines
     lines.append(f"clusters: {c['clusters_appeared']} appeared, {c['clusters_vanished']} vanished, "
-                 f"{c['clusters_grew']} grew, {c['clusters_shrank']} shrank, {c['clusters_changed_kind']} changed kind, "
-                 f"{c['clusters_renamed']} renamed; {c['canonicals_changed']} canonicals changed")
+                 f"{c['clusters_grew']} grew, {c['clusters_shrank']} shrank, {c['clusters_renamed']} renamed; {c['canonicals_changed']} canonicals changed")
     lines.append(f"URLs: {c['urls_added']} added, {c['urls_removed']} removed, {c['urls_changed_cluster']} changed "
                  f"cluster, {c['urls_changed_label']} changed label")
     cl = d["clusters"]
@@ -255,7 +251,7 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
 
     def changed_line(x: Dict[str, Any]) -> str:
         name = x["old_cluster"] if x["old_cluster"] == x["new_cluster"] else f"{x['old_cluster']} -> {x['new_cluster']}"
-        kind = x["old_kind"] if x["old_kind"] == x["new_kind"] else f"{x['old_kind']} -> {x['new_kind']}"
+        kind = x["new_kind"]
         bits = [f"+{u}" for u in x["added"][:3]] + [f"-{u}" for u in x["removed"][:3]]
         more = len(x["added"]) + len(x["removed"]) - len(bits)
         return (f"  ~ {name} ({kind}, {x['old_size']} -> {x['new_size']} pages; {', '.join(x['changes'])})"
@@ -287,8 +283,3 @@ def write_diff(path: str, d: Dict[str, Any]) -> None:
         json.dump(d, fh, ensure_ascii=False, indent=1)
         fh.write("\n")
     os.replace(tmp, path)
-
-
-def changes_only(d: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The part of a diff the report's "Changes" view shows (None: nothing changed)."""
-    return d if d.get("changed") else None
