@@ -1,6 +1,6 @@
 """Does ``websim explain`` agree with the clustering on every pair it decided?
 
-    python bench/explain.py                      # 4 templates, 40 pages each, plus their noisy copies
+    python bench/explain.py                      # 4 templates, 100 pages each, plus their noisy copies
     python bench/explain.py --pages 100 --only git-doc
 
 The page set is ``bench/textsim.py``'s: real documentation pages of Debian packages (python3-doc,
@@ -58,7 +58,7 @@ def page_set(names, pages: int) -> List[PageRecord]:
                 htmls.append((f, fh.read()))
         titles = [title_of(h)[:80] for _, h in htmls if title_of(h)] or ["Overview"]
         for i, (f, html) in enumerate(htmls):
-            url = f"http://bench.invalid/{name}/{os.path.basename(f)}"
+            url = f"http://bench.invalid{f}"  # the whole path: two sections of a manual both have index.html
             records.append(replace(features(url, html, params), url=url, final_url=url))
             copy_url = url + "?copy=1"
             records.append(replace(features(copy_url, noisy_copy(html, titles, seed=i), params),
@@ -94,7 +94,7 @@ def cluster_recording(store: FeatureStore, p: finalize.FinalParams):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=40, help="pages per template (default 40; each gets a copy)")
+    parser.add_argument("--pages", type=int, default=100, help="pages per template (default 100; each gets a copy)")
     parser.add_argument("--only", nargs="*", help="template names (default: %s)" % " ".join(DEFAULT_TEMPLATES))
     parser.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     parser.add_argument("--max-members", type=int, default=40, help="pairs of at most this many members per cluster")

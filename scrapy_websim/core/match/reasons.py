@@ -76,8 +76,8 @@ def _rule1_words(sims: PairResult, text_threshold: float, params: DecisionParams
 
 
 def _rule2_words(sims: PairResult, params: DecisionParams) -> str:
-    return (f"visual {_f(sims.visual_sim)} >= {_t(params.rule2_visual)} "
-            f"(text {_f(sims.content_sim)} >= rule 2's floor {_t(params.rule2_min_jaccard)})")
+    return (f"visual {_f(sims.visual_sim)} >= {_t(params.rule2_visual)}, "
+            f"text {_f(sims.content_sim)} >= rule 2's floor {_t(params.rule2_min_jaccard)}")
 
 
 def _sims_words(sims: PairResult) -> str:
@@ -94,7 +94,8 @@ def match_reason(record: PageRecord, a: Optional[Assignment], canonical_id: int 
         why = ineligible_because(record, cluster_params)
         if why:
             return "alone: not eligible for content clustering (" + "; ".join(why) + ")"
-        return "alone: eligible, and no page compared with it is a duplicate (websim explain shows why for a pair)"
+        return ("alone: eligible, but no candidate page (if it had any) is a duplicate of it "
+                "(websim explain shows why for a pair)")
     kind = a.cluster_kind
     if kind in SPECIAL_CODES and rule in ("canonical", kind):
         fp = f"{record.fingerprint:016x}" if record.fingerprint is not None else "none (not rendered)"
@@ -177,6 +178,9 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          f"{long_} characters: keeps them apart")
         else:
             lines.append(f"prose length check: passed (prose {d.prose_lengths[0]} / {d.prose_lengths[1]} characters)")
+    if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
+        lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
+                 for line in lines]
     verdict = (f"decision: duplicates ({r.rule})" if r.is_duplicate else
                "decision: not duplicates" + (" (a check kept them apart)" if (d.rule1 or d.rule2) else ""))
     lines.append(verdict)
