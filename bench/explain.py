@@ -41,7 +41,7 @@ from scrapy_websim.core.features import FeatureParams  # noqa: E402
 from scrapy_websim.core.match import cluster, similarity  # noqa: E402
 from scrapy_websim.core.store import FeatureStore, iter_jsonl, save_jsonl  # noqa: E402
 from scrapy_websim.core.types import PageRecord, PairResult  # noqa: E402
-from scrapy_websim.explain import _cluster_params, _decision_params, explain_records  # noqa: E402
+from scrapy_websim.explain import cluster_params_of, decision_params_of, explain_records  # noqa: E402
 from tests.sites import noisy_copy, title_of  # noqa: E402
 
 DEFAULT_TEMPLATES = ("python3-doc", "postgresql-doc", "apache2-doc", "git-doc")
@@ -118,8 +118,8 @@ def main(argv=None) -> int:
         data = json.load(fh)
     rows = {row["id"]: row for row in data["urls"]}
     by_id = {r.id: r for r in iter_jsonl(features_path)}
-    decision = _decision_params(data["meta"], params.decision, False)
-    cluster_params = _cluster_params(data["meta"], params.cluster, False)
+    decision = decision_params_of(data["meta"], params.decision, False)
+    cluster_params = cluster_params_of(data["meta"], params.cluster, False)
     members: Dict[str, List[int]] = {}
     for row in data["urls"]:
         if row["cluster_id"] and row["cluster_kind"] == "content":

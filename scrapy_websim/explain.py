@@ -4,7 +4,7 @@ The pair is decided by :func:`scrapy_websim.core.match.similarity.judge`, the fu
 ``result`` the clustering's :func:`~scrapy_websim.core.match.similarity.compare` returns, on the
 two pages' features (a features file written with ``--features-file``), with the thresholds of the
 run that wrote the result (its ``meta.decision_params``) unless the command gives others. The
-candidate test is the clustering's own (``cluster._prefilter``), the special-page labels are
+candidate test is the clustering's own (``cluster.is_candidate_pair``), the special-page labels are
 ``core/rules/label.py``'s. With a result file, what the clustering did with the pair is read
 from it: clustering is canonical-centred, so two pages were compared with each other only when
 one of them is the canonical of the group the other was in.
@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional, Tuple
-
-import numpy as np
 
 from scrapy_websim.core.match import cluster, reasons, similarity
 from scrapy_websim.core.rules.label import special_label
@@ -93,7 +91,7 @@ def candidate_words(a: PageRecord, b: PageRecord, params: cluster.ClusterParams)
     (The same-heading candidates also need that at most ``heading_max_pages`` eligible pages share
     the heading, which two pages alone cannot tell: assumed here.)"""
     keys = cluster.build_keys([a, b], params)
-    ok = bool(cluster._prefilter(keys, params, np.array([0]), np.array([1]))[0])
+    ok = cluster.is_candidate_pair(keys, params, 0, 1)
     bits = []
     if a.simhash is not None and b.simhash is not None:
         bits.append(f"SimHash distance {hamming(a.simhash, b.simhash)} (<= {params.simhash_distance} needed)")
@@ -203,7 +201,7 @@ def _clustering_words(ex: PairExplanation, a: PageRecord, b: PageRecord, d: simi
         ex.agrees = True
 
 
-def _decision_params(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool) -> similarity.DecisionParams:
+def decision_params_of(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool) -> similarity.DecisionParams:
     given = meta.get("decision_params") if isinstance(meta, dict) else None
     if overridden or not isinstance(given, dict):
         return base
@@ -211,7 +209,7 @@ def _decision_params(meta: Dict[str, Any], base: similarity.DecisionParams, over
     return replace(base, **{k: v for k, v in given.items() if k in names}).validate()
 
 
-def _cluster_params(meta: Dict[str, Any], base: cluster.ClusterParams, overridden: bool) -> cluster.ClusterParams:
+def cluster_params_of(meta: Dict[str, Any], base: cluster.ClusterParams, overridden: bool) -> cluster.ClusterParams:
     given = meta.get("cluster_params") if isinstance(meta, dict) else None
     if overridden or not isinstance(given, dict):
         return base
@@ -253,8 +251,8 @@ def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], p
                                   "b_cluster": rows[1].get("cluster_id") or ""}}
             return ex
     records = find_records(features, (url_a, url_b))
-    decision = _decision_params(meta, params.decision, overridden)
-    cluster_params = _cluster_params(meta, params.cluster or cluster.DEFAULT_PARAMS, overridden)
+    decision = decision_params_of(meta, params.decision, overridden)
+    cluster_params = cluster_params_of(meta, params.cluster or cluster.DEFAULT_PARAMS, overridden)
     return explain_records(records[url_a], records[url_b], decision, cluster_params, params.assign.rules, rows)
 
 
