@@ -244,10 +244,14 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
     lines.append(f"URLs: {c['urls_added']} added, {c['urls_removed']} removed, {c['urls_changed_cluster']} changed "
                  f"cluster, {c['urls_changed_label']} changed label")
     cl = d["clusters"]
+
+    def pages(n: int) -> str:
+        return f"{n} page" if n == 1 else f"{n} pages"
+
     _more(lines, cl["appeared"], limit,
-          lambda x: f"  + {x['cluster_id']} ({x['kind']}, {x['size']} pages) canonical {x['canonical_url']}")
+          lambda x: f"  + {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) canonical {x['canonical_url']}")
     _more(lines, cl["vanished"], limit,
-          lambda x: f"  - {x['cluster_id']} ({x['kind']}, {x['size']} pages) canonical {x['canonical_url']}")
+          lambda x: f"  - {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) canonical {x['canonical_url']}")
 
     def changed_line(x: Dict[str, Any]) -> str:
         name = x["old_cluster"] if x["old_cluster"] == x["new_cluster"] else f"{x['old_cluster']} -> {x['new_cluster']}"
