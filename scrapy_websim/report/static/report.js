@@ -386,9 +386,8 @@
     add(t, e);
     var st = el("td"); add(st, statusBadge(r[STATUS]));
     var sm = el("td"); add(sm, sims(r));
-    var rc = el("td", "rule", ruleName(M.rules[r[RULE]]));
-    add(rc, reason(r));
-    add(tr, u, st, t, sm, rc);
+    add(u, reason(r));
+    add(tr, u, st, t, sm, el("td", "rule", ruleName(M.rules[r[RULE]])));
     return tr;
   }
 
