@@ -167,3 +167,24 @@ def test_match_reason_names_the_canonical_and_the_thresholds():
     assert reasons.match_reason(rec, rule, 3).startswith(
         "E3 error page / soft 404: status 404, template fingerprint 00000000000000ab; grouped")
     assert reasons.match_reason(rec, None).startswith("alone: not eligible for content clustering (status 404;")
+
+
+def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
+    from scrapy_websim.report import writer  # noqa: PLC0415
+
+    n = writer.MAX_CHANGES + 7
+    old = [row(i, f"http://a/{i}") for i in range(1, n + 1)]
+    new = [row(i, f"http://a/{i}", f"thin-{i:016x}", True, "T1", "canonical") for i in range(1, n + 1)]
+    d = diff_scans(scan(old), scan(new))
+    assert d["counts"]["urls_changed_label"] == n
+    writer.write_report(str(tmp_path / "r"), new, None, {}, changes=d)
+    text = (tmp_path / "r" / "data" / "meta.js").read_text()
+    payload = json.loads(text[text.index("push(") + 5: text.rindex(");")])
+    changes = payload["changes"]
+    assert changes["counts"]["clusters_appeared"] == n
+    assert len(changes["lists"]["urls_changed"]) == writer.MAX_CHANGES and changes["more"]["urls_changed"] == 7
+    assert changes["lists"]["urls_changed"][0]["new_label"] == "T1"
+    # without a diff there is no Changes view
+    writer.write_report(str(tmp_path / "plain"), new, None, {})
+    text = (tmp_path / "plain" / "data" / "meta.js").read_text()
+    assert json.loads(text[text.index("push(") + 5: text.rindex(");")])["changes"] is None
