@@ -176,22 +176,28 @@ def _clustering_words(ex: PairExplanation, a: PageRecord, b: PageRecord, d: simi
     ex.clustered = "together" if together else "apart"
     ex.data["result"] = {"a_cluster": ca, "b_cluster": cb, "together": together}
     content = (ra.get("cluster_kind") or "content") == "content" and (rb.get("cluster_kind") or "content") == "content"
-    if together and content and (canon_a or canon_b):
+    if together and content and (canon_a or canon_b) and \
+            ((rb if canon_a else ra).get("match_rule") or "") in ("rule1", "rule2", "exact"):
         member = rb if canon_a else ra
         how = member.get("match_rule") or ""
         if how in ("rule1", "rule2"):
             ex.agrees = d.result.is_duplicate and d.result.rule == how
-        elif how == "exact":
+        else:  # an exact copy joins whatever the decision says
             ex.agrees = d.text_measure == "identical" or d.result.is_duplicate
-        lines.append(f"clustering: {'B' if canon_a else 'A'} joined by its comparison with the canonical "
-                     f"({how or 'joined'})" + ("" if ex.agrees is None else
-                                               ("; the decision above agrees" if ex.agrees else
-                                                "; the decision above DISAGREES (other thresholds than this run's?)")))
+        lines.append(f"clustering: {'B' if canon_a else 'A'} joined by its comparison with the canonical ({how}); "
+                     + ("the decision above agrees" if ex.agrees else
+                        "the decision above DISAGREES (other thresholds than this run's?)"))
+    elif together and not content:
+        kind = ra.get("cluster_kind") or ""
+        lines.append(f"clustering: together in a {kind} cluster: special pages group by rule and template "
+                     f"fingerprint (R1/U1 by final or normalised URL), without a pair comparison")
     elif together:
-        lines.append("clustering: both are in one cluster, each placed by its own link to the canonical "
-                     "(members are never compared with each other)")
+        lines.append("clustering: both are in one cluster without a comparison of this pair: a member joins by its "
+                     "comparison with the canonical (never with another member), or by R1, U1 or prediction")
     elif labels[0] or labels[1]:
         lines.append("clustering: apart (at least one is a special page; those group by rule and template)")
+    elif ex.duplicate is None:
+        lines.append("clustering: apart (a page not eligible for content clustering is never compared)")
     elif d.result.is_duplicate:
         lines.append("clustering: apart although the pair is a duplicate: the clustering compares a page only with "
                      "the canonical of its group, and one of them had already joined another canonical, or they "
