@@ -11,6 +11,10 @@
   (``scrapy_websim/distributed/commands.py``).
 * ``websim report result.json -o report/ [--thumbnails DIR]`` writes the offline HTML report of a
   result file (``--report DIR`` on a crawl writes it at the end, with thumbnails).
+* ``websim diff OLD NEW [-o diff.json] [--report DIR]`` lists what changed between two scans
+  (``diff.py``); exit 0 no changes, 1 changes, 2 trouble.
+* ``websim explain RESULT|FEATURES URL_A URL_B [--features F]`` explains the decision on a pair
+  (``explain.py``).
 """
 
 from __future__ import annotations
@@ -153,7 +157,8 @@ def _crawl_parser() -> argparse.ArgumentParser:
         description="Render a list of URLs in headless Chromium, cluster duplicate pages and label special pages.",
         epilog="Other commands: 'websim cluster FEATURES.jsonl -o OUT' re-clusters without rendering; "
         "'websim urls --dedupe FILE' reduces a URL list to its URL patterns; "
-        "'websim report RESULT.json -o DIR' writes the HTML report. Exit status: 0 done, "
+        "'websim report RESULT.json -o DIR' writes the HTML report; 'websim diff OLD NEW' lists what changed "
+        "between two scans; 'websim explain RESULT URL_A URL_B --features F' explains a pair. Exit status: 0 done, "
         "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error.",
     )
     parser.add_argument("-l", "--list", metavar="URLS",
@@ -464,6 +469,90 @@ def cluster_main(argv: List[str]) -> int:
     return _exit_status(result.meta, "websim cluster")
 
 
+def diff_main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="websim diff",
+        description="What changed between two scans: clusters that appeared, vanished, grew or shrank, URLs that "
+                    "changed cluster or label, changed canonicals. Clusters are matched by their URLs, so a "
+                    "renumbered cluster is no change.",
+        epilog="Exit status: 0 no changes, 1 changes, 2 trouble (like diff).")
+    parser.add_argument("old", help="the earlier result file (.json, .jsonl or .csv, any websim version)")
+    parser.add_argument("new", help="the later result file")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the changes as JSON here")
+    parser.add_argument("--report", metavar="DIR", help="write the HTML report of NEW with a Changes view here")
+    parser.add_argument("--limit", type=int, default=30, help="lines per list in the summary (default 30)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code else EXIT_OK
+    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
+        print(f"websim diff: error: -o {args.output!r}: its directory does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        print(f"websim diff: error: --report {args.report!r}: exists and is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+
+    from scrapy_websim.diff import DiffError, diff_files, summary_lines, write_diff  # noqa: PLC0415
+
+    try:
+        changes = diff_files(args.old, args.new)
+        if args.output:
+            write_diff(args.output, changes)
+        if args.report:
+            from scrapy_websim.report import ReportError, report_from_file  # noqa: PLC0415
+
+            try:
+                info = report_from_file(args.new, args.report, changes=changes)
+            except ReportError as exc:
+                raise DiffError(str(exc)) from None
+            print(f"websim diff: report -> {info.path} (open it in a browser: {_file_url(info.path)})",
+                  file=sys.stderr)
+    except (DiffError, OSError) as exc:
+        print(f"websim diff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print("\n".join(summary_lines(changes, max(1, args.limit))))
+    return 1 if changes["changed"] else EXIT_OK
+
+
+def explain_main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="websim explain",
+        description="Why two pages are or are not in one cluster: each similarity against its threshold, each "
+                    "rule and check, special-page labels and fingerprints, and what the clustering did. The pair "
+                    "is decided by the clustering's own decision function on the pages' features.",
+        epilog="FIRST is a features file (--features-file of a crawl) or a result file; with a result file, "
+               "--features gives the features and the result's thresholds are used unless decision options are "
+               "given. Exit status: 0 explained, 2 trouble.")
+    parser.add_argument("first", metavar="RESULT_OR_FEATURES")
+    parser.add_argument("url_a", metavar="URL_A")
+    parser.add_argument("url_b", metavar="URL_B")
+    parser.add_argument("--features", metavar="FILE", help="the features file of the crawl that wrote RESULT")
+    parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    _add_decision_options(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code else EXIT_OK
+    for path in (args.first, args.features):
+        if path and not os.path.isfile(path):
+            print(f"websim explain: error: file not found: {path!r}", file=sys.stderr)
+            return EXIT_USAGE
+    settings = _settings_from_args(parser, args)
+
+    from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
+    from scrapy_websim.explain import ExplainError, explain_files, to_json  # noqa: PLC0415
+    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+
+    try:
+        params = Finalizer.params_from_settings(settings, WebsimConfig.from_settings(settings))
+        ex = explain_files(args.first, args.url_a, args.url_b, args.features, params, overridden=bool(settings))
+    except (ExplainError, ConfigError, ValueError, OSError) as exc:
+        print(f"websim explain: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(to_json(ex) if args.json else "\n".join(ex.lines))
+    return EXIT_OK
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "cluster":
@@ -474,6 +563,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return COMMANDS[argv[0]](argv[1:])
     if argv and argv[0] == "report":
         return report_main(argv[1:])
+    if argv and argv[0] == "diff":
+        return diff_main(argv[1:])
+    if argv and argv[0] == "explain":
+        return explain_main(argv[1:])
     if argv and argv[0] == "urls":
         from scrapy_websim.core.urls.simhash import main as urls_main  # noqa: PLC0415
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
@@ -28,7 +28,7 @@ from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTI
                                   TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
                                   rule_keywords)
 from scrapy_websim import output
-from scrapy_websim.core.match import assign, cluster, similarity
+from scrapy_websim.core.match import assign, cluster, reasons, similarity
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.store import FeatureStore
@@ -62,17 +62,25 @@ class Result:
     store: FeatureStore
     assigned: Assigned
     meta: Dict[str, Any]
+    params: Optional["FinalParams"] = None  # the thresholds the ``match_reason`` of each row names
     #: Set on every row that has no error of its own (the last-resort result: :func:`unclustered`).
     row_error: str = ""
 
     def url_rows(self) -> Iterator[Dict[str, Any]]:
         ids = self.assigned.ids
+        p = self.params or FinalParams()
+        cluster_params = p.cluster or cluster.DEFAULT_PARAMS
+        canonical_of = dict(zip(self.assigned.names, self.assigned.canon))
         for pos, (record, a) in enumerate(zip(self.store.iter_records(), self.assigned.iter_assignments())):
             if record.id != ids[pos]:
                 raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
             if self.row_error and not record.error:
                 record.error = self.row_error
-            yield output.safe_output_row(record, a)
+            try:
+                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params)
+            except Exception as exc:  # noqa: BLE001 - the row is written without its reason
+                why = f"no reason: {type(exc).__name__}: {exc}"[:300]
+            yield output.safe_output_row(record, a, why)
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
         return output.cluster_rows(self.assigned.clusters(self.store.urls_of))
@@ -160,7 +168,7 @@ class Finalizer:
             meta["pairs_failed"] = len(pairs_failed)
             logger.error("websim: %d page pairs could not be compared (kept apart), e.g. %s", len(pairs_failed),
                          pairs_failed[0])
-        return Result(store=store, assigned=assigned, meta=meta)
+        return Result(store=store, assigned=assigned, meta=meta, params=p)
 
 
 # --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
@@ -260,6 +268,9 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
                         f"< {d.prose_min_len_ratio} of the longer's",
             "structure_measure": d.structure_measure,
         },
+        # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
+        "decision_params": asdict(d),
+        "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -273,7 +284,7 @@ def unclustered(store: FeatureStore, params: FinalParams, why: str) -> Result:
     assigned = Assigned(ids, np.zeros(ids.shape[0], np.int64))
     meta = summary(store, 0, [], params)
     meta["error"] = note
-    return Result(store=store, assigned=assigned, meta=meta, row_error=note)
+    return Result(store=store, assigned=assigned, meta=meta, params=params, row_error=note)
 
 
 def recluster_file(path: str, params: FinalParams) -> Result:

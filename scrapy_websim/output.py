@@ -28,8 +28,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uf
 
 # --- rows ---
 
-def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
-    """The url record of SPEC section 8: ``OUTPUT_FIELDS`` in order."""
+def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") -> Dict[str, Any]:
+    """The url record of SPEC section 8: ``OUTPUT_FIELDS`` in order (``reason``: its
+    ``match_reason``, from ``core/match/reasons.py``)."""
     a = a or Assignment()
     sims = a.sims
     in_cluster = bool(a.cluster_id)
@@ -60,17 +61,18 @@ def output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
         "tls_issuer": record.tls_issuer,
         "tls_valid_from": record.tls_valid_from,
         "tls_valid_to": record.tls_valid_to,
+        "match_reason": reason,
     }
     if in_cluster and a.is_canonical:
         row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)
     return OrderedDict((name, row[name]) for name in OUTPUT_FIELDS)
 
 
-def safe_output_row(record: PageRecord, a: Optional[Assignment]) -> Dict[str, Any]:
+def safe_output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") -> Dict[str, Any]:
     """:func:`output_row`, or for a record it cannot make a row of, the row of its id and URL with
     ``error`` saying what failed: one record never costs the others their rows."""
     try:
-        return output_row(record, a)
+        return output_row(record, a, reason)
     except Exception as exc:  # noqa: BLE001
         return unwritable_row(record.id, record.url, exc)
 

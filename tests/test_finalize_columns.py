@@ -16,7 +16,7 @@ import pytest
 
 from scrapy_websim import finalize, output
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.match import cluster, similarity
+from scrapy_websim.core.match import cluster, reasons, similarity
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
@@ -138,7 +138,14 @@ def _reference(store: FeatureStore, p: finalize.FinalParams):
     content = cluster.cluster(eligible, compare, p.cluster, url_of={r.id: r.final_url or r.url for r in eligible}.get)
     assignments, clusters = reference_assign.combine([_light(r) for r in store.iter_records()],
                                                      content.assignments, content.clusters, p.assign)
-    urls = [dict(output.output_row(r, assignments.get(r.id))) for r in store.iter_records()]
+    canonical_of = {c.cluster_id: c.canonical_id for c in clusters}
+
+    def row(r):
+        a = assignments.get(r.id)
+        why = reasons.match_reason(r, a, canonical_of.get(a.cluster_id, 0) if a else 0, p.decision, p.cluster)
+        return dict(output.output_row(r, a, why))
+
+    urls = [row(r) for r in store.iter_records()]
     meta = finalize.summary(store, len(eligible), [c.kind for c in clusters], p)
     return urls, [dict(row) for row in output.cluster_rows(clusters)], meta
 

@@ -45,6 +45,8 @@ OUTPUT_FIELDS = (
     "tls_issuer",
     "tls_valid_from",
     "tls_valid_to",
+    # why the page is in its cluster, or in none (core/match/reasons.py)
+    "match_reason",
 )
 
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.

@@ -59,7 +59,11 @@ TOP_HOSTS = 15
 
 #: Columns the report shows in their own places; every other field (``expanded_from``, the
 #: ``tls_*`` facts, fields of newer versions) is shown under the title when it is not empty.
-_KNOWN = set(OUTPUT_FIELDS[: OUTPUT_FIELDS.index("page_type") + 1])
+_KNOWN = set(OUTPUT_FIELDS[: OUTPUT_FIELDS.index("page_type") + 1]) | {"match_reason"}
+#: Why a page is in its cluster (``match_reason``), cut to this length in the report.
+MAX_REASON = 400
+#: Entries per list of a diff (``websim diff --report``) that the Changes view gets.
+MAX_CHANGES = 5000
 _ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 
 KIND_NAMES = {
@@ -213,7 +217,7 @@ class _Builder:
             self.rules(_text(get("match_rule"))),
             _sim(get("content_sim")), _sim(get("structure_sim")), _sim(get("visual_sim")), _sim(get("behavior_sim")),
             error if len(error) <= MAX_ERROR else _cut(error, MAX_ERROR), self.hosts(host), thumb,
-            "" if final == url else _cut(final, MAX_URL), _extras(row),
+            "" if final == url else _cut(final, MAX_URL), _extras(row), _cut(_text(get("match_reason")), MAX_REASON),
         ])
         self.origin_of.append(origin)
         self.canonical.append(canonical is True or canonical == "true")
@@ -378,11 +382,12 @@ def _prepare_dir(out_dir: str) -> str:
 
 def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optional[Iterable[Dict[str, Any]]],
                  meta: Optional[Dict[str, Any]] = None, thumbs_dir: Optional[str] = None,
-                 source: str = "") -> ReportInfo:
+                 source: str = "", changes: Optional[Dict[str, Any]] = None) -> ReportInfo:
     """Write the report of a result into ``out_dir``; ``clusters=None`` rebuilds them from the rows.
 
     ``thumbs_dir`` holds thumbnails named by :func:`thumbs.thumbnail_stem`; default: ``out_dir/thumbs``
-    (where a crawl with ``WEBSIM_REPORT_DIR`` writes them).
+    (where a crawl with ``WEBSIM_REPORT_DIR`` writes them). ``changes``: a diff from ``websim diff``
+    (``scrapy_websim/diff.py``), shown in a "Changes" view.
     """
     import time  # noqa: PLC0415
 
@@ -426,6 +431,7 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
         "clusters": table[:FIRST_CLUSTERS],
         "clusters_file": "data/clusters.js",
         "chunks": chunks,
+        "changes": _changes_payload(changes) if changes is not None else None,
     }
     with open(os.path.join(data_dir, "clusters.js"), "w", encoding="utf-8") as fh:
         fh.write(js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
@@ -435,6 +441,29 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
     total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
     return ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
                       thumbnails=len(builder.used_thumbs), seconds=time.perf_counter() - started, bytes=total)
+
+
+def _changes_payload(d: Dict[str, Any]) -> Dict[str, Any]:
+    """The diff for the Changes view: its counts and lists, each list cut to ``MAX_CHANGES``
+    entries (``more`` says how many were left out), strings cut like the rows'."""
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, str):
+            return _cut(value, MAX_URL)
+        if isinstance(value, list):
+            return [cut(v) for v in value[:MAX_CHANGES]]
+        if isinstance(value, dict):
+            return {str(k): cut(v) for k, v in value.items()}
+        return value
+
+    lists = {"appeared": d["clusters"]["appeared"], "vanished": d["clusters"]["vanished"],
+             "changed": d["clusters"]["changed"], "canonicals": d["canonicals"],
+             "urls_added": d["urls"]["added"], "urls_removed": d["urls"]["removed"], "urls_changed": d["urls"]["changed"]}
+    # the member URLs of a whole cluster can be many: the view shows the first 20
+    out = {name: cut([dict(e, urls=e["urls"][:20]) if isinstance(e, dict) and "urls" in e else e for e in entries])
+           for name, entries in lists.items()}
+    return {"old": cut(d["old"]), "new": cut(d["new"]), "changed": bool(d["changed"]), "counts": d["counts"],
+            "lists": out, "more": {name: max(0, len(entries) - MAX_CHANGES) for name, entries in lists.items()}}
 
 
 def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str, Any]]], Dict[str, Any]]:
@@ -470,8 +499,10 @@ def _read_csv(path: str) -> List[Dict[str, Any]]:
             raise ReportError(f"{path!r} {exc}") from None
 
 
-def report_from_file(result_path: str, out_dir: str, thumbs_dir: Optional[str] = None) -> ReportInfo:
+def report_from_file(result_path: str, out_dir: str, thumbs_dir: Optional[str] = None,
+                     changes: Optional[Dict[str, Any]] = None) -> ReportInfo:
     rows, clusters, meta = load_result(result_path)
     if thumbs_dir and not os.path.isdir(thumbs_dir):
         raise ReportError(f"thumbnails folder not found: {thumbs_dir!r}")
-    return write_report(out_dir, rows, clusters, meta, thumbs_dir=thumbs_dir, source=os.path.basename(result_path))
+    return write_report(out_dir, rows, clusters, meta, thumbs_dir=thumbs_dir, source=os.path.basename(result_path),
+                        changes=changes)

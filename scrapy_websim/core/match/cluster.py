@@ -385,6 +385,13 @@ def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.nd
 
 
 
+def is_candidate_pair(keys: ClusterKeys, params: ClusterParams, i: int, j: int) -> bool:
+    """Whether the pages at positions ``i`` and ``j`` of ``keys`` are a candidate pair (the
+    pre-filter above; for ``websim explain``)."""
+    return bool(_prefilter(keys, params, np.array([i], np.int64), np.array([j], np.int64))[0])
+
+
+
 # --------------------------------------------------------------------------- clustering
 
 

@@ -12,6 +12,7 @@ similarity is symmetric, in [0, 1], and 1 for a page compared with itself when i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
@@ -35,6 +36,8 @@ __all__ = [
     "heading_sim",
     "prose_lengths_differ",
     "compare",
+    "judge",
+    "PairDecision",
 ]
 
 
@@ -262,25 +265,65 @@ def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = 
     return short >= params.prose_len_min_chars and short < params.prose_min_len_ratio * long_
 
 
-def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
-    """The four similarities of a pair and the decision."""
+@dataclass
+class PairDecision:
+    """Every figure and check behind the decision on one pair (:func:`judge`): what ``websim
+    explain`` prints. ``result`` is what :func:`compare` returns."""
+
+    result: PairResult
+    text_measure: str  # "identical" (equal text_hash), "minhash" or "simhash"
+    text_threshold: float  # rule 1's text threshold for that measure
+    rule1: bool  # rule 1's condition on the three similarities
+    rule2_allowed: bool
+    rule2_blocked: str  # why rule 2 cannot fire: "" | "screenshot" (uninformative pHash) | "text" (< rule 2's floor)
+    rule2: bool  # rule 2's condition (only when allowed)
+    heading: Optional[float] = None  # h1 word Jaccard (None: a page has no h1); only when a check ran
+    title_names_heading: bool = False
+    heading_veto: bool = False  # the heading check keeps the pair apart
+    prose_lengths: Tuple[int, int] = (0, 0)
+    prose_veto: bool = False  # the prose length check keeps the pair apart
+    checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
+
+
+def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,
+          full: bool = False) -> PairDecision:
+    """The duplicate decision on a pair, with every figure that decided it. :func:`compare` is
+    this function's ``result``; ``full`` also works out the checks (heading, prose length) when no
+    rule fired, for an explanation of why a pair did not merge (they change nothing then)."""
     content = text_sim(a, b, params)
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
     jaccard = has_minhash(a, b)
+    identical = same_text(a, b)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
-    if jaccard and content < params.rule2_min_jaccard:
-        allow_rule2 = False
+    blocked = "" if allow_rule2 else "screenshot"
+    if allow_rule2 and jaccard and content < params.rule2_min_jaccard:
+        allow_rule2, blocked = False, "text"
     rule = decide(content, structure, visual, params, allow_rule2, jaccard)
+    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    decision = PairDecision(
+        result=PairResult(),
+        text_measure="identical" if identical else ("minhash" if jaccard else "simhash"),
+        text_threshold=text_threshold,
+        rule1=rule == "rule1",
+        rule2_allowed=allow_rule2,
+        rule2_blocked=blocked,
+        rule2=allow_rule2 and visual >= params.rule2_visual,
+    )
     # the checks below are for pages that say different things; never for identical judged text
-    if rule and not same_text(a, b):
+    if (rule or full) and not identical:
+        decision.checked = True
         if params.heading_min_jaccard > 0:
-            heading = heading_sim(a, b)
-            if heading is not None and heading < params.heading_min_jaccard and not title_names_heading(a, b):
-                rule = ""
-        if rule and prose_lengths_differ(a, b, params):
+            heading = decision.heading = heading_sim(a, b)
+            if heading is not None and heading < params.heading_min_jaccard:
+                decision.title_names_heading = title_names_heading(a, b)
+                decision.heading_veto = not decision.title_names_heading
+        decision.prose_lengths = (a.dense_len, b.dense_len)
+        if not decision.heading_veto or full:
+            decision.prose_veto = prose_lengths_differ(a, b, params)
+        if decision.heading_veto or decision.prose_veto:
             rule = ""
-    return PairResult(
+    decision.result = PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
         visual_sim=round(visual, 6),
@@ -288,3 +331,9 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
         is_duplicate=bool(rule),
         rule=rule,
     )
+    return decision
+
+
+def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
+    """The four similarities of a pair and the decision (:func:`judge` without its figures)."""
+    return judge(a, b, params).result

@@ -13,7 +13,7 @@
 
   // Row fields (see writer.py, _Builder.add)
   var ID = 0, URL_ = 1, TITLE = 2, STATUS = 3, CL = 4, RULE = 5, CS = 6, SS = 7, VS = 8, BS = 9,
-      ERR = 10, HOST = 11, THUMB = 12, FINAL = 13, EXTRA = 14;
+      ERR = 10, HOST = 11, THUMB = 12, FINAL = 13, EXTRA = 14, REASON = 15;
   // Cluster fields
   var C_ID = 0, C_KIND = 1, C_SIZE = 2, C_HEAD = 3, C_REST = 4, C_ORIGINS = 5, C_NORIGINS = 6;
   var PAGE = { clusters: 20, alone: 100, failed: 100 };
@@ -370,6 +370,11 @@
     return d;
   }
 
+  // Why the page is in its cluster (match_reason; results of older versions have none).
+  function reason(r) {
+    return r[REASON] ? el("div", "reason", r[REASON]) : null;
+  }
+
   function memberRow(r) {
     var tr = el("tr");
     var u = el("td", "u");
@@ -381,6 +386,7 @@
     add(t, e);
     var st = el("td"); add(st, statusBadge(r[STATUS]));
     var sm = el("td"); add(sm, sims(r));
+    add(u, reason(r));
     add(tr, u, st, t, sm, el("td", "rule", ruleName(M.rules[r[RULE]])));
     return tr;
   }
@@ -533,7 +539,91 @@
     return pages;
   }
 
+  // ---- changes since an earlier scan (websim diff --report) ---------------------------------
+
+  var CHANGES_SHOWN = 500;
+
+  function changeList(title, items, more, line) {
+    var box = el("section", "changes-list");
+    add(box, el("h3", null, title + " (" + fmt(items.length + (more || 0)) + ")"));
+    if (!items.length) { add(box, el("p", "empty", "none")); return box; }
+    var ul = el("ul");
+    items.slice(0, CHANGES_SHOWN).forEach(function (it) { add(ul, line(it)); });
+    add(box, ul);
+    var left = items.length - Math.min(items.length, CHANGES_SHOWN) + (more || 0);
+    if (left > 0) { add(box, el("p", "more", "+" + fmt(left) + " more: see the diff's JSON (websim diff -o)")); }
+    return box;
+  }
+
+  function li() {
+    var e = el("li");
+    for (var i = 0; i < arguments.length; i++) {
+      var a = arguments[i];
+      add(e, typeof a === "string" ? el("span", null, a) : a);
+    }
+    return e;
+  }
+
+  function clusterLine(sign) {
+    return function (c) {
+      return li(el("span", "sign", sign), el("span", "cid", c.cluster_id), " " + c.kind + ", " + fmt(c.size) +
+                (c.size === 1 ? " page · " : " pages · "), link(c.canonical_url, "url"));
+    };
+  }
+
+  function renderChanges() {
+    var ch = M.changes;
+    var list = $("list");
+    list.textContent = "";
+    var box = el("div", "changes");
+    var n = ch.counts;
+    add(box, el("p", "changes-h", "Changes from " + ch.old.path + " (" + fmt(ch.old.urls) + " URLs, " + fmt(ch.old.clusters) +
+      " clusters) to " + ch["new"].path + " (" + fmt(ch["new"].urls) + " URLs, " + fmt(ch["new"].clusters) + " clusters)"));
+    if (!ch.changed) { add(box, el("p", "empty", "No changes.")); add(list, box); return; }
+    var L = ch.lists, more = ch.more;
+    add(box,
+      changeList("Clusters that appeared", L.appeared, more.appeared, clusterLine("+")),
+      changeList("Clusters that vanished", L.vanished, more.vanished, clusterLine("−")),
+      changeList("Clusters that grew, shrank or changed", L.changed, more.changed, function (c) {
+        var name = c.old_cluster === c.new_cluster ? c.old_cluster : c.old_cluster + " → " + c.new_cluster;
+        var e = li(el("span", "sign", "~"), el("span", "cid", name),
+                   " " + c.changes.join(", ") + ": " + fmt(c.old_size) + " → " + fmt(c.new_size) + " pages");
+        var ul = el("ul", "urls");
+        c.added.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "+"), link(u, "url"))); });
+        c.removed.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "−"), link(u, "url"))); });
+        add(e, ul);
+        return e;
+      }),
+      changeList("Canonicals that changed", L.canonicals, more.canonicals, function (c) {
+        return li(el("span", "cid", c.new_cluster), " ", link(c.old_canonical, "url"), " → ", link(c.new_canonical, "url"));
+      }),
+      changeList("URLs that changed cluster or label", L.urls_changed, more.urls_changed, function (u) {
+        var bits = [];
+        if (u.changes.indexOf("label") >= 0) { bits.push(u.old_label + " → " + u.new_label); }
+        if (u.changes.indexOf("cluster") >= 0) { bits.push((u.old_cluster || "no cluster") + " → " + (u.new_cluster || "no cluster")); }
+        if (u.old_status !== u.new_status) { bits.push("status " + u.old_status + " → " + u.new_status); }
+        var e = li(link(u.url, "url"), el("span", "what", bits.join(" · ")));
+        if (u.new_reason) { add(e, el("div", "reason", u.new_reason)); }
+        return e;
+      }),
+      changeList("URLs added to the list", L.urls_added, more.urls_added, function (u) { return li(el("span", "sign", "+"), link(u, "url")); }),
+      changeList("URLs removed from the list", L.urls_removed, more.urls_removed, function (u) { return li(el("span", "sign", "−"), link(u, "url")); }));
+    add(list, box);
+  }
+
   function render() {
+    if (state.tab === "changes") {
+      Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
+        var on = b.getAttribute("data-tab") === "changes";
+        b.className = on ? "on" : "";
+        b.setAttribute("aria-selected", on ? "true" : "false");
+      });
+      $("matched").textContent = "";
+      $("pager-top").textContent = "";
+      $("pager").textContent = "";
+      renderChanges();
+      return;
+    }
     var v = compute();
     var pages = renderChrome(v);
     if (state.page >= pages) { state.page = pages - 1; }
@@ -567,6 +657,7 @@
       add(cap, line, link(r[URL_], "url"), el("div", "title", r[TITLE] || "(no title)"));
       if (r[ERR]) { add(cap, el("div", "err", r[ERR])); }
       if (j > 0) { add(cap, sims(r)); }
+      add(cap, reason(r));
       add(cap, extras(r));
     } else {
       add(cap, el("div", "title", "loading…"));
@@ -638,6 +729,12 @@
     }
     renderHeader();
     renderSummary();
+    if (M.changes) {
+      var c = M.changes.counts, total = 0;
+      Object.keys(c).forEach(function (k) { total += c[k]; });
+      $("n-changes").textContent = fmt(total);
+      $("tab-changes").hidden = false;
+    }
     renderFilterOptions();
     wire();
     showLoading();

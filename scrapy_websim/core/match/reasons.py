@@ -1,0 +1,187 @@
+"""Why a page is where it is: the ``match_reason`` of every url record, and the words of a pair
+decision for ``websim explain``.
+
+A record's reason is written from what the clustering kept for it (its cluster, its canonical,
+its ``match_rule`` and the similarities to the canonical, which are the very figures
+:func:`similarity.compare` decided on) and the thresholds of the run; nothing is compared again.
+Clustering is canonical-centred: a member of a content cluster joined by its comparison with the
+canonical, never with another member, so its reason names the canonical. Special pages are
+grouped by rule and template fingerprint, so theirs names the rule, the status and the
+fingerprint.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ..types import Assignment, PageRecord, PairResult
+from .cluster import ClusterParams, DEFAULT_PARAMS, _row_eligible
+from .similarity import DEFAULT_DECISION_PARAMS, DecisionParams, PairDecision
+
+__all__ = ["RULE_NAMES", "SPECIAL_CODES", "match_reason", "ineligible_because", "decision_words"]
+
+#: The special-page rules (their pages never take part in content clustering).
+SPECIAL_CODES = ("E1", "E3", "L1", "W1", "M1", "T1")
+RULE_NAMES = {
+    "E1": "5xx server error",
+    "E3": "error page / soft 404",
+    "L1": "login wall",
+    "W1": "WAF / challenge page",
+    "M1": "maintenance page",
+    "T1": "thin page",
+    "R1": "same final URL",
+    "U1": "same normalised URL",
+}
+
+
+def _f(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _t(value: float) -> str:
+    return f"{value:g}"
+
+
+def ineligible_because(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> List[str]:
+    """What keeps a page out of content clustering (README "Clustering"); empty when eligible."""
+    # the eligibility test of the clustering itself, on the six columns it reads
+    if _row_eligible((record.id, record.status_code, record.content_type or "", record.html_len,
+                      record.text_len, record.error or ""), params):
+        return []
+    why = []
+    if record.error:
+        why.append(f"error: {record.error[:120]}")
+    status = int(record.status_code or 0)
+    if not 200 <= status <= 299:
+        why.append(f"status {status}" if status else "no response")
+    ctype = (record.content_type or "").split(";")[0].strip()
+    if ctype.lower() not in ("text/html", "application/xhtml+xml"):
+        why.append(f"content type {ctype or 'none'}, not HTML")
+    if (record.html_len or 0) < params.min_html_len:
+        why.append(f"HTML {record.html_len or 0} bytes < {params.min_html_len}")
+    if (record.text_len or 0) < params.min_text_len:
+        why.append(f"main text {record.text_len or 0} characters < {params.min_text_len}")
+    return why
+
+
+def _rule1_words(sims: PairResult, text_threshold: float, params: DecisionParams) -> str:
+    parts = [f"text {_f(sims.content_sim)} >= {_t(text_threshold)}"]
+    if sims.structure_sim >= params.rule1_structure:
+        parts.append(f"structure {_f(sims.structure_sim)} >= {_t(params.rule1_structure)}")
+    if sims.visual_sim >= params.rule1_visual:
+        parts.append(f"visual {_f(sims.visual_sim)} >= {_t(params.rule1_visual)}")
+    if len(parts) == 3:
+        return f"{parts[0]} and {parts[1]} (and {parts[2]})"
+    return " and ".join(parts)
+
+
+def _rule2_words(sims: PairResult, params: DecisionParams) -> str:
+    return (f"visual {_f(sims.visual_sim)} >= {_t(params.rule2_visual)}, "
+            f"text {_f(sims.content_sim)} >= rule 2's floor {_t(params.rule2_min_jaccard)}")
+
+
+def _sims_words(sims: PairResult) -> str:
+    return f"text {_f(sims.content_sim)}, structure {_f(sims.structure_sim)}, visual {_f(sims.visual_sim)}"
+
+
+def match_reason(record: PageRecord, a: Optional[Assignment], canonical_id: int = 0,
+                 decision: DecisionParams = DEFAULT_DECISION_PARAMS,
+                 cluster_params: ClusterParams = DEFAULT_PARAMS) -> str:
+    """One line saying why ``record`` is in its cluster (or in none), for the url record."""
+    a = a or Assignment()
+    rule = a.match_rule
+    if not a.cluster_id:
+        why = ineligible_because(record, cluster_params)
+        if why:
+            return "alone: not eligible for content clustering (" + "; ".join(why) + ")"
+        return ("alone: eligible, but no candidate page (if it had any) is a duplicate of it "
+                "(websim explain shows why for a pair)")
+    kind = a.cluster_kind
+    if kind in SPECIAL_CODES and rule in ("canonical", kind):
+        fp = f"{record.fingerprint:016x}" if record.fingerprint is not None else "none (not rendered)"
+        head = f"{kind} {RULE_NAMES[kind]}: status {record.status_code}, template fingerprint {fp}"
+        tail = ("; canonical: its status-200 page, else the longest text, else the smallest id"
+                if rule == "canonical" else f"; grouped with the pages of this rule and template (canonical #{canonical_id})")
+        return head + tail
+    if rule == "canonical":
+        if kind == "content":
+            return ("canonical: the best page of its candidate group (status 200 first, then the text most "
+                    "pages serve, then the longest text, then the smallest id); members joined by comparison with it")
+        return (f"canonical of a {RULE_NAMES.get(kind, kind)} cluster: its status-200 page, else the longest text, "
+                f"else the smallest id")
+    if rule == "rule1":
+        jaccard = bool(record.minhash)
+        threshold = decision.rule1_jaccard if jaccard else decision.rule1_text
+        return f"rule1 with canonical #{canonical_id}: {_rule1_words(a.sims, threshold, decision)}"
+    if rule == "rule2":
+        return f"rule2 with canonical #{canonical_id}: {_rule2_words(a.sims, decision)}"
+    if rule == "exact":
+        return (f"exact: the same judged text (text_hash) as a page of the cluster, so an exact copy; "
+                f"with canonical #{canonical_id} ({_sims_words(a.sims)}) the decision alone says not duplicates")
+    if rule == "R1":
+        return f"R1: its final URL {record.final_url} is also another page's final URL; joined that page's cluster"
+    if rule == "U1":
+        return f"U1: its normalised URL {record.normalized_url} is also another page's; joined that page's cluster"
+    if rule == "predicted":
+        return (f"predicted: not rendered; the URL predictor judged it a duplicate of "
+                f"{record.predicted_duplicate_of} and it joined that page's cluster")
+    return f"{rule or 'joined'} (canonical #{canonical_id})"
+
+
+def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> List[str]:
+    """The pair decision as lines: each similarity against its thresholds, each rule, each check."""
+    r = d.result
+    measure = {"identical": "identical judged text (equal text_hash)",
+               "minhash": "MinHash shingle measure", "simhash": "SimHash measure (no MinHash)"}[d.text_measure]
+    lines = [
+        f"text       {_f(r.content_sim)}  {measure}; rule 1 needs >= {_t(d.text_threshold)}, "
+        f"rule 2 needs >= {_t(params.rule2_min_jaccard)}",
+        f"structure  {_f(r.structure_sim)}  ({params.structure_measure}); rule 1 needs >= {_t(params.rule1_structure)} "
+        f"(or visual >= {_t(params.rule1_visual)})",
+        f"visual     {_f(r.visual_sim)}  rule 1 needs >= {_t(params.rule1_visual)} without structure; "
+        f"rule 2 needs >= {_t(params.rule2_visual)}",
+        f"behaviour  {_f(r.behavior_sim)}  (reported only)",
+    ]
+    if d.rule1:
+        lines.append(f"rule 1: yes ({_rule1_words(r, d.text_threshold, params)})")
+    elif r.content_sim < d.text_threshold:
+        lines.append(f"rule 1: no (text {_f(r.content_sim)} < {_t(d.text_threshold)})")
+    else:
+        lines.append(f"rule 1: no (structure {_f(r.structure_sim)} < {_t(params.rule1_structure)} and "
+                     f"visual {_f(r.visual_sim)} < {_t(params.rule1_visual)})")
+    if not d.rule2_allowed:
+        why = ("a screenshot is missing or near-uniform (too few pHash bits set or unset)"
+               if d.rule2_blocked == "screenshot" else
+               f"text {_f(r.content_sim)} < rule 2's floor {_t(params.rule2_min_jaccard)}")
+        lines.append(f"rule 2: not applied ({why})")
+    elif d.rule2:
+        lines.append(f"rule 2: yes ({_rule2_words(r, params)})")
+    else:
+        lines.append(f"rule 2: no (visual {_f(r.visual_sim)} < {_t(params.rule2_visual)})")
+    if d.text_measure == "identical":
+        lines.append("checks: not applied (identical judged text)")
+    elif d.checked:
+        if d.heading is None:
+            lines.append("heading check: not applied (a page has no h1)")
+        elif d.heading_veto:
+            lines.append(f"heading check: h1 headings share {_f(d.heading)} of their words < "
+                         f"{_t(params.heading_min_jaccard)}: keeps them apart")
+        elif d.heading < params.heading_min_jaccard:
+            lines.append(f"heading check: h1 headings share {_f(d.heading)} < {_t(params.heading_min_jaccard)}, "
+                         f"but both pages carry one title that names their h1: not applied")
+        else:
+            lines.append(f"heading check: passed (h1 headings share {_f(d.heading)} >= "
+                         f"{_t(params.heading_min_jaccard)})")
+        short, long_ = sorted(d.prose_lengths)
+        if d.prose_veto:
+            lines.append(f"prose length check: both mostly prose, {short} < {_t(params.prose_min_len_ratio)} x "
+                         f"{long_} characters: keeps them apart")
+        else:
+            lines.append(f"prose length check: passed (prose {d.prose_lengths[0]} / {d.prose_lengths[1]} characters)")
+    if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
+        lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
+                 for line in lines]
+    verdict = (f"decision: duplicates ({r.rule})" if r.is_duplicate else
+               "decision: not duplicates" + (" (a check kept them apart)" if (d.rule1 or d.rule2) else ""))
+    lines.append(verdict)
+    return lines

@@ -1,0 +1,267 @@
+"""``websim explain``: why two pages are (or are not) in one cluster.
+
+The pair is decided by :func:`scrapy_websim.core.match.similarity.judge`, the function whose
+``result`` the clustering's :func:`~scrapy_websim.core.match.similarity.compare` returns, on the
+two pages' features (a features file written with ``--features-file``), with the thresholds of the
+run that wrote the result (its ``meta.decision_params``) unless the command gives others. The
+candidate test is the clustering's own (``cluster.is_candidate_pair``), the special-page labels are
+``core/rules/label.py``'s. With a result file, what the clustering did with the pair is read
+from it: clustering is canonical-centred, so two pages were compared with each other only when
+one of them is the canonical of the group the other was in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Dict, List, Optional, Tuple
+
+from scrapy_websim.core.match import cluster, reasons, similarity
+from scrapy_websim.core.rules.label import special_label
+from scrapy_websim.core.store import NotAFeaturesFile, iter_jsonl
+from scrapy_websim.core.fingerprints import hamming
+from scrapy_websim.core.types import PageRecord
+
+__all__ = ["ExplainError", "PairExplanation", "explain_records", "explain_files", "is_features_file"]
+
+
+class ExplainError(ValueError):
+    """A file cannot be read, or a URL is not in it."""
+
+
+@dataclass
+class PairExplanation:
+    lines: List[str] = field(default_factory=list)
+    data: Dict[str, Any] = field(default_factory=dict)
+    #: the pair decision (None: not compared by content, a page being special or not eligible)
+    duplicate: Optional[bool] = None
+    #: what the result file says: "together" (one cluster), "apart" or "" (no result file)
+    clustered: str = ""
+    #: the result agrees with the decision where the clustering decided this very pair
+    agrees: Optional[bool] = None
+
+
+def is_features_file(path: str) -> bool:
+    try:
+        next(iter(iter_jsonl(path)), None)
+    except (NotAFeaturesFile, ValueError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def find_records(path: str, urls: Tuple[str, ...]) -> Dict[str, PageRecord]:
+    """The records of ``urls`` in a features file (by ``url``, else by ``final_url``)."""
+    found: Dict[str, PageRecord] = {}
+    by_final: Dict[str, PageRecord] = {}
+    wanted = set(urls)
+    try:
+        for record in iter_jsonl(path):
+            if record.url in wanted and record.url not in found:
+                found[record.url] = record
+            if record.final_url in wanted and record.final_url not in by_final:
+                by_final[record.final_url] = record
+    except NotAFeaturesFile as exc:
+        raise ExplainError(f"{path}: {exc}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ExplainError(f"{path}: {exc}") from None
+    for url in urls:
+        if url not in found and url in by_final:
+            found[url] = by_final[url]
+    missing = [url for url in urls if url not in found]
+    if missing:
+        raise ExplainError(f"{path}: no page with URL {missing[0]!r} (give the URL as it was in the list)")
+    return found
+
+
+def _describe(name: str, r: PageRecord) -> str:
+    h1 = r.signals.get("h1", "") if isinstance(r.signals, dict) else ""
+    return (f"{name}: #{r.id} {r.url} (status {r.status_code}, {r.text_len} characters of text"
+            + (f", h1 {h1[:80]!r}" if h1 else "") + (f", title {r.title[:80]!r}" if r.title else "") + ")")
+
+
+def _label_line(name: str, r: PageRecord, label: Optional[str]) -> str:
+    if label is None:
+        return ""
+    fp = f"{r.fingerprint:016x}" if r.fingerprint is not None else "none"
+    return f"{name} is a special page: {label} {reasons.RULE_NAMES[label]} (template fingerprint {fp})"
+
+
+def candidate_words(a: PageRecord, b: PageRecord, params: cluster.ClusterParams) -> Tuple[bool, str]:
+    """Whether the clustering's pre-filter makes the two eligible pages a candidate pair, and why.
+    (The same-heading candidates also need that at most ``heading_max_pages`` eligible pages share
+    the heading, which two pages alone cannot tell: assumed here.)"""
+    keys = cluster.build_keys([a, b], params)
+    ok = cluster.is_candidate_pair(keys, params, 0, 1)
+    bits = []
+    if a.simhash is not None and b.simhash is not None:
+        bits.append(f"SimHash distance {hamming(a.simhash, b.simhash)} (<= {params.simhash_distance} needed)")
+    short, long_ = sorted((a.text_len, b.text_len))
+    bits.append(f"text lengths {short} / {long_} (differ by <= {params.length_diff:.0%} or "
+                f"{params.length_noise_chars} characters needed)")
+    if params.visual_distance >= 0 and a.phash is not None and b.phash is not None:
+        bits.append(f"pHash distance {hamming(a.phash, b.phash)} (<= {params.visual_distance} makes a candidate)")
+    ha, hb = cluster.heading_key(a), cluster.heading_key(b)
+    if ha and ha == hb:
+        bits.append("same h1 (or title without h1)")
+    if params.same_host_only and cluster.host_of(a) != cluster.host_of(b):
+        bits.append("other hosts (same-host-only)")
+    return ok, "; ".join(bits)
+
+
+def _row_words(name: str, row: Dict[str, Any]) -> str:
+    cid = row.get("cluster_id") or ""
+    if not cid:
+        where = "in no cluster"
+    else:
+        where = f"in {cid}" + (" (canonical)" if row.get("is_canonical") in (True, "true") else "")
+    why = row.get("match_reason") or ""
+    return f"{name} {where}" + (f": {why}" if why else "")
+
+
+def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionParams,
+                    cluster_params: cluster.ClusterParams, rule_params: Any,
+                    rows: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None) -> PairExplanation:
+    """The explanation of one pair from the two records (and, if given, their result rows)."""
+    ex = PairExplanation()
+    lines = ex.lines
+    lines += [_describe("A", a), _describe("B", b)]
+    labels = (special_label(a, rule_params), special_label(b, rule_params))
+    ineligible = (reasons.ineligible_because(a, cluster_params), reasons.ineligible_because(b, cluster_params))
+    ex.data = {"a": {"id": a.id, "url": a.url, "label": labels[0] or "", "ineligible": ineligible[0]},
+               "b": {"id": b.id, "url": b.url, "label": labels[1] or "", "ineligible": ineligible[1]}}
+    compared = True
+    for name, r, label, why in (("A", a, labels[0], ineligible[0]), ("B", b, labels[1], ineligible[1])):
+        if label is not None:
+            lines.append(_label_line(name, r, label) + ": special pages are grouped by rule and template, "
+                         "never compared by content")
+            compared = False
+        elif why:
+            lines.append(f"{name} is not eligible for content clustering: " + "; ".join(why))
+            compared = False
+    if a.id == b.id:
+        lines.append("A and B are the same page")
+    if compared:
+        ok, words = candidate_words(a, b, cluster_params)
+        ex.data["candidates"] = ok
+        lines.append(("candidates: yes (" if ok else "candidates: no, the clustering never compares them (") + words + ")")
+    d = similarity.judge(a, b, decision, full=True)
+    ex.data["decision"] = {
+        "text_sim": d.result.content_sim, "structure_sim": d.result.structure_sim,
+        "visual_sim": d.result.visual_sim, "behavior_sim": d.result.behavior_sim,
+        "text_measure": d.text_measure, "text_threshold": d.text_threshold,
+        "structure_threshold": decision.rule1_structure, "visual_threshold": decision.rule1_visual,
+        "visual_fallback_threshold": decision.rule2_visual, "rule2_min_text": decision.rule2_min_jaccard,
+        "rule1": d.rule1, "rule2": d.rule2, "rule2_allowed": d.rule2_allowed, "rule2_blocked": d.rule2_blocked,
+        "heading_sim": d.heading, "title_names_heading": d.title_names_heading, "heading_veto": d.heading_veto,
+        "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto,
+        "duplicate": d.result.is_duplicate, "rule": d.result.rule,
+    }
+    if not compared:
+        lines.append("the decision below is what the pages' features say; the clustering did not use it:")
+    lines += [("  " if not compared else "") + line for line in reasons.decision_words(d, decision)]
+    ex.duplicate = d.result.is_duplicate if compared else None
+    if rows is not None:
+        _clustering_words(ex, a, b, d, rows, labels)
+    return ex
+
+
+def _clustering_words(ex: PairExplanation, a: PageRecord, b: PageRecord, d: similarity.PairDecision,
+                      rows: Tuple[Dict[str, Any], Dict[str, Any]], labels) -> None:
+    ra, rb = rows
+    lines = ex.lines
+    lines += ["in the result:", "  " + _row_words("A", ra), "  " + _row_words("B", rb)]
+    ca, cb = ra.get("cluster_id") or "", rb.get("cluster_id") or ""
+    canon_a, canon_b = ra.get("is_canonical") in (True, "true"), rb.get("is_canonical") in (True, "true")
+    together = bool(ca) and ca == cb
+    ex.clustered = "together" if together else "apart"
+    ex.data["result"] = {"a_cluster": ca, "b_cluster": cb, "together": together}
+    content = (ra.get("cluster_kind") or "content") == "content" and (rb.get("cluster_kind") or "content") == "content"
+    if together and content and (canon_a or canon_b) and \
+            ((rb if canon_a else ra).get("match_rule") or "") in ("rule1", "rule2", "exact"):
+        member = rb if canon_a else ra
+        how = member.get("match_rule") or ""
+        if how in ("rule1", "rule2"):
+            ex.agrees = d.result.is_duplicate and d.result.rule == how
+        else:  # an exact copy joins whatever the decision says
+            ex.agrees = d.text_measure == "identical" or d.result.is_duplicate
+        lines.append(f"clustering: {'B' if canon_a else 'A'} joined by its comparison with the canonical ({how}); "
+                     + ("the decision above agrees" if ex.agrees else
+                        "the decision above DISAGREES (other thresholds than this run's?)"))
+    elif together and not content:
+        kind = ra.get("cluster_kind") or ""
+        lines.append(f"clustering: together in a {kind} cluster: special pages group by rule and template "
+                     f"fingerprint (R1/U1 by final or normalised URL), without a pair comparison")
+    elif together:
+        lines.append("clustering: both are in one cluster without a comparison of this pair: a member joins by its "
+                     "comparison with the canonical (never with another member), or by R1, U1 or prediction")
+    elif labels[0] or labels[1]:
+        lines.append("clustering: apart (at least one is a special page; those group by rule and template)")
+    elif ex.duplicate is None:
+        lines.append("clustering: apart (a page not eligible for content clustering is never compared)")
+    elif d.result.is_duplicate:
+        lines.append("clustering: apart although the pair is a duplicate: the clustering compares a page only with "
+                     "the canonical of its group, and one of them had already joined another canonical, or they "
+                     "are not candidates")
+    else:
+        lines.append("clustering: apart, and the decision agrees (not duplicates)")
+        ex.agrees = True
+
+
+def decision_params_of(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool) -> similarity.DecisionParams:
+    given = meta.get("decision_params") if isinstance(meta, dict) else None
+    if overridden or not isinstance(given, dict):
+        return base
+    names = {f.name for f in fields(similarity.DecisionParams)}
+    return replace(base, **{k: v for k, v in given.items() if k in names}).validate()
+
+
+def cluster_params_of(meta: Dict[str, Any], base: cluster.ClusterParams, overridden: bool) -> cluster.ClusterParams:
+    given = meta.get("cluster_params") if isinstance(meta, dict) else None
+    if overridden or not isinstance(given, dict):
+        return base
+    names = {f.name for f in fields(cluster.ClusterParams)}
+    return replace(base, **{k: v for k, v in given.items() if k in names})
+
+
+def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], params: Any,
+                  overridden: bool = False) -> PairExplanation:
+    """``websim explain FIRST URL_A URL_B [--features F]``: FIRST is a features file, or a result
+    file (then ``features`` gives the pages' features). ``params``: the FinalParams of the
+    command's settings; the result's own thresholds win unless ``overridden``."""
+    rows = None
+    meta: Dict[str, Any] = {}
+    if is_features_file(first):
+        features = first
+    else:
+        from scrapy_websim.report.writer import ReportError, load_result  # noqa: PLC0415
+
+        try:
+            result_rows, _clusters, meta = load_result(first)
+        except ReportError as exc:
+            raise ExplainError(str(exc)) from None
+        by_url: Dict[str, Dict[str, Any]] = {}
+        for row in result_rows:
+            if isinstance(row, dict):
+                by_url.setdefault(str(row.get("url", "")), row)
+        missing = [u for u in (url_a, url_b) if u not in by_url]
+        if missing:
+            raise ExplainError(f"{first}: no record with URL {missing[0]!r}")
+        rows = (by_url[url_a], by_url[url_b])
+        if not features:
+            ex = PairExplanation(clustered="together" if rows[0].get("cluster_id") and
+                                 rows[0].get("cluster_id") == rows[1].get("cluster_id") else "apart")
+            ex.lines = ["in the result:", "  " + _row_words("A", rows[0]), "  " + _row_words("B", rows[1]),
+                        "the pair decision needs the pages' features: add --features FILE (a crawl writes it "
+                        "with --features-file)"]
+            ex.data = {"result": {"a_cluster": rows[0].get("cluster_id") or "",
+                                  "b_cluster": rows[1].get("cluster_id") or ""}}
+            return ex
+    records = find_records(features, (url_a, url_b))
+    decision = decision_params_of(meta, params.decision, overridden)
+    cluster_params = cluster_params_of(meta, params.cluster or cluster.DEFAULT_PARAMS, overridden)
+    return explain_records(records[url_a], records[url_b], decision, cluster_params, params.assign.rules, rows)
+
+
+def to_json(ex: PairExplanation) -> str:
+    data = dict(ex.data, duplicate=ex.duplicate, clustered=ex.clustered, agrees=ex.agrees, lines=ex.lines)
+    return json.dumps(data, ensure_ascii=False, indent=1)

@@ -1,0 +1,190 @@
+"""``websim diff`` on result files made here: cluster matching by membership, what counts as a
+change, every format and older versions, the exit status; and the pair decision's figures
+(``similarity.judge``) against ``compare``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+
+from scrapy_websim import cli
+from scrapy_websim.core.match import reasons, similarity
+from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, PageRecord, PairResult
+from scrapy_websim.diff import DiffError, diff_scans, load_scan, scan_from_rows
+from scrapy_websim.output import csv_cell
+
+
+def row(i, url, cid="", canon=True, kind="", rule="", status=200, error=""):
+    return {"id": i, "url": url, "cluster_id": cid, "is_canonical": canon, "cluster_kind": kind, "match_rule": rule,
+            "status_code": status, "error": error, "title": f"page {i}"}
+
+
+def scan(rows):
+    return scan_from_rows("x", rows)
+
+
+OLD = [
+    row(1, "http://a/1", "cluster-00001", True, "content", "canonical"),
+    row(2, "http://a/2", "cluster-00001", False, "content", "rule1"),
+    row(3, "http://a/3", "cluster-00002", True, "content", "canonical"),
+    row(4, "http://a/4", "cluster-00002", False, "content", "rule1"),
+    row(5, "http://a/5", "errtpl-00000000000000aa", True, "E3", "canonical", 404),
+    row(6, "http://a/6", "errtpl-00000000000000aa", False, "E3", "E3", 404),
+    row(7, "http://a/7"),
+]
+
+
+def test_a_result_against_itself_and_against_its_renumbering_has_no_changes():
+    assert diff_scans(scan(OLD), scan(OLD))["changed"] is False
+    # a new scan that numbers the same clusters the other way round (a page added before them would)
+    renumbered = [dict(r, cluster_id={"cluster-00001": "cluster-00002", "cluster-00002": "cluster-00001"}.get(
+        r["cluster_id"], r["cluster_id"])) for r in OLD]
+    d = diff_scans(scan(OLD), scan(renumbered))
+    assert d["changed"] is False and not any(d["counts"].values())
+
+
+def test_growth_shrinking_labels_and_canonicals():
+    new = [
+        row(1, "http://a/1", "cluster-00001", False, "content", "rule1"),
+        row(2, "http://a/2", "cluster-00001", True, "content", "canonical"),  # canonical moved
+        row(3, "http://a/3", "cluster-00001", False, "content", "rule1"),  # a/3 joined the first cluster
+        row(4, "http://a/4", "loginwall-00000000000000bb", True, "L1", "canonical"),  # content -> L1
+        row(5, "http://a/5", "errtpl-00000000000000aa", True, "E3", "canonical", 404),
+        row(6, "http://a/6", "", True, "", "", 200),  # E3 -> content, alone
+        row(7, "http://a/7", "errtpl-00000000000000aa", False, "E3", "E3", 404),  # content -> E3
+        row(8, "http://a/8"),
+    ]
+    d = diff_scans(scan(OLD), scan(new))
+    c = d["counts"]
+    assert (c["clusters_appeared"], c["clusters_vanished"], c["clusters_grew"], c["clusters_shrank"]) == (1, 1, 2, 1)
+    assert c["canonicals_changed"] == 1 and c["urls_added"] == 1 and c["urls_removed"] == 0
+    assert [x["cluster_id"] for x in d["clusters"]["appeared"]] == ["loginwall-00000000000000bb"]
+    assert [x["cluster_id"] for x in d["clusters"]["vanished"]] == ["cluster-00002"]
+    changed = {x["new_cluster"]: (x["changes"], x["added"], x["removed"]) for x in d["clusters"]["changed"]}
+    assert changed == {"cluster-00001": (["grew"], ["http://a/3"], []),
+                       "errtpl-00000000000000aa": (["grew", "shrank"], ["http://a/7"], ["http://a/6"])}
+    assert d["canonicals"] == [{"old_cluster": "cluster-00001", "new_cluster": "cluster-00001",
+                                "old_canonical": "http://a/1", "new_canonical": "http://a/2"}]
+    urls = {u["url"]: (u["changes"], u["old_label"], u["new_label"]) for u in d["urls"]["changed"]}
+    assert urls == {"http://a/3": (["cluster"], "content", "content"),
+                    "http://a/4": (["cluster", "label"], "content", "L1"),
+                    "http://a/6": (["cluster", "label"], "E3", "content"),
+                    "http://a/7": (["cluster", "label"], "content", "E3")}
+
+
+def test_a_rule_cluster_with_a_new_template_id_is_renamed_and_a_failure_is_a_label():
+    new = [dict(r, cluster_id="errtpl-00000000000000cc") if r["cluster_id"].startswith("errtpl") else r for r in OLD]
+    new[-1] = dict(new[-1], error="timeout", status_code=0)
+    d = diff_scans(scan(OLD), scan(new))
+    assert [x["changes"] for x in d["clusters"]["changed"]] == [["renamed"]]
+    assert [(u["url"], u["old_label"], u["new_label"]) for u in d["urls"]["changed"]] == [
+        ("http://a/7", "content", "error")]
+
+
+def test_results_of_older_versions_and_other_formats(tmp_path):
+    # an old result: no cluster_kind, match_rule, normalized_url or newer fields; kinds from the id prefix
+    old_rows = [{"id": r["id"], "url": r["url"], "cluster_id": r["cluster_id"], "is_canonical": r["is_canonical"],
+                 "status_code": r["status_code"], "error": r["error"]} for r in OLD]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"urls": old_rows}))
+    new_jsonl = tmp_path / "new.jsonl"
+    new_jsonl.write_text("".join(json.dumps(r) + "\n" for r in OLD))
+    new_csv = tmp_path / "new.csv"
+    with open(new_csv, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(OUTPUT_FIELDS)
+        for r in OLD:
+            w.writerow([csv_cell(r.get(name, "")) for name in OUTPUT_FIELDS])
+    for other in (new_jsonl, new_csv):
+        d = diff_scans(load_scan(str(old)), load_scan(str(other)))
+        assert d["changed"] is False, (other, d["counts"])
+    assert load_scan(str(old)).kind["errtpl-00000000000000aa"] == "E3"
+
+
+def test_exit_status_and_clear_errors(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"urls": OLD}))
+    b.write_text(json.dumps({"urls": OLD[:-1]}))
+    assert cli.main(["diff", str(a), str(a)]) == 0
+    assert "no changes" in capsys.readouterr().out
+    out = tmp_path / "d.json"
+    assert cli.main(["diff", str(a), str(b), "-o", str(out)]) == 1
+    assert "- URL http://a/7" in capsys.readouterr().out
+    assert json.loads(out.read_text())["urls"]["removed"] == ["http://a/7"]
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "norl.jsonl").write_text('{"id": 1}\n')
+    (tmp_path / "garbage.json").write_text("{not json")
+    (tmp_path / "x.txt").write_text("http://a/1\n")
+    for bad, words in (("missing.json", "not found"), ("list.json", "not a scrapy-websim result"),
+                       ("norl.jsonl", "has no 'url' field"), ("garbage.json", "cannot be read"),
+                       ("x.txt", "must end in .json")):
+        assert cli.main(["diff", str(a), str(tmp_path / bad)]) == 2
+        assert words in capsys.readouterr().err, bad
+    assert cli.main(["diff", str(a)]) == 2
+    capsys.readouterr()
+    with pytest.raises(DiffError):
+        load_scan(str(tmp_path))
+
+
+# --- the decision's figures -----------------------------------------------------------------
+
+def _record(i, words, h1, phash=None, seed=0):
+    from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: PLC0415
+
+    rnd = random.Random(seed)
+    body = " ".join(rnd.choice(words) for _ in range(300))
+    html = (f"<html><head><title>{h1}</title></head><body><h1>{h1}</h1><p>{body}</p>"
+            f"<div><a href='/x'>x</a></div></body></html>")
+    rec = PageRecord(id=i, url=f"http://t/{i}", status_code=200, content_type="text/html",
+                     html_len=len(html), title=h1)
+    compute_features(rec, html, None, FeatureParams())
+    rec.phash = phash
+    return rec
+
+
+def test_judge_is_compare_with_its_figures():
+    words = [f"w{n}" for n in range(60)]
+    recs = [_record(1, words, "Alpha page", seed=1), _record(2, words, "Alpha page", seed=1),
+            _record(3, words, "Beta thing", seed=2), _record(4, [f"v{n}" for n in range(60)], "Alpha page", seed=3)]
+    for a in recs:
+        for b in recs:
+            d = similarity.judge(a, b, full=True)
+            assert d.result == similarity.compare(a, b)
+            lines = reasons.decision_words(d)
+            assert lines[-1].startswith("decision: duplicates" if d.result.is_duplicate else "decision: not")
+    d = similarity.judge(recs[0], recs[2], full=True)  # same words, other h1: the heading check
+    assert d.heading is not None and d.heading < 0.6
+
+
+def test_match_reason_names_the_canonical_and_the_thresholds():
+    rec = PageRecord(id=5, url="http://t/5", minhash="00" * 8, fingerprint=0xAB, status_code=404)
+    member = Assignment("cluster-00001", False, "content", "rule1", PairResult(0.9, 0.95, 0.5, 1.0, True, "rule1"))
+    assert reasons.match_reason(rec, member, 2) == "rule1 with canonical #2: text 0.900 >= 0.7 and structure 0.950 >= 0.85"
+    rule = Assignment("errtpl-00000000000000ab", False, "E3", "E3")
+    assert reasons.match_reason(rec, rule, 3).startswith(
+        "E3 error page / soft 404: status 404, template fingerprint 00000000000000ab; grouped")
+    assert reasons.match_reason(rec, None).startswith("alone: not eligible for content clustering (status 404;")
+
+
+def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
+    from scrapy_websim.report import writer  # noqa: PLC0415
+
+    n = writer.MAX_CHANGES + 7
+    old = [row(i, f"http://a/{i}") for i in range(1, n + 1)]
+    new = [row(i, f"http://a/{i}", f"thin-{i:016x}", True, "T1", "canonical") for i in range(1, n + 1)]
+    d = diff_scans(scan(old), scan(new))
+    assert d["counts"]["urls_changed_label"] == n
+    writer.write_report(str(tmp_path / "r"), new, None, {}, changes=d)
+    text = (tmp_path / "r" / "data" / "meta.js").read_text()
+    payload = json.loads(text[text.index("push(") + 5: text.rindex(");")])
+    changes = payload["changes"]
+    assert changes["counts"]["clusters_appeared"] == n
+    assert len(changes["lists"]["urls_changed"]) == writer.MAX_CHANGES and changes["more"]["urls_changed"] == 7
+    assert changes["lists"]["urls_changed"][0]["new_label"] == "T1"
+    # without a diff there is no Changes view
+    writer.write_report(str(tmp_path / "plain"), new, None, {})
+    text = (tmp_path / "plain" / "data" / "meta.js").read_text()
+    assert json.loads(text[text.index("push(") + 5: text.rindex(");")])["changes"] is None
