@@ -101,11 +101,14 @@ class UrlListSpider(scrapy.Spider):
         if not config.soft404_probes:
             return
         counts: Dict[str, int] = {}
+        fallbacks: Dict[str, str] = {}  # https:// origin of a port of unknown scheme -> its http:// origin
         for entry in self.entries:
             if entry.url and not entry.error:
                 origin = url_origin(entry.url)
                 if origin:
                     counts[origin] = counts.get(origin, 0) + 1
+                    if entry.fallback_url:
+                        fallbacks[origin] = url_origin(entry.fallback_url)
         probed = [o for o, n in counts.items() if n >= config.soft404_min_urls and o not in done]
         if probed:
             logger.info("websim: soft-404 calibration: %d random path(s) for each of %d origins",
@@ -114,6 +117,8 @@ class UrlListSpider(scrapy.Spider):
             for url in probe_urls(origin, config.soft404_probes):
                 request = self.render_request(url, 0, url)
                 request.meta.update(websim_probe=origin, websim_predict=False)
+                if fallbacks.get(origin):  # the port may speak plain HTTP: probe it as its pages go
+                    request.meta["websim_fallback_url"] = fallbacks[origin] + url[len(origin):]
                 yield request
 
     def render_request(self, url: str, record_id: int, raw: str, dont_filter: bool = True) -> Request:
@@ -130,6 +135,8 @@ class UrlListSpider(scrapy.Spider):
         logger.info("websim: %s does not speak TLS; trying %s", failure.request.url, fallback)
         request = self.render_request(fallback, meta.get("websim_id", 0), fallback)
         request.meta["websim_expanded_from"] = meta.get("websim_expanded_from", "")
+        if meta.get("websim_probe"):
+            request.meta.update(websim_probe=url_origin(fallback), websim_predict=False)
         return request
 
     def parse_page(self, response: Response) -> Iterator[Any]:
