@@ -126,6 +126,12 @@ def _add_scan_options(parser: argparse.ArgumentParser) -> None:
                        help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default 2)")
     group.add_argument("--delay", type=float, metavar="SECONDS",
                        help="wait between two requests to one host (DOWNLOAD_DELAY; default 0)")
+    calibrate = group.add_mutually_exclusive_group()
+    calibrate.add_argument("--calibrate-404", action="store_true", default=None,
+                           help="learn every origin's own not-found answer from a random path "
+                           "(WEBSIM_SOFT404_MIN_URLS=1; default: origins with at least 20 URLs in the list)")
+    calibrate.add_argument("--no-calibrate-404", action="store_true", default=None,
+                           help="no soft-404 probes (WEBSIM_SOFT404_PROBES=0)")
     group.add_argument("--autothrottle", action="store_true", default=None,
                        help="adapt the per-host delay to the host's latency (Scrapy's AutoThrottle)")
 
@@ -142,6 +148,10 @@ def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Nam
         settings["DOWNLOAD_DELAY"] = args.delay
     if args.autothrottle:
         settings["AUTOTHROTTLE_ENABLED"] = True
+    if args.calibrate_404:
+        settings["WEBSIM_SOFT404_MIN_URLS"] = 1
+    if args.no_calibrate_404:
+        settings["WEBSIM_SOFT404_PROBES"] = 0
     for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
                          ("cookie", "WEBSIM_COOKIES"), ("user_agent", "WEBSIM_USER_AGENT")):
         if getattr(args, option) is not None:

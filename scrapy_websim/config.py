@@ -206,6 +206,12 @@ class WebsimConfig:
     cookies: str = _SCAN("", "", "cookies on every request", parse=parse_cookies, valid="'a=b; c=d'")
     user_agent: str = _SCAN("", "", "User-Agent of every request; empty = Scrapy's/Chromium's own",
                             parse=_one_line_str, valid="one line")
+    favicon: bool = _SCAN(True, "", "hash each page's favicon (Shodan's favicon hash; one request per favicon "
+                          "URL and crawl, from Chromium's cache when it can)")
+    soft404_probes: int = _SCAN(1, "[0, 2]", "random paths rendered per origin to learn its own not-found answer "
+                                "(pages with that template become E3); 0 = off")
+    soft404_min_urls: int = _SCAN(20, "[1, 100000000]", "probe only origins with at least this many URLs in the list "
+                                  "(one probe then costs at most 1/20 of the origin's rendering)")
     report_dir: str = _REPORT("", "", "write the HTML report here when the crawl ends", **_DIR)
     thumbnails_dir: str = _REPORT("", "", "keep a thumbnail per rendered page here", **_DIR)
     thumbnail_width: int = _REPORT(320, "[32, 1280]", "thumbnail width", unit="px")

@@ -147,6 +147,11 @@ class WebsimExtension:
         return True
 
     def add_record(self, record: PageRecord) -> None:
+        if record.probe_for:  # a soft-404 probe: kept apart, never a url record
+            if self.sink is None:
+                self.store.add_probe(record)
+            self.stats.inc_value("websim/soft404_probes")
+            return
         if record.id <= 0:
             record.id = self._next_extra_id
             self._next_extra_id += 1

@@ -1,7 +1,8 @@
 """The end of a crawl (or ``websim cluster`` on a features file): labels, clusters, output rows.
 
-:meth:`Finalizer.run` chains five stages, each a module-level function with plain inputs and
-outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`label_rules`
+:meth:`Finalizer.run` chains six stages, each a module-level function with plain inputs and
+outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`calibrate_soft404` (each origin's
+"not found" answer, from the soft-404 probes), :func:`label_rules`
 (special-page labels E1..T1 take their pages out of content clustering), :func:`cluster_content`
 (the eligible rest, ``core/match/cluster.py`` comparing pairs with ``core/match/similarity.py``),
 :func:`assign_clusters` (``core/match/assign.py`` combines content and rule clusters so that every page
@@ -37,6 +38,7 @@ from scrapy_websim.core.page.dom import DomParams
 from scrapy_websim.core.page.lcs import LcsParams
 from scrapy_websim.core.urls.normalize import UrlParams
 from scrapy_websim.core.match.assign_arrays import Assigned
+from scrapy_websim.core.match.soft404 import Soft404Calibration, root_fingerprint_rows
 from scrapy_websim.core.types import PageRecord, PairResult
 
 logger = logging.getLogger(__name__)
@@ -153,7 +155,8 @@ class Finalizer:
         p = self.params
         try:
             renumber_discovered(store)
-            keys, table = label_rules(store, p.assign, p.cluster)
+            soft404 = calibrate_soft404(store, p.assign)
+            keys, table = label_rules(store, p.assign, p.cluster, soft404)
             n_eligible = len(keys)
             pairs_failed: list = []
             content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed)
@@ -164,6 +167,8 @@ class Finalizer:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
         meta = summary(store, n_eligible, assigned.kind, p)
+        if soft404 is not None:
+            meta["soft404"] = soft404.summary()
         if pairs_failed:
             meta["pairs_failed"] = len(pairs_failed)
             logger.error("websim: %d page pairs could not be compared (kept apart), e.g. %s", len(pairs_failed),
@@ -189,8 +194,23 @@ def renumber_discovered(store: FeatureStore) -> None:
     store.flush()
 
 
+def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optional[Soft404Calibration]:
+    """The origins' "not found" answers from the store's soft-404 probes (None when the crawl
+    made none); origins that answer unknown paths with their home page are found here, before
+    any page is labelled (one pass over the records' URLs and fingerprints, read by SQLite)."""
+    probes = list(store.iter_probes())
+    if not probes:
+        return None
+    calibration = Soft404Calibration(probes, params.rules)
+    if calibration.needs_pages():
+        for url, final_url, fingerprint in root_fingerprint_rows(store.iter_url_fingerprints()):
+            calibration.see_page(url, final_url, fingerprint)
+    return calibration
+
+
 def label_rules(store: FeatureStore, params: assign.AssignParams,
-                cluster_params: Optional[cluster.ClusterParams] = None) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
+                cluster_params: Optional[cluster.ClusterParams] = None,
+                soft404: Optional[Soft404Calibration] = None) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
@@ -201,7 +221,7 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                label = assign.add_page(table, record, params)
+                label = assign.add_page(table, record, params, soft404)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:  # noqa: BLE001 - this page stays alone; the others go on
                 logger.exception("websim: page %s (%s) could not be labelled", record.id, record.url)

@@ -61,6 +61,10 @@ def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") ->
         "tls_issuer": record.tls_issuer,
         "tls_valid_from": record.tls_valid_from,
         "tls_valid_to": record.tls_valid_to,
+        "tls_sha256": record.tls_sha256,
+        "tls_sans": list(record.tls_sans),
+        "favicon_url": record.favicon_url,
+        "favicon_hash": record.favicon_hash,
         "match_reason": reason,
     }
     if in_cluster and a.is_canonical:

@@ -51,6 +51,12 @@ class WebsimPipeline:
                 logger.exception("websim: features of %s failed", record.url)
                 record.error = record.error or f"feature extraction failed: {type(exc).__name__}: {exc}"[:300]
             self.crawler.stats.inc_value("websim/features_ms", round((time.perf_counter() - started) * 1000))
+            if record.probe_for:  # a soft-404 probe: features for the calibration, nothing else
+                if image is not None:
+                    image.close()
+                self.ext.add_record(record)
+                item.html, item.screenshot = "", b""
+                return item
             if self.screenshots_dir and item.screenshot:
                 path = os.path.join(self.screenshots_dir, f"{record.id}.png")
                 with open(path, "wb") as fh:

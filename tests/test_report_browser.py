@@ -323,3 +323,46 @@ def test_a_report_in_many_data_files_loads_them_all(browser, tmp_path, monkeypat
         assert p.errors == [] and info.urls == len(rows)
     finally:
         p.close()
+
+
+def test_pivots_group_and_filter_pages_by_favicon_and_certificate(browser, tmp_path):
+    """Hosts that look different but share a favicon (Shodan's hash) or a certificate (SHA-256):
+    the summary groups them, a bar or the pivot box filters every list by them."""
+    from scrapy_websim.report import writer
+
+    shared_icon, other_icon = -839214753, 1485257654
+    cert = "7023e0b0e7e7f55d0629d823a9abb6fe08ac8416a76c3a6bb432779d492d9e64"
+    rows = []
+    for n in range(12):
+        host = f"h{n}.test"
+        rows.append({"id": n + 1, "url": f"https://{host}/", "status_code": 200, "error": "", "title": f"panel {n}",
+                     "cluster_id": "", "is_canonical": True, "match_rule": "", "cluster_kind": "",
+                     "favicon_hash": shared_icon if n < 5 else other_icon if n < 7 else None,
+                     "tls_sha256": cert if n % 3 == 0 else f"{n:064x}", "tls_subject": "appliance" if n % 3 == 0 else ""})
+    writer.write_report(str(tmp_path / "r"), rows, [], {})
+    p = Page(browser, tmp_path / "r" / "index.html")
+
+    def ids():
+        return p.page.eval_on_selector_all("#list table.rows tbody td.id", "els => els.map(e => +e.textContent)")
+
+    try:
+        summary = p.page.inner_text("#summary")
+        assert "pages by favicon hash" in summary.lower() and "pages by certificate (sha-256)" in summary.lower()
+        assert "-839214753 · 5 hosts" in summary and "1485257654 · 2 hosts" in summary
+        assert "7023e0b0e7e7f55d… appliance · 4 hosts" in summary
+        assert "0000000000000001" not in summary  # a certificate of one host groups nothing
+        p.page.click("#tabs button[data-tab=alone]")
+        p.page.click("#summary button.bar-l:has-text('-839214753')")
+        p.page.wait_for_selector("#matched:has-text('match the filters')")
+        assert p.page.input_value("#f-pivot") == str(shared_icon)
+        p.page.click("#tabs button[data-tab=alone]")
+        p.page.wait_for_function("() => document.querySelectorAll('#list table.rows tbody tr').length === 5")
+        assert ids() == [1, 2, 3, 4, 5]
+        p.page.fill("#f-pivot", "70:23:E0:B0:E7:E7")  # openssl's notation: colons and capitals are fine
+        p.page.wait_for_function("() => document.querySelectorAll('#list table.rows tbody tr').length === 4")
+        assert ids() == [1, 4, 7, 10]
+        p.page.click("#clear")
+        p.page.wait_for_function("() => document.querySelectorAll('#list table.rows tbody tr').length === 12")
+        assert p.errors == []
+    finally:
+        p.close()

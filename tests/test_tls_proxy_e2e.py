@@ -140,6 +140,10 @@ def tls_context(tmp_path_factory) -> ssl.SSLContext:
                     "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(str(d / "cert.pem"), str(d / "key.pem"))
+    # the certificate's identity as openssl prints it, for the records' tls_sha256
+    out = subprocess.run(["openssl", "x509", "-in", str(d / "cert.pem"), "-noout", "-fingerprint", "-sha256"],
+                         check=True, capture_output=True, text=True).stdout
+    ctx.websim_sha256 = out.strip().split("=", 1)[1].replace(":", "").lower()
     return ctx
 
 
@@ -188,6 +192,7 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
         row = rows[11]
         assert row["status_code"] == 200 and row["error"] == "" and row["tls_error"] == "ERR_CERT_AUTHORITY_INVALID", row
         assert row["tls_subject"] == "localhost" and row["tls_valid_to"] > row["tls_valid_from"], row
+        assert row["tls_sha256"] == tls_context.websim_sha256 and row["tls_sans"] == ["DNS:localhost"], row
     assert urls[8] == f"http://127.0.0.1:{B}/article?from=httpx" and not rows[8]["error"]
     assert "broken JSON line" in rows[9]["error"] and "unsupported scheme" in rows[10]["error"]
     by = _by_url(rows)
@@ -199,9 +204,12 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
         assert row["tls_error"].startswith("ERR_CERT_"), row
         assert row["tls_subject"] == "localhost" and row["tls_issuer"] == "localhost", row
         assert row["tls_valid_from"].endswith("Z") and row["tls_valid_to"] > row["tls_valid_from"], row
+        # the pivot: every page served with this certificate shares its SHA-256 (openssl's fingerprint)
+        assert row["tls_sha256"] == tls_context.websim_sha256 and row["tls_sans"] == ["DNS:localhost"], row
     assert by[f"https://localhost:{A}/article"]["tls_error"] == "ERR_CERT_AUTHORITY_INVALID"
     for url in (f"http://127.0.0.1:{B}/article", f"http://localhost:{B}/"):
         assert by[url]["tls_error"] == "" and by[url]["tls_subject"] == "" and by[url]["status_code"] == 200
+        assert by[url]["tls_sha256"] == "" and by[url]["tls_sans"] == []
     # ... clusters with its HTTP copies ...
     article_cluster = by[f"http://127.0.0.1:{B}/article"]["cluster_id"]
     assert article_cluster.startswith("cluster-")
@@ -294,7 +302,7 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
                            "similarity_to_canonical", "content_sim", "structure_sim", "visual_sim", "behavior_sim",
                            "cluster_kind", "match_rule", "page_type"]
     assert header[20:] == ["expanded_from", "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to",
-                           "match_reason"]
+                           "tls_sha256", "tls_sans", "favicon_url", "favicon_hash", "match_reason"]
     rows = {r[1]: dict(zip(header, r)) for r in body}
     assert len(rows) == len(urls)
     # --strict-tls: the self-signed page is an error, with the reason in tls_error

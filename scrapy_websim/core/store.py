@@ -71,6 +71,9 @@ class FeatureStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         columns = ", ".join(f"{name} {kind}" for name, kind in zip(KEY_FIELDS[1:], _KEY_TYPES))
         self._db.execute(f"CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, {columns}, json TEXT NOT NULL)")
+        # Soft-404 probes (core/match/soft404.py): records of random-path requests, never url records.
+        self._db.execute("CREATE TABLE IF NOT EXISTS probes (url TEXT PRIMARY KEY, origin TEXT NOT NULL, "
+                         "json TEXT NOT NULL)")
         self._db.commit()
         self._pending: Dict[int, Tuple[Any, ...]] = {}
 
@@ -90,6 +93,29 @@ class FeatureStore:
         self._pending.pop(page_id, None)
         with self._conn() as db:
             db.execute("DELETE FROM records WHERE id = ?", (page_id,))
+
+    def add_probe(self, record: PageRecord) -> None:
+        """Keep a soft-404 probe's record (``record.probe_for`` set) apart from the url records."""
+        with self._conn() as db:
+            db.execute("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)",
+                       (record.url, record.probe_for, _dumps(record)))
+
+    def iter_probes(self) -> Iterator[PageRecord]:
+        """The soft-404 probes' records, by origin then URL."""
+        for (text,) in self._conn().execute("SELECT json FROM probes ORDER BY origin, url"):
+            yield PageRecord.from_json(json.loads(text))
+
+    def probe_origins(self) -> set:
+        """Origins with a probe record (a resumed crawl does not probe them again)."""
+        return {origin for (origin,) in self._conn().execute("SELECT DISTINCT origin FROM probes")}
+
+    def iter_url_fingerprints(self) -> Iterator[Tuple[str, str, str, Optional[str]]]:
+        """``(url, first URL of the redirect chain, final_url, fingerprint hex)`` of every record,
+        read by SQLite (no record JSON is parsed in Python)."""
+        self.flush()
+        yield from self._conn().execute(
+            "SELECT json_extract(json, '$.url'), json_extract(json, '$.redirect_chain[0]'), "
+            "json_extract(json, '$.final_url'), json_extract(json, '$.fingerprint') FROM records ORDER BY id")
 
     def add_many(self, records: Iterable[PageRecord]) -> None:
         for record in records:
@@ -177,11 +203,18 @@ class FeatureStore:
 
     # -- features files
     def save_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
-        return save_jsonl(self.iter_records(), path_or_file)
+        """The records, then the soft-404 probes (lines with ``probe_for`` set); returns the number of records."""
+        import itertools  # noqa: PLC0415
+
+        probes = int(self._conn().execute("SELECT COUNT(*) FROM probes").fetchone()[0])
+        return save_jsonl(itertools.chain(self.iter_records(), self.iter_probes()), path_or_file) - probes
 
     def load_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
         count = 0
         for record in iter_jsonl(path_or_file):
+            if record.probe_for:
+                self.add_probe(record)
+                continue
             self.add(record)
             count += 1
         self.flush()

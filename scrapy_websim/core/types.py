@@ -45,6 +45,11 @@ OUTPUT_FIELDS = (
     "tls_issuer",
     "tls_valid_from",
     "tls_valid_to",
+    # pivots: group hosts by certificate and favicon (after the columns above)
+    "tls_sha256",
+    "tls_sans",
+    "favicon_url",
+    "favicon_hash",
     # why the page is in its cluster, or in none (core/match/reasons.py)
     "match_reason",
 )
@@ -165,6 +170,13 @@ class PageRecord:
     tls_issuer: str = ""
     tls_valid_from: str = ""  # ISO 8601 UTC
     tls_valid_to: str = ""
+    tls_sha256: str = ""  # SHA-256 of the leaf certificate (DER), 64 hex digits
+    tls_sans: List[str] = field(default_factory=list)  # subjectAltName entries: "DNS:a.example", "IP:10.0.0.1"
+    # --- favicon (a pivot: Shodan's http.favicon.hash) ---
+    favicon_url: str = ""  # <link rel=icon> of the page, else /favicon.ico of its origin
+    favicon_hash: Optional[int] = None  # signed 32-bit MurmurHash3 of the base64 favicon bytes (Shodan's)
+    # --- soft-404 calibration (core/match/soft404.py) ---
+    probe_for: str = ""  # set on a random-path probe's record: the origin it calibrates (never a url record)
 
     def clean(self) -> Tuple[str, ...]:
         """Make every field writable by every output (:func:`clean_value`); returns the names of

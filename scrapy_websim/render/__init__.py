@@ -29,6 +29,7 @@ def capture_options(config: WebsimConfig) -> CaptureOptions:
         dom_check_interval_ms=config.dom_check_interval_ms,
         cookies=config.cookies,
         png=bool(config.screenshots_dir),  # kept as ID.png; else a JPEG (pHash and thumbnail only)
+        favicon=config.favicon,
     )
 
 
@@ -127,6 +128,8 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         rendered=bool(cap.get("rendered")) and is_html,
         timings=[round(float(t), 1) for t in timings if t is not None],
         www_authenticate=_header(response, "WWW-Authenticate")[:200],
+        favicon_url=cap.get("favicon_url") or "",
+        favicon_hash=cap.get("favicon_hash"),
     )
     if response.url.lower().startswith("https:"):
         _apply_response_tls(record, response, cap)

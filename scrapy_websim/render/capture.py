@@ -100,6 +100,7 @@ class CaptureOptions:
     #: the report's thumbnail need (:data:`SCREENSHOT_JPEG_QUALITY`).
     png: bool = True
     cookies: str = ""  # WEBSIM_COOKIES, set in the page's context before navigation
+    favicon: bool = True  # WEBSIM_FAVICON: hash the page's favicon (once per favicon URL and crawl)
 
 
 class NetworkTracker:
@@ -223,6 +224,8 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["timings"] = await page.evaluate(_TIMINGS_JS)
         if options.screenshot:
             result["screenshot"] = await take_screenshot(page, options)
+        if options.favicon:
+            result["favicon_url"], result["favicon_hash"] = await favicon_of(page)
         cut = await page.evaluate(_CUT_HTML_JS, MAX_HTML_CHARS)  # also stops what still loads
         if cut:
             result["html"], result["html_chars"] = cut
@@ -236,6 +239,99 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         except Exception:  # noqa: BLE001
             pass
     return result
+
+
+# The page's icon: the first <link rel="icon"> (``shortcut icon`` too; not ``apple-touch-icon``),
+# else /favicon.ico of the document's origin; http(s) only.
+_FAVICON_URL_JS = """() => {
+  const link = document.querySelector('link[rel~="icon" i][href]');
+  const url = link ? link.href : location.origin + '/favicon.ico';
+  return /^https?:/i.test(url) ? url : null;
+}"""
+
+# The icon's bytes, base64, through the page's own network stack (its proxy, headers, cookies,
+# the WEBSIM_DENY_NETWORKS proxy), read as a stream and dropped past ``max`` bytes. null: not an
+# image, too large, refused or not answered in 5 s. Playwright aborts every request whose URL ends
+# in "/favicon.ico" while requests are routed (scrapy-playwright routes them all), so Chromium's own
+# favicon request never reaches the server and that URL is asked with an empty query ("?"), which
+# servers answer as the file itself.
+_FAVICON_FETCH_JS = """async ([url, max]) => {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), 5000);
+  try {
+    const u = new URL(url);
+    if (u.pathname.endsWith('/favicon.ico') && !u.search) { url = u.href.split('#')[0] + '?'; }
+    const r = await fetch(url, {credentials: 'include', signal: ctl.signal});
+    const type = (r.headers.get('content-type') || '').toLowerCase();
+    if (!r.ok || type.includes('html') || !r.body) return null;
+    const reader = r.body.getReader();
+    const parts = [];
+    let size = 0;
+    for (;;) {
+      const {done, value} = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > max) { ctl.abort(); return null; }
+      parts.push(value);
+    }
+    if (!size) return null;
+    let s = '';
+    for (const part of parts) {
+      for (let i = 0; i < part.length; i += 32768) s += String.fromCharCode.apply(null, part.subarray(i, i + 32768));
+    }
+    return btoa(s);
+  } catch (e) {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}"""
+
+#: Icons above this size are not hashed (an icon is a few KB; a "favicon" of megabytes is not one).
+MAX_FAVICON_BYTES = 1_000_000
+
+#: favicon URL -> its hash (None: none), shared by the pages of a crawl; pages of one origin ask
+#: once. Bounded: cleared when it reaches this many URLs.
+_FAVICONS: Dict[str, "asyncio.Future[Optional[int]]"] = {}
+_MAX_FAVICONS = 100_000
+
+
+def favicon_hash(data: bytes) -> int:
+    """Shodan's favicon hash (``http.favicon.hash``): MurmurHash3 (32-bit, signed, seed 0) of the
+    bytes in base64 with a newline every 76 characters (Python's ``base64.encodebytes``)."""
+    import mmh3  # noqa: PLC0415
+
+    return mmh3.hash(base64.encodebytes(data))
+
+
+async def favicon_of(page: Any) -> tuple:
+    """``(favicon URL, hash)`` of the page; ``("", None)`` without one. Never raises."""
+    try:
+        url = await asyncio.wait_for(page.evaluate(_FAVICON_URL_JS), 5)
+    except Exception:  # noqa: BLE001
+        return "", None
+    if not url:
+        return "", None
+    url = str(url)[:2048]
+    future = _FAVICONS.get(url)
+    if future is None:
+        if len(_FAVICONS) >= _MAX_FAVICONS:
+            _FAVICONS.clear()
+        future = _FAVICONS[url] = asyncio.get_running_loop().create_future()
+        value: Optional[int] = None
+        try:
+            data = await asyncio.wait_for(page.evaluate(_FAVICON_FETCH_JS, [url, MAX_FAVICON_BYTES]), 6)
+            if data:
+                value = favicon_hash(base64.b64decode(data))
+        except Exception as exc:  # noqa: BLE001 - the page went away: ask again with the next page
+            logger.debug("websim: favicon %s not read: %s", url, exc)
+            _FAVICONS.pop(url, None)
+        future.set_result(value)
+    try:
+        value = await asyncio.wait_for(asyncio.shield(future), 7)
+    except Exception:  # noqa: BLE001
+        value = None
+    return url, value
 
 
 #: JPEG quality of the screenshot when no PNG is asked for. On 40 documentation pages the pHash of

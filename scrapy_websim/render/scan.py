@@ -17,7 +17,9 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 import logging
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
@@ -26,7 +28,7 @@ from scrapy_websim.config import WebsimConfig
 
 logger = logging.getLogger(__name__)
 
-TLS_FIELDS = ("tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to")
+TLS_FIELDS = ("tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to", "tls_sha256", "tls_sans")
 
 
 def context_kwargs(config: WebsimConfig) -> Dict[str, Any]:
@@ -111,20 +113,57 @@ async def cdp_session(page: Any) -> Optional[Any]:
     return session
 
 
-def tls_state(page: Any) -> Dict[str, str]:
+def tls_state(page: Any) -> Dict[str, Any]:
     """The TLS fields of the page's current document (empty dict for http:// or unknown)."""
     holder = _states.get(page) or {}
     cert = holder.get("cert")
     if not cert:
         return {}
     error = str(cert.get("certificateNetworkError") or "")
-    return {
+    fields: Dict[str, Any] = {
         "tls_error": error[5:] if error.startswith("net::") else error,
         "tls_subject": str(cert.get("subjectName") or ""),
         "tls_issuer": str(cert.get("issuer") or ""),
         "tls_valid_from": iso_time(cert.get("validFrom")),
         "tls_valid_to": iso_time(cert.get("validTo")),
     }
+    chain = cert.get("certificate") or ()  # base64 DER, the leaf first
+    if chain:
+        try:
+            fields.update(der_identity(base64.b64decode(chain[0])))
+        except (ValueError, TypeError):
+            pass
+    return fields
+
+
+def der_identity(der: bytes) -> Dict[str, Any]:
+    """``tls_sha256`` (the certificate's SHA-256 over its DER bytes, as ``openssl x509
+    -fingerprint -sha256`` and Shodan's ``ssl.cert.fingerprint.sha256`` give it, lower-case hex
+    without colons) and ``tls_sans`` (its subjectAltName entries, ``DNS:name`` / ``IP:address``
+    ...) of one DER certificate. Pivots: hosts serving one certificate share the hash."""
+    fields: Dict[str, Any] = {"tls_sha256": hashlib.sha256(der).hexdigest()}
+    try:
+        from cryptography import x509  # noqa: PLC0415  (Scrapy's pyOpenSSL depends on it)
+
+        cert = x509.load_der_x509_certificate(der)
+        try:
+            ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        except x509.ExtensionNotFound:
+            return fields
+        sans: List[str] = []
+        for name in ext:
+            if isinstance(name, x509.DNSName):
+                sans.append(f"DNS:{name.value}")
+            elif isinstance(name, x509.IPAddress):
+                sans.append(f"IP:{name.value}")
+            elif isinstance(name, x509.RFC822Name):
+                sans.append(f"email:{name.value}")
+            elif isinstance(name, x509.UniformResourceIdentifier):
+                sans.append(f"URI:{name.value}")
+        fields["tls_sans"] = sans[:100]
+    except Exception as exc:  # noqa: BLE001 - an odd certificate: the hash alone
+        logger.debug("websim: certificate not parsed: %s", exc)
+    return fields
 
 
 def tls_from_security_details(details: Optional[Dict[str, Any]]) -> Dict[str, str]:
@@ -164,12 +203,19 @@ def tls_from_certificate(certificate: Any) -> Dict[str, str]:
     x509 = getattr(certificate, "original", None)
     if x509 is None:
         return {}
-    return {
+    fields: Dict[str, Any] = {
         "tls_subject": _common_name(x509.get_subject()),
         "tls_issuer": _common_name(x509.get_issuer()),
         "tls_valid_from": _asn1_time(x509.get_notBefore()),
         "tls_valid_to": _asn1_time(x509.get_notAfter()),
     }
+    try:
+        from OpenSSL import crypto  # noqa: PLC0415
+
+        fields.update(der_identity(crypto.dump_certificate(crypto.FILETYPE_ASN1, x509)))
+    except Exception as exc:  # noqa: BLE001
+        logger.debug("websim: certificate not serialised: %s", exc)
+    return fields
 
 
 def tls_error_of_failure(text: str) -> str:
@@ -215,7 +261,7 @@ def verify_tls(host: str, port: int, timeout: float = 10.0) -> str:
         return f"not checked ({type(exc).__name__}: {str(exc)[:100]})"
 
 
-def apply_tls(record: Any, fields: Dict[str, str]) -> None:
+def apply_tls(record: Any, fields: Dict[str, Any]) -> None:
     for name in TLS_FIELDS:
         if fields.get(name):
             setattr(record, name, fields[name])

@@ -193,6 +193,9 @@ class _Builder:
         self.canonical: List[bool] = []
         self.cluster_of_row: List[str] = []
         self.kind_of_row: List[str] = []
+        # pivots: favicon hash / certificate SHA-256 -> [pages, {host index}, certificate subject]
+        self.favicons: Dict[str, list] = {}
+        self.certs: Dict[str, list] = {}
 
     def add(self, row: Dict[str, Any]) -> None:
         get = row.get
@@ -223,6 +226,26 @@ class _Builder:
         self.canonical.append(canonical is True or canonical == "true")
         self.cluster_of_row.append(_text(get("cluster_id")))
         self.kind_of_row.append(_text(get("cluster_kind")))
+        favicon, cert = get("favicon_hash"), _text(get("tls_sha256"))
+        if favicon not in (None, ""):
+            _pivot(self.favicons, _cut(_text(favicon), 20), self.rows[-1][11], "")
+        if cert:
+            _pivot(self.certs, _cut(cert, 64), self.rows[-1][11], _cut(_text(get("tls_subject")), 120))
+
+
+def _pivot(table: Dict[str, list], key: str, host: int, label: str) -> None:
+    entry = table.get(key)
+    if entry is None:
+        entry = table[key] = [0, set(), label]
+    entry[0] += 1
+    entry[1].add(host)
+
+
+def _top_pivots(table: Dict[str, list]) -> List[list]:
+    """``[value, pages, hosts, label]`` of the values shared by most hosts (then pages), two hosts
+    at least: a favicon or certificate on many hosts groups hosts that look different."""
+    ranked = sorted(((k, e) for k, e in table.items() if len(e[1]) >= 2), key=lambda kv: (-len(kv[1][1]), -kv[1][0], kv[0]))
+    return [[key, entry[0], len(entry[1]), entry[2]] for key, entry in ranked[:TOP_HOSTS]]
 
 
 def _text(value: Any) -> str:
@@ -347,6 +370,8 @@ def _summary(b: _Builder, entries, meta: Dict[str, Any], thumbs: int) -> Dict[st
         "by_rule": [[b.rules.names[r], n] for r, n in rule_counts.most_common()],
         "by_status": [[s, status_counts[s]] for s in ("2xx", "3xx", "4xx", "5xx", "none") if status_counts[s]],
         "by_host": [[b.hosts.names[h], n] for h, n in host_counts.most_common(TOP_HOSTS)],
+        "by_favicon": _top_pivots(b.favicons),
+        "by_cert": _top_pivots(b.certs),
     }
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Iterator, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.http import Request, Response, TextResponse
 
 from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.urls.normalize import url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
@@ -72,6 +74,8 @@ class UrlListSpider(scrapy.Spider):
         logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
                     sum(1 for e in self.entries if e.error))
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
+        for request in self.probe_requests(ext.store.probe_origins()):
+            yield request
         for entry in self.entries:
             if entry.id in done:
                 continue  # recorded by an earlier run of this JOBDIR
@@ -88,6 +92,35 @@ class UrlListSpider(scrapy.Spider):
                     request.meta["websim_fallback_url"] = entry.fallback_url
                 yield request
 
+    def probe_requests(self, done: Any = ()) -> Iterator[Request]:
+        """Soft-404 probes (``core/match/soft404.py``): ``WEBSIM_SOFT404_PROBES`` random paths of
+        each origin with at least ``WEBSIM_SOFT404_MIN_URLS`` URLs in the list (origins in
+        ``done`` were probed by an earlier run of the job). Sent first: they are few, and the
+        labels need them only at the end."""
+        config = self.config
+        if not config.soft404_probes:
+            return
+        counts: Dict[str, int] = {}
+        fallbacks: Dict[str, str] = {}  # https:// origin of a port of unknown scheme -> its http:// origin
+        for entry in self.entries:
+            if entry.url and not entry.error:
+                origin = url_origin(entry.url)
+                if origin:
+                    counts[origin] = counts.get(origin, 0) + 1
+                    if entry.fallback_url:
+                        fallbacks[origin] = url_origin(entry.fallback_url)
+        probed = [o for o, n in counts.items() if n >= config.soft404_min_urls and o not in done]
+        if probed:
+            logger.info("websim: soft-404 calibration: %d random path(s) for each of %d origins",
+                        config.soft404_probes, len(probed))
+        for origin in probed:
+            for url in probe_urls(origin, config.soft404_probes):
+                request = self.render_request(url, 0, url)
+                request.meta.update(websim_probe=origin, websim_predict=False)
+                if fallbacks.get(origin):  # the port may speak plain HTTP: probe it as its pages go
+                    request.meta["websim_fallback_url"] = fallbacks[origin] + url[len(origin):]
+                yield request
+
     def render_request(self, url: str, record_id: int, raw: str, dont_filter: bool = True) -> Request:
         meta = render_meta(self.config)
         meta.update({"websim_id": record_id, "websim_url": raw})
@@ -102,13 +135,18 @@ class UrlListSpider(scrapy.Spider):
         logger.info("websim: %s does not speak TLS; trying %s", failure.request.url, fallback)
         request = self.render_request(fallback, meta.get("websim_id", 0), fallback)
         request.meta["websim_expanded_from"] = meta.get("websim_expanded_from", "")
+        if meta.get("websim_probe"):
+            request.meta.update(websim_probe=url_origin(fallback), websim_predict=False)
         return request
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
         record, html, screenshot = record_from_response(response, meta.get("websim_id", 0), meta.get("websim_url", response.request.url))
         record.expanded_from = meta.get("websim_expanded_from", "")
+        record.probe_for = meta.get("websim_probe", "")
         yield PageItem(record=record, html=html, screenshot=screenshot)
+        if record.probe_for:
+            return  # a soft-404 probe: its links are not the site's
         if self.follow and isinstance(response, TextResponse) and 200 <= response.status < 300:
             yield from self.follow_links(response)
 
@@ -134,7 +172,7 @@ class UrlListSpider(scrapy.Spider):
             # challenge (401 + WWW-Authenticate); Scrapy's own HTTP client still fetches both.
             logger.info("websim: Chromium refused %s (%s); fetching it without rendering", request.url, reason)
             static_meta = {k: v for k, v in meta.items() if k in ("websim_id", "websim_url", "handle_httpstatus_all",
-                                                                     "websim_expanded_from")}
+                                                                     "websim_expanded_from", "websim_probe")}
             static_meta.update({"websim_static": True, "dont_redirect": False})
             yield request.replace(meta=static_meta, dont_filter=True)
             return
@@ -144,6 +182,7 @@ class UrlListSpider(scrapy.Spider):
             return
         record = record_from_failure(request, failure.value, meta.get("websim_id", 0), meta.get("websim_url", request.url))
         record.expanded_from = meta.get("websim_expanded_from", "")
+        record.probe_for = meta.get("websim_probe", "")
         logger.info("websim: %s failed: %s", request.url, record.error)
         yield record
 

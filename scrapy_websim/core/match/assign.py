@@ -50,7 +50,7 @@ new R1, U1 or predicted cluster. :func:`combine` does the same on records in mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..rules.signals import RuleParams
@@ -153,11 +153,14 @@ def _normalized(r: PageRecord, params: AssignParams) -> str:
     return r.normalized_url or normalize_url(r.url, params.urls)
 
 
-def add_page(table: PageTable, r: PageRecord, params: AssignParams) -> Optional[str]:
-    """Append one page to ``table`` (ids strictly increasing) and return its special-page label.
+def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None) -> Optional[str]:
+    """Append one page to ``table`` (ids strictly increasing) and return its special-page label
+    (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3).
     Everything is read from the page before the table changes: if reading it raises, the table
     is as it was (see :func:`unlabelled`)."""
     label = special_label(r, params.rules)
+    if soft404 is not None:
+        label = soft404.relabel(r, label)
     pos = len(table.ids)
     if pos and r.id <= table.ids[-1]:
         raise ValueError(f"page ids must come in increasing order: {r.id} after {table.ids[-1]}")
@@ -219,6 +222,7 @@ def combine(
     content: Dict[int, Assignment],
     content_clusters: List[Cluster],
     params: AssignParams = AssignParams(),
+    soft404: Optional[Any] = None,
 ) -> Tuple[Dict[int, Assignment], List[Cluster]]:
     """Give every page exactly one cluster or none (see the module docstring for the order).
 
@@ -232,7 +236,7 @@ def combine(
     by_id = {r.id: r for r in recs}
     table = PageTable()
     for r in recs:
-        add_page(table, r, params)
+        add_page(table, r, params, soft404)
     out = assign_table(table, content, content_clusters, params, by_id.__getitem__)
     clusters = list(out.clusters(lambda ids: {i: by_id[i].url for i in ids if i in by_id}))
     return expand(out, content), clusters

@@ -28,7 +28,7 @@
   var clustersLoaded = false;
   var pending = false;   // the list or the dialog on screen waits for data still loading
   var queue = [];        // data files to load after the first view
-  var state = { q: "", kind: "", rule: "", status: "", host: "", tab: "clusters", page: 0 };
+  var state = { q: "", kind: "", rule: "", status: "", host: "", pivot: "", tab: "clusters", page: 0 };
   var view = null;       // cached result of compute()
   var hostOk = null;     // per host index: matches the host filter
   var dialog = { ci: -1, page: 0, pending: false };
@@ -165,12 +165,21 @@
 
   // ---- filters --------------------------------------------------------------------------------
 
-  function filtering() { return !!(state.q || state.rule !== "" || state.status || state.host); }
+  function filtering() { return !!(state.q || state.rule !== "" || state.status || state.host || state.pivot); }
+
+  // A pivot: the page's favicon hash (the whole number) or its certificate's SHA-256 (a prefix will do).
+  function pivotOk(r) {
+    var x = r[EXTRA];
+    if (!x) { return false; }
+    if (x.favicon_hash !== undefined && String(x.favicon_hash) === state.pivot) { return true; }
+    return typeof x.tls_sha256 === "string" && state.pivot.length >= 8 && x.tls_sha256.indexOf(state.pivot) === 0;
+  }
 
   function rowMatches(r, pos) {
     if (state.status && statusClass(r[STATUS]) !== state.status) { return false; }
     if (state.rule !== "" && r[RULE] !== +state.rule) { return false; }
     if (state.host && !(hostOk && hostOk[r[HOST]])) { return false; }
+    if (state.pivot && !pivotOk(r)) { return false; }
     if (state.q && hay[pos].indexOf(state.q) < 0) { return false; }
     return true;
   }
@@ -224,6 +233,7 @@
     state.rule = $("f-rule").value;
     state.status = $("f-status").value;
     state.host = $("f-host").value.trim().toLowerCase();
+    state.pivot = $("f-pivot").value.trim().toLowerCase().replace(/:/g, "");
     hostsReady();
     state.page = 0;
     view = null;
@@ -314,6 +324,19 @@
       chart("Top hosts", s.by_host.map(function (h) {
         return [h[0] || "(no host)", h[1], "h", h[0]];
       }), s.urls, function (v) { setFilter("f-host", v); }));
+    // Pivots: one favicon or one certificate on many hosts groups hosts that look different.
+    var pivotItem = function (p) {
+      return [p[0].slice(0, 16) + (p[0].length > 16 ? "…" : "") + (p[3] ? " " + p[3] : "") + " · " + fmt(p[2]) +
+              (p[2] === 1 ? " host" : " hosts"), p[1], "h", p[0]];
+    };
+    if (s.by_favicon && s.by_favicon.length) {
+      add(charts, chart("Pages by favicon hash", s.by_favicon.map(pivotItem), s.urls,
+        function (v) { setFilter("f-pivot", v); }));
+    }
+    if (s.by_cert && s.by_cert.length) {
+      add(charts, chart("Pages by certificate (SHA-256)", s.by_cert.map(pivotItem), s.urls,
+        function (v) { setFilter("f-pivot", v); }));
+    }
     add(box, charts);
   }
 
@@ -703,9 +726,10 @@
     var timer = null;
     $("q").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(readFilters, 150); });
     $("f-host").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(readFilters, 250); });
+    $("f-pivot").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(readFilters, 250); });
     ["f-kind", "f-rule", "f-status"].forEach(function (id) { $(id).addEventListener("change", readFilters); });
     $("clear").addEventListener("click", function () {
-      ["q", "f-kind", "f-rule", "f-status", "f-host"].forEach(function (id) { $(id).value = ""; });
+      ["q", "f-kind", "f-rule", "f-status", "f-host", "f-pivot"].forEach(function (id) { $(id).value = ""; });
       readFilters();
     });
     Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
