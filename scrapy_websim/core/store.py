@@ -95,7 +95,9 @@ class FeatureStore:
             db.execute("DELETE FROM records WHERE id = ?", (page_id,))
 
     def add_probe(self, record: PageRecord) -> None:
-        """Keep a soft-404 probe's record (``record.probe_for`` set) apart from the url records."""
+        """Keep a soft-404 probe's record (``record.probe_for`` set) apart from the url records,
+        cleaned as every record is (:meth:`PageRecord.clean`)."""
+        record.clean()
         with self._conn() as db:
             db.execute("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)",
                        (record.url, record.probe_for, _dumps(record)))
