@@ -48,7 +48,7 @@ nasty_text = st.one_of(
 )
 STRING_FIELDS = ("url", "normalized_url", "final_url", "content_type", "error", "title", "www_authenticate",
                  "minhash", "dense_minhash", "tag_seq", "page_type", "predicted_duplicate_of", "expanded_from",
-                 "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to")
+                 "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to", "tls_sha256", "favicon_url")
 
 
 def _real_records():
@@ -86,6 +86,8 @@ def damaged_records(draw):
             rec.signals = dict(rec.signals, h1=draw(nasty_text), **{draw(nasty_text): draw(nasty_text)})
         if draw(st.booleans()):
             rec.tag_paths = dict(rec.tag_paths, **{draw(nasty_text): 1})
+        if draw(st.booleans()):
+            rec.tls_sans = draw(st.lists(nasty_text, max_size=3))
         if draw(st.booleans()):
             rec.timings = [draw(st.sampled_from([math.nan, math.inf, -math.inf, 1.5]))]
     if draw(st.integers(0, 9)) == 0:
