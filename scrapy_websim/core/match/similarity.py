@@ -12,7 +12,9 @@ similarity is symmetric, in [0, 1], and 1 for a page compared with itself when i
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping, Optional, Sequence, Tuple
+from urllib.parse import unquote_plus, urlsplit
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
@@ -34,6 +36,7 @@ __all__ = [
     "decide",
     "heading_sim",
     "prose_lengths_differ",
+    "items_differ",
     "compare",
 ]
 
@@ -252,6 +255,47 @@ def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
     return False
 
 
+_URL_PUNCT = re.compile(r"[/_\-+.=&:;,~!$'()*@?#]+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _request_words(record: PageRecord) -> set:
+    """The words of what a page's URL asks for: path segments, query values and fragment (not
+    the scheme, host or port: a mirror's). ``Owl_(bird)`` and ``%E7%8C%AB`` give their words."""
+    url = record.final_url or record.url or ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return set()
+    text = unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
+    return set(tokens(_URL_PUNCT.sub(" ", text)))
+
+
+def _about(record: PageRecord) -> Tuple[str, set]:
+    """What a page says it is about: its ``<title>`` and first ``<h1>``, as text and words."""
+    h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
+    text = f"{record.title or ''} {h1}".lower()
+    return text, set(tokens(text))
+
+
+def _echoed(word: str, about: Tuple[str, set]) -> bool:
+    text, words = about
+    return word in words or bool(_CJK_CHAR.match(word) and word in text)
+
+
+def items_differ(a: PageRecord, b: PageRecord) -> bool:
+    """Each page names in its title or h1 a word of its own URL that the other page's URL, title
+    and h1 lack: two pages about two items of one kind (the revision histories of two articles,
+    a list from letter M and one from letter S, page 2 and page 3 of a listing). Their text can
+    be all template, the item a word or two of it, and their headings share most words; a copy
+    of a page (a mirror, a URL variant, a noisy response) names the same item, and what its URL
+    adds (a host, a tracking value, a mirror's directory) is not in its heading."""
+    own_a, own_b = _request_words(a), _request_words(b)
+    about_a, about_b = _about(a), _about(b)
+    return (any(_echoed(w, about_a) and not _echoed(w, about_b) for w in own_a - own_b)
+            and any(_echoed(w, about_b) and not _echoed(w, about_a) for w in own_b - own_a))
+
+
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -279,6 +323,8 @@ def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECIS
             if heading is not None and heading < params.heading_min_jaccard and not title_names_heading(a, b):
                 rule = ""
         if rule and prose_lengths_differ(a, b, params):
+            rule = ""
+        if rule and items_differ(a, b):
             rule = ""
     return PairResult(
         content_sim=round(content, 6),
