@@ -1,3 +1,4 @@
+import re
 from dataclasses import replace
 
 import pytest
@@ -421,8 +422,10 @@ def test_a_noisy_copy_whose_h1_lost_a_word_is_still_its_page():
     assert not title_names_heading(app_a, app_b) and not compare(app_a, app_b).is_duplicate
 
 
-def _at(record, url):
-    return replace(record, url=url, final_url=url)
+def _at(record, url, html=""):
+    """``record`` fetched from ``url``, with the ``<title>`` of ``html`` (the browser reports it)."""
+    found = re.search(r"<title>(.*?)</title>", html)
+    return replace(record, url=url, final_url=url, title=found.group(1) if found else record.title)
 
 
 def test_pages_about_two_items_of_one_kind_are_not_duplicates():
@@ -461,3 +464,35 @@ def test_pages_about_two_items_of_one_kind_are_not_duplicates():
     p2 = _at(_rendered(6, listing(2)), "http://127.0.0.1/articles?page=2")
     p3 = _at(_rendered(7, listing(3)), "http://127.0.0.1/articles?page=3")
     assert items_differ(p2, p3) and not compare(p2, p3).is_duplicate
+
+
+def test_api_pages_of_sibling_items_are_not_duplicates():
+    """Generated API pages of one module: a short signature and a sentence in one template, the
+    item's name the only difference (``simd_ge`` / ``simd_gt``), or one name inside the other
+    (``Range`` / ``RangeFrom``, whose module path also says "range"). The page that names an item
+    of its URL the other page does not name at all is a page of its own."""
+    def api(kind, name, module, doc):
+        return (f"<html><head><title>{name} in {module} - Docs</title></head><body>"
+                f"<nav class='sidebar'><ul>" + "".join(f"<li><a href='/x{i}'>item_{i}</a></li>" for i in range(30))
+                + f"</ul></nav><main><h1>{kind} <span>{name}</span> <button>Copy item path</button></h1><pre>pub unsafe fn {name}&lt;T, U&gt;(x: T, "
+                f"y: T) -&gt; U</pre><p>{doc} Returns a mask of the lanes, with all bits set where the "
+                f"comparison holds and no bits set where it does not. This is an intrinsic of the portable "
+                f"SIMD layer; use the methods of the vector types instead.</p></main></body></html>")
+
+    def at(i, url, *args):
+        html = api(*args)
+        return _at(_rendered(i, html), url, html)
+
+    base = "http://127.0.0.1:8080/std/intrinsics/simd/"
+    ge = at(1, base + "fn.simd_ge.html", "Function", "simd_ge", "std::intrinsics::simd", "Tests elementwise x >= y.")
+    gt = at(2, base + "fn.simd_gt.html", "Function", "simd_gt", "std::intrinsics::simd", "Tests elementwise x > y.")
+    assert heading_sim(ge, gt) >= 0.6  # "Function simd_ge Copy item path": the heading check lets them through
+    assert compare(ge, gt, DecisionParams(heading_min_jaccard=0.6)).content_sim >= 0.7
+    assert items_differ(ge, gt) and not compare(ge, gt).is_duplicate
+    rng = "http://127.0.0.1:8080/std/range/legacy/"
+    r = at(3, rng + "struct.Range.html", "Struct", "Range", "std::range::legacy", "A range.")
+    rf = at(4, rng + "struct.RangeFrom.html", "Struct", "RangeFrom", "std::range::legacy", "A range.")
+    assert items_differ(r, rf) and not compare(r, rf).is_duplicate
+    copy = at(5, "http://127.0.0.1:8081/b/std/range/legacy/struct.Range.html", "Struct", "Range", "std::range::legacy",
+              "A range.")
+    assert not items_differ(r, copy) and compare(r, copy).is_duplicate
