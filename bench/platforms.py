@@ -23,10 +23,13 @@ Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an e
 server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
 under another path (``tests/sites.py`` ``noisy_copy``: banner, time and request id per request,
 5 random links, ~3 % of the words changed). ``lost`` counts the true groups none of whose pages
-is a canonical or alone (the group's page disappeared into another page's cluster). One line per
-set:
+is a canonical or alone (the group's page disappeared into another page's cluster). Pages whose
+main content is the same but for the words of their own path (rustdoc's re-exports of one item
+under two paths) are arguable: the pairs between them are not counted, and they count as one
+group for ``lost`` (``arguable`` = how many such pages). ``--rescore DIR`` scores a kept crawl
+(``--keep``) again without crawling. One line per set:
 
-    set=NAME urls=N groups=G missing=M precision=P recall=R f1=F lost=L false_pairs=K missed_pairs=X
+    set=NAME urls=N groups=G missing=M precision=P recall=R f1=F lost=L false_pairs=K missed_pairs=X arguable=A
 """
 
 from __future__ import annotations
@@ -71,6 +74,16 @@ def main_text(html: str) -> str:
     return " ".join(re.sub(r"\d+", "0", text).split())
 
 
+def twin_key(rel: str, html: str) -> str:
+    """The start (1,500 characters: heading, signature, first lines of its description) of the
+    main content without the words of the page's own path: rustdoc documents an item re-exported
+    under two paths (``std::simd::f32x4`` and ``std::simd::prelude::f32x4``) twice, the same text
+    but for the path (and, further down, a list that names it). Whether two such pages are one
+    page is arguable."""
+    words = {w for w in re.split(r"[^A-Za-z0-9]+", rel) if w}
+    return " ".join(w for w in re.split(r"[^\w]+", main_text(html)) if w and w not in words)[:1500]
+
+
 def is_redirect_stub(html: str) -> bool:
     return bool(re.search(r"<meta[^>]+http-equiv=[\"']?refresh", html[:3000], re.I))
 
@@ -104,6 +117,7 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[site
     page gets a duplicate (by turns: mirror B, mirror C with a signature line, SSI noisy copy
     under /n/, which falls back to /t/ for the page's scripts and styles)."""
     site = sites.Site()
+    site.twins = {}  # group -> key shared by its arguable twins (see twin_key)
     titles = [sites.title_of(sites.read(os.path.join(root, p))) or p for p in pages[:200]]
     kinds = ("B", "C", "noisy")
     for k, rel in enumerate(pages):
@@ -116,6 +130,7 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[site
                 members.append(f"A:/n/{rel}")
             else:
                 members.append(f"{kind}:/t/{rel}")
+        site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
         site.add_group(members)
     tree = f"location /t/ {{ alias {root}/; {TYPES} }}\n"
     locations = {
@@ -214,14 +229,38 @@ def serve(site: sites.Site, locations: Dict[str, str]) -> Iterator[Dict[str, str
                for name, loc in sorted(locations.items())}
 
 
-def lost_groups(site: sites.Site, bases: Dict[str, str], rows: Dict[str, dict]) -> int:
-    """True groups none of whose pages is a canonical or alone."""
-    lost = 0
-    for members in site.groups:
-        got = [rows.get(sites.resolve(m, bases)) for m in members]
-        if not any(r is None or not r["cluster_id"] or r["is_canonical"] for r in got):
-            lost += 1
-    return lost
+def families(site: sites.Site) -> List[int]:
+    """Per group, the group that stands for its arguable twins (itself when it has none)."""
+    twins = getattr(site, "twins", {})
+    first: Dict[str, int] = {}
+    return [first.setdefault(twins[g], g) if g in twins else g for g in range(len(site.groups))]
+
+
+def scores(site: sites.Site, bases: Dict[str, str], rows: Dict[str, dict]) -> Dict[str, float]:
+    """Pair precision / recall / F1 against the groups, pairs of arguable twins left out, and
+    ``lost``: true groups (twins counted as one) none of whose pages is a canonical or alone."""
+    family = families(site)
+    truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+    urls = sorted(truth)
+    cluster = {u: (rows.get(u) or {}).get("cluster_id", "") for u in urls}
+    tp = fp = fn = 0
+    for i, u in enumerate(urls):
+        for v in urls[i + 1:]:
+            same_truth, same_pred = truth[u] == truth[v], bool(cluster[u]) and cluster[u] == cluster[v]
+            if not same_truth and family[truth[u]] == family[truth[v]]:
+                continue  # arguable
+            tp += same_truth and same_pred
+            fp += same_pred and not same_truth
+            fn += same_truth and not same_pred
+    kept: Dict[int, bool] = {}
+    for u, g in truth.items():
+        r = rows.get(u)
+        kept[family[g]] = kept.get(family[g], False) or r is None or not r["cluster_id"] or r["is_canonical"]
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "false_pairs": fp, "missed_pairs": fn,
+            "lost": sum(not k for k in kept.values()), "twins": len(family) - len(set(family))}
 
 
 def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str, verbose: bool,
@@ -231,6 +270,8 @@ def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str
     listing = os.path.join(tmp, "urls.txt")
     with open(listing, "w", encoding="utf-8") as fh:
         fh.write("\n".join(urls) + "\n")
+    with open(os.path.join(tmp, "bases.json"), "w", encoding="utf-8") as fh:
+        json.dump(bases, fh)
     out = os.path.join(tmp, "result.json")
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", str(threads),
@@ -238,11 +279,16 @@ def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str
                           cwd=tmp, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         return f"set={name} failed: {proc.stderr[-2000:]}"
+    return score_result(name, site, bases, out, verbose)
+
+
+def score_result(name: str, site: sites.Site, bases: Dict[str, str], out: str, verbose: bool = False) -> str:
+    urls = [sites.resolve(u, bases) for u in site.urls]
     with open(out, encoding="utf-8") as fh:
         data = json.load(fh)
     rows = {row["url"]: row for row in data["urls"]}
     cluster_of = {u: r["cluster_id"] for u, r in rows.items()}
-    s = sites.pair_scores(site, bases, cluster_of)
+    s = scores(site, bases, rows)
     if verbose:
         truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
         for u in sorted(truth, key=lambda x: (cluster_of.get(x) or "~", truth[x], x)):
@@ -251,7 +297,7 @@ def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str
                   f"{r.get('content_sim', 0):.3f} {r.get('structure_sim', 0):.3f} {r.get('status_code')} {u}")
     return (f"set={name} urls={len(urls)} groups={len(site.groups)} missing={len(set(urls) - set(rows))} "
             f"precision={s['precision']:.3f} recall={s['recall']:.3f} f1={s['f1']:.3f} "
-            f"lost={lost_groups(site, bases, rows)} false_pairs={s['false_pairs']} missed_pairs={s['missed_pairs']}")
+            f"lost={s['lost']} false_pairs={s['false_pairs']} missed_pairs={s['missed_pairs']} arguable={s['twins']}")
 
 
 def main() -> int:
@@ -260,11 +306,20 @@ def main() -> int:
     parser.add_argument("--rust-pages", type=int, default=1000)
     parser.add_argument("-t", "--threads", type=int, default=8)
     parser.add_argument("--keep", help="keep the crawl's files in this directory")
+    parser.add_argument("--rescore", metavar="DIR",
+                        help="score the result.json (or another file: --rescore-file) of a kept crawl again")
+    parser.add_argument("--rescore-file", default="result.json", help="with --rescore: the result file's name")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     builders = {"rustdoc": lambda: rustdoc_set(args.rust_pages), "nodejs": nodejs_set, "docsify": docsify_set}
     for name in args.only or builders:
         site, locations = builders[name]()
+        if args.rescore:
+            kept = os.path.join(args.rescore, name)
+            with open(os.path.join(kept, "bases.json"), encoding="utf-8") as fh:
+                bases = json.load(fh)
+            print(score_result(name, site, bases, os.path.join(kept, args.rescore_file), args.verbose), flush=True)
+            continue
         tmp = tempfile.mkdtemp(prefix=f"websim-platforms-{name}-")
         try:
             with serve(site, locations) as bases:
