@@ -72,3 +72,14 @@ def test_hash_routes_are_pages_when_they_render_different_content(tmp_path):
         {f"{base}/guide.html#usage", f"{base}/guide.html"},
     ]))
     assert rows[f"{base}/#/herons"]["cluster_id"] == "" and rows[f"{base}/#/finches"]["cluster_id"] == ""
+
+
+def test_same_document_is_a_fragment_change_only():
+    from scrapy_websim.render.capture import same_document
+
+    assert same_document("http://h/#/owls", "http://h/#/herons")
+    assert same_document("http://h/", "http://h/#/")
+    assert same_document("http://h/a#x", "http://h/a")
+    assert not same_document("http://h/a", "http://h/a")  # a plain reload loads the page anyway
+    assert not same_document("http://h/a#x", "http://h/b#x")
+    assert not same_document("about:blank", "http://h/#/owls")
