@@ -1,6 +1,7 @@
 """Pair precision / recall / F1 of a real crawl of a real MediaWiki (issue 11's wiki case).
 
     python bench/wiki.py [--articles 24] [--skin vector|monobook|timeless] [-v] [--keep DIR]
+    python bench/wiki.py --short-titles [--lang ja]    # one-word titles, request echoes
 
 Installs Debian's ``mediawiki`` (1.39) with SQLite and PHP's CLI if missing, sets up a wiki in a
 temporary directory, serves it with PHP's built-in server on 127.0.0.1 and writes ``--articles``
@@ -10,8 +11,13 @@ URL variants (``index.php?title=X``, ``index.php/X``, ``&action=view``, a tracki
 ``?curid=N``: one page, one group), its history (``action=history``: revision lists of the same
 user and template, which must stay apart), its first revision (``oldid``: 60 % of the text, a
 page of its own) and for a third of the articles its information page (``action=info``), plus
-the category pages and ``Special:AllPages``. The URL list is shuffled; the crawl is the shipped
-defaults through ``python -m scrapy_websim.cli``. Last line:
+the category pages and ``Special:AllPages``. With ``--short-titles`` each article is titled by one
+word of its own (``Harbour``, ``Senate``: the revision histories of two articles then share most
+heading words, ``Revision history of "Harbour"``), and the list adds ``Special:AllPages`` from two
+letters (three different pages), the missing-article 404 of a third of the titles (one template:
+one group) and the login page with ``returnto=`` for four titles (one group). ``--lang`` sets the
+wiki's interface language (``ja``, ``zh-hans``...). The URL list is shuffled; the crawl is the
+shipped defaults through ``python -m scrapy_websim.cli``. Last line:
 
     site=wiki-SKIN urls=N missing=N precision=P recall=R f1=F false_pairs=K missed_pairs=M
 """
@@ -89,14 +95,14 @@ def maintenance(tmp: str, script: str, *args: str, stdin: str = "") -> str:
 
 
 @contextlib.contextmanager
-def wiki(tmp: str, skin: str = "vector"):
-    """Install a wiki in ``tmp`` with this skin and serve it; yields its base URL."""
+def wiki(tmp: str, skin: str = "vector", lang: str = "en"):
+    """Install a wiki in ``tmp`` with this skin and interface language and serve it; yields its base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     os.makedirs(os.path.join(tmp, "db"))
     php(tmp, f"{MEDIAWIKI}/maintenance/install.php", "--dbtype=sqlite", f"--dbpath={tmp}/db", "--dbname=wiki",
         f"--server={base}", "--scriptpath=", f"--confpath={tmp}", "--pass=Websim-bench-2026", f"--skins={SKINS[skin]}",
-        "Bench Wiki", "Admin")
+        f"--lang={lang}", "Bench Wiki", "Admin")
     with open(os.path.join(tmp, "LocalSettings.php"), "a") as fh:
         fh.write(f'\n$wgDefaultSkin = "{skin}";\n')
     with open(os.path.join(tmp, "router.php"), "w") as fh:
@@ -133,15 +139,27 @@ def wikitext(body: str, share: float, category: str, note: str = "") -> str:
     return "\n\n".join(out)
 
 
-def build(tmp: str, base: str, n: int) -> sites.Site:
+def one_word_titles(bodies) -> list:
+    """A title of one word per article, a word of its own text (capitalised, 5+ letters, unused)."""
+    used, out = set(), []
+    for i, body in enumerate(bodies):
+        words = [w for w in body.split() if w.isalpha() and len(w) >= 5 and w.lower() not in used]
+        word = (words[0] if words else f"Article{i}").capitalize()
+        used.add(word.lower())
+        out.append(word)
+    return out
+
+
+def build(tmp: str, base: str, n: int, short_titles: bool = False) -> sites.Site:
     with open(ARTICLES, encoding="utf-8") as fh:
         truth = json.load(fh)
     bodies = [v["articleBody"] for _, v in sorted(truth.items()) if len(v.get("articleBody", "")) > 1500][:n]
     site = sites.Site()
     pages = []
+    short = one_word_titles(bodies) if short_titles else []
     for i, body in enumerate(bodies):
         words = [w for w in body.split()[:4] if w.isalpha()] or ["Article"]
-        title = f"Article {i + 1:02d} " + " ".join(words[:3])
+        title = short[i] if short_titles else f"Article {i + 1:02d} " + " ".join(words[:3])
         category = CATEGORIES[i % len(CATEGORIES)]
         for share, note in ((0.6, ""), (1.0, ""), (1.0, "See also the other articles of this category.")):
             maintenance(tmp, "edit.php", "-u", "Admin", "-s", f"revision at {int(share * 100)} %", title,
@@ -169,16 +187,24 @@ def build(tmp: str, base: str, n: int) -> sites.Site:
     for category in CATEGORIES:
         site.add_group([f"W:/index.php?title=Category:{category}"])
     site.add_group(["W:/index.php?title=Special:AllPages"])
+    if short_titles:
+        letters = sorted({t[0].upper() for t in pages})
+        for letter in (letters[len(letters) // 3], letters[2 * len(letters) // 3]):
+            site.add_group([f"W:/index.php?title=Special:AllPages&from={letter}"])
+        site.add_group([f"W:/index.php?title={urllib.parse.quote(t)}_%28draft%29" for t in pages[::3]])
+        site.add_group([f"W:/index.php?title=Special:UserLogin&returnto={urllib.parse.quote(t)}" for t in pages[:4]])
     return site
 
 
-def run(n: int, verbose: bool, keep: str = "", skin: str = "vector") -> str:
+def run(n: int, verbose: bool, keep: str = "", skin: str = "vector", short_titles: bool = False,
+        lang: str = "en") -> str:
     tmp = keep or tempfile.mkdtemp(prefix="websim-wiki-")
     os.makedirs(tmp, exist_ok=True)
+    name = f"wiki-{skin}" + ("-short" if short_titles else "") + ("" if lang == "en" else f"-{lang}")
     try:
-        with wiki(os.path.join(tmp, "wiki"), skin) as base:
-            site = build(os.path.join(tmp, "wiki"), base, n)
-            return crawl_and_score(f"wiki-{skin}", site, {"W": base}, tmp, verbose)
+        with wiki(os.path.join(tmp, "wiki"), skin, lang) as base:
+            site = build(os.path.join(tmp, "wiki"), base, n, short_titles)
+            return crawl_and_score(name, site, {"W": base}, tmp, verbose)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -190,12 +216,15 @@ def main() -> int:
     parser.add_argument("--skin", default="vector", choices=sorted(SKINS))
     parser.add_argument("-v", "--verbose", action="store_true", help="print every URL's group and cluster")
     parser.add_argument("--keep", default="", help="keep the wiki, the URL list and the result in this directory")
+    parser.add_argument("--short-titles", action="store_true",
+                        help="one-word titles, AllPages from two letters, missing articles, login pages")
+    parser.add_argument("--lang", default="en", help="the wiki's interface language (en, ja, zh-hans, ...)")
     args = parser.parse_args()
     if not os.path.exists(ARTICLES):
         print(f"site=wiki skipped: {ARTICLES} not found")
         return 1
     ensure_packages()
-    print(run(args.articles, args.verbose, args.keep, args.skin), flush=True)
+    print(run(args.articles, args.verbose, args.keep, args.skin, args.short_titles, args.lang), flush=True)
     return 0
 
 

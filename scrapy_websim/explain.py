@@ -153,7 +153,7 @@ def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionP
         "visual_fallback_threshold": decision.rule2_visual, "rule2_min_text": decision.rule2_min_jaccard,
         "rule1": d.rule1, "rule2": d.rule2, "rule2_allowed": d.rule2_allowed, "rule2_blocked": d.rule2_blocked,
         "heading_sim": d.heading, "title_names_heading": d.title_names_heading, "heading_veto": d.heading_veto,
-        "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto,
+        "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto, "items_veto": d.items_veto,
         "duplicate": d.result.is_duplicate, "rule": d.result.rule,
     }
     if not compared:

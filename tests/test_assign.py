@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.assign import AssignParams, combine, content_cluster_id
 from scrapy_websim.core.rules.signals import RULE_CODES, RuleParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
@@ -285,3 +286,39 @@ def test_origin_of_is_url_origin():
             "http://a.test:/x", "http://a.test\t/x", "http:/a.test/x", "https://A.test.:443/", "ftp://f.test/x"]
     for url in urls + urls:  # the second time from the cache
         assert origin_of(url) == url_origin(url), url
+
+
+def _rendered(i, url, html, status=200, final=None):
+    """A PageRecord with the features the pipeline computes from the rendered HTML."""
+    r = PageRecord(id=i, url=url, final_url=final or url, status_code=status, content_type="text/html",
+                   html_len=len(html.encode("utf-8")), rendered=True)
+    compute_features(r, html, b"", FeatureParams())
+    return r
+
+
+def test_hash_routes_are_different_pages_when_they_render_different_text():
+    """A client-rendered app routes on the fragment: the server sends one shell for /#/owls and
+    /#/herons, the browser renders two pages. U1 merges a fragment variant only when it rendered
+    the same text; an in-page anchor (same text) or a page without text still merges."""
+    def app(title, sentence):
+        return page(title, f"<h1>{title}</h1>" + f"<p>{sentence}</p>" * 12)
+
+    owls = app("Owls", "Owls hunt at night and rest by day in barns and dense conifers.")
+    herons = app("Herons", "Herons stand still at the edge of the water and strike at fish.")
+    guide = app("Guide", "Install the package, then run the command on a list of URLs.")
+    records = [
+        _rendered(1, A + "/#/owls", owls), _rendered(2, A + "/#/herons", herons),
+        _rendered(3, A + "/index.html#/owls", owls),           # the same route under another spelling
+        _rendered(4, A + "/guide#usage", guide), _rendered(5, A + "/guide", guide),  # an in-page anchor
+        PageRecord(id=6, url=B + "/app#/a", error="page timeout"),  # nothing rendered: the URL is all
+        PageRecord(id=7, url=B + "/app#/b", error="page timeout"),  # there is to go by
+    ]
+    assert records[0].text_hash is not None and records[0].text_hash != records[1].text_hash
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    u1 = sorted(c.member_ids for c in clusters if c.kind == "U1")
+    assert u1 == [[1, 3], [4, 5], [6, 7]]
+    assert out[2] == Assignment()
+    # one cluster per rendering: the ids differ although two normalised URLs are equal
+    assert out[1].cluster_id.startswith("urlcanon-http://a.test-/#") and len(out[1].cluster_id) == 41
+    assert out[6].cluster_id == "urlcanon-http://b.test:8080-/app"

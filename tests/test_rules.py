@@ -571,3 +571,30 @@ def test_echo_is_a_whole_piece_or_quoted_not_a_word_in_a_sentence():
     c, d = (make_record(page("Search", search.format(q=q)), 200, f"http://127.0.0.1:8080/search?q={q}")
             for q in ("blue widgets", "maintenance"))
     assert c.fingerprint == d.fingerprint and special_label(d) != "M1"
+
+
+def test_a_template_is_one_fingerprint_whatever_it_echoes_of_its_request():
+    """What a rule page prints of its request does not split its template: a wiki's missing
+    article names the title (in a sentence, with a namespace, in brackets), a login page says
+    where it returns to (``returnto=``), a soft 404 quotes a Chinese path. Different templates
+    still differ."""
+    missing = ("<h1>{t}</h1><p>There is currently no text in this page. You can search for {t} in other "
+               "pages, or create the page {t}.</p>")
+    wiki = [make_record(page(t + " - Wiki", missing.format(t=t)), 404, f"http://127.0.0.1:8080/wiki/{u}")
+            for t, u in (("Owl (bird)", "Owl_(bird)"), ("Talk:Grey heron", "Talk:Grey_heron"),
+                         ("Main Page", "Main_Page"))]
+    assert len({r.fingerprint for r in wiki}) == 1
+    login = ("<h1>Log in</h1><p>You must be logged in to edit pages. Return to {t}.</p><form>"
+             "<input name=u><input type=password name=p><button>Log in</button></form>")
+    logins = [make_record(page("Log in", login.format(t=t)), 200,
+                          f"http://127.0.0.1:8080/index.php?title=Special:UserLogin&returnto={u}")
+              for t, u in (("Main Page", "Main_Page"), ("Grey heron", "Grey_heron"))]
+    assert logins[0].fingerprint == logins[1].fingerprint
+    assert {special_label(r) for r in logins} == {"L1"}
+    soft = "<h1>页面不存在</h1><p>您访问的{p}页面不存在,请返回首页。</p>"
+    cjk = [make_record(page("页面不存在", soft.format(p=p)), 200, f"http://127.0.0.1:8080{q}")
+           for p, q in (("文档/安装指南", "/文档/安装指南"), ("新闻", "/%E6%96%B0%E9%97%BB"))]
+    assert cjk[0].fingerprint == cjk[1].fingerprint
+    other = make_record(page("Log in", login.replace("edit pages", "read this wiki").format(t="Main Page")), 200,
+                        "http://127.0.0.1:8080/index.php?title=Special:UserLogin&returnto=Main_Page")
+    assert other.fingerprint != logins[0].fingerprint

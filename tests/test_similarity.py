@@ -1,3 +1,4 @@
+import re
 from dataclasses import replace
 
 import pytest
@@ -14,6 +15,7 @@ from scrapy_websim.core.match.similarity import (
     heading_sim,
     title_names_heading,
     prose_lengths_differ,
+    items_differ,
     structure_sim,
     text_sim,
     visual_sim,
@@ -418,3 +420,79 @@ def test_a_noisy_copy_whose_h1_lost_a_word_is_still_its_page():
     app_a = module("mod_ssl", title="Acme Intranet")
     app_b = module("mod_ssl", h1="Apache Module and", title="Acme Intranet")
     assert not title_names_heading(app_a, app_b) and not compare(app_a, app_b).is_duplicate
+
+
+def _at(record, url, html=""):
+    """``record`` fetched from ``url``, with the ``<title>`` of ``html`` (the browser reports it)."""
+    found = re.search(r"<title>(.*?)</title>", html)
+    return replace(record, url=url, final_url=url, title=found.group(1) if found else record.title)
+
+
+def test_pages_about_two_items_of_one_kind_are_not_duplicates():
+    """Revision histories of two articles with one-word titles ("Owl", "Heron"): the headings share
+    3 of 5 words, so the heading check lets them through, and the rows barely differ. Each page
+    names its own URL's item in its title and h1 and the other does not: different pages. The same
+    for page 2 and page 3 of a listing and for Chinese titles. A copy of one history on another
+    port or under a tracking parameter names the same item and stays its duplicate."""
+    def history(title, sizes):
+        rows = "".join(f"<li><a href='/d{i}'>cur</a> | <a href='/p{i}'>prev</a> 17:0{i}, 23 November 2026 "
+                       f"<a href='/u'>Admin</a> (talk | contribs) {s} bytes (+{s // 10}) (undo)</li>"
+                       for i, s in enumerate(sizes))
+        return (f"<html><head><title>Revision history of &quot;{title}&quot; - Wiki</title></head><body>"
+                f"<div id='content'><h1>Revision history of &quot;{title}&quot;</h1><p>Compare selected revisions. Legend: (cur) difference "
+                f"with latest revision, (prev) difference with preceding revision, m minor edit.</p>"
+                f"<ul>{rows}</ul></div></body></html>")
+
+    sizes = [3456, 5120, 5188, 5190, 5230, 5301, 5302, 5340]
+    wiki = "http://127.0.0.1:8080/index.php?action=history&title="
+    owl = _at(_rendered(1, history("Owl", sizes)), wiki + "Owl")
+    heron = _at(_rendered(2, history("Heron", sizes[:-1] + [5360])), wiki + "Heron")
+    mirror = _at(_rendered(3, history("Owl", sizes)), "http://127.0.0.1:8081/index.php?action=history&title=Owl&utm_source=x")
+    assert heading_sim(owl, heron) >= 0.6  # the heading check does not separate them
+    assert compare(owl, heron, DecisionParams(heading_min_jaccard=0.6)).content_sim >= 0.75
+    assert items_differ(owl, heron) and not compare(owl, heron).is_duplicate
+    assert not items_differ(owl, mirror) and compare(owl, mirror).is_duplicate
+
+    cat = _at(_rendered(4, history("猫", sizes)), "http://127.0.0.1/wiki/%E7%8C%AB?action=history")
+    dog = _at(_rendered(5, history("狗", sizes)), "http://127.0.0.1/wiki/%E7%8B%97?action=history")
+    assert items_differ(cat, dog) and not compare(cat, dog).is_duplicate
+
+    def listing(n):
+        entries = "".join(f"<li><a href='/w/{i}'>Entry {i}</a></li>" for i in range(40))
+        return (f"<html><head><title>Articles, page {n}</title></head><body><h1>Articles, page {n}</h1>"
+                f"<ul>{entries}</ul></body></html>")
+    p2 = _at(_rendered(6, listing(2)), "http://127.0.0.1/articles?page=2")
+    p3 = _at(_rendered(7, listing(3)), "http://127.0.0.1/articles?page=3")
+    assert items_differ(p2, p3) and not compare(p2, p3).is_duplicate
+
+
+def test_api_pages_of_sibling_items_are_not_duplicates():
+    """Generated API pages of one module: a short signature and a sentence in one template, the
+    item's name the only difference (``simd_ge`` / ``simd_gt``), or one name inside the other
+    (``Range`` / ``RangeFrom``, whose module path also says "range"). The page that names an item
+    of its URL the other page does not name at all is a page of its own."""
+    def api(kind, name, module, doc):
+        return (f"<html><head><title>{name} in {module} - Docs</title></head><body>"
+                f"<nav class='sidebar'><ul>" + "".join(f"<li><a href='/x{i}'>item_{i}</a></li>" for i in range(30))
+                + f"</ul></nav><main><h1>{kind} <span>{name}</span> <button>Copy item path</button></h1><pre>pub unsafe fn {name}&lt;T, U&gt;(x: T, "
+                f"y: T) -&gt; U</pre><p>{doc} Returns a mask of the lanes, with all bits set where the "
+                f"comparison holds and no bits set where it does not. This is an intrinsic of the portable "
+                f"SIMD layer; use the methods of the vector types instead.</p></main></body></html>")
+
+    def at(i, url, *args):
+        html = api(*args)
+        return _at(_rendered(i, html), url, html)
+
+    base = "http://127.0.0.1:8080/std/intrinsics/simd/"
+    ge = at(1, base + "fn.simd_ge.html", "Function", "simd_ge", "std::intrinsics::simd", "Tests elementwise x >= y.")
+    gt = at(2, base + "fn.simd_gt.html", "Function", "simd_gt", "std::intrinsics::simd", "Tests elementwise x > y.")
+    assert heading_sim(ge, gt) >= 0.6  # "Function simd_ge Copy item path": the heading check lets them through
+    assert compare(ge, gt, DecisionParams(heading_min_jaccard=0.6)).content_sim >= 0.7
+    assert items_differ(ge, gt) and not compare(ge, gt).is_duplicate
+    rng = "http://127.0.0.1:8080/std/range/legacy/"
+    r = at(3, rng + "struct.Range.html", "Struct", "Range", "std::range::legacy", "A range.")
+    rf = at(4, rng + "struct.RangeFrom.html", "Struct", "RangeFrom", "std::range::legacy", "A range.")
+    assert items_differ(r, rf) and not compare(r, rf).is_duplicate
+    copy = at(5, "http://127.0.0.1:8081/b/std/range/legacy/struct.Range.html", "Struct", "Range", "std::range::legacy",
+              "A range.")
+    assert not items_differ(r, copy) and compare(r, copy).is_duplicate

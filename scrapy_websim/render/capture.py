@@ -155,6 +155,14 @@ class NetworkTracker:
 _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDictionary()
 
 
+def same_document(current: str, url: str) -> bool:
+    """``url`` is ``current`` or differs from it only in its fragment, with a fragment on either:
+    navigating a tab from one to the other is a same-document navigation."""
+    base, _, frag = url.partition("#")
+    cur_base, _, cur_frag = current.partition("#")
+    return bool(base) and base == cur_base and ("#" in url or "#" in current)
+
+
 def make_init_callback(options: CaptureOptions):
     async def init_page(page: Any, request: Any) -> None:
         tracker = _trackers.get(page)
@@ -164,6 +172,11 @@ def make_init_callback(options: CaptureOptions):
             width, height = options.viewport
             await page.set_viewport_size({"width": width, "height": height})
         else:
+            if same_document(page.url, getattr(request, "url", "")):
+                # Chromium only scrolls or fires hashchange for a URL that differs from the
+                # tab's current one by its fragment: no load, no response, no headers. A
+                # hash-routed app's next route must load like any other page.
+                await page.goto("about:blank")
             tracker.reset()
         await add_cookies(page, getattr(request, "url", ""), options.cookies)
 

@@ -23,7 +23,14 @@ true). The steps run in this order, and a page placed by an earlier step is neve
    page already is in a cluster (content or rule), the alone pages join it; otherwise the alone
    pages form a ``redir-{hash}`` cluster.
 4. **U1**: pages still alone whose normalised URL (``core/urls/normalize.py``) equals that of another page,
-   the same way (join the other page's cluster, or form ``urlcanon-{origin}-{path}``).
+   the same way (join the other page's cluster, or form ``urlcanon-{origin}-{path}``). The
+   normalised URL drops the fragment, which is right for an in-page anchor (``/guide#usage``
+   shows ``/guide``) and wrong for a client-side route (``/#/owls`` and ``/#/herons`` get one
+   shell from the server and render two pages in the browser). So pages that rendered text are
+   first grouped by normalised URL *and* the exact-copy hash of that text
+   (``urlcanon-{origin}-{path}#{hash}``), and a URL with a fragment that rendered to text takes
+   no part in the grouping by normalised URL alone: a fragment variant joins a page only when it
+   rendered the same text (a noisy rendering of one page is content clustering's to merge).
 5. **Predicted duplicates** (not rendered; the URL predictor guessed they duplicate URL *u*) join
    the cluster of the page whose URL (else final URL) is *u*, with ``match_rule = "predicted"``;
    if that page was alone it becomes the canonical of a new content cluster
@@ -153,6 +160,19 @@ def _normalized(r: PageRecord, params: AssignParams) -> str:
     return r.normalized_url or normalize_url(r.url, params.urls)
 
 
+def _route(r: PageRecord, norm: str) -> str:
+    """The normalised URL with the exact-copy hash of the text the page rendered ("" for a page
+    without rendered text): one rendering of one page, whatever its spelling."""
+    if not norm or r.text_hash is None:
+        return ""
+    return f"{norm}#{r.text_hash & MASK64:016x}"
+
+
+def _routes_on_fragment(r: PageRecord) -> bool:
+    """A URL with a non-empty fragment that was rendered to text."""
+    return r.text_hash is not None and bool((r.url or "").partition("#")[2])
+
+
 def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None) -> Optional[str]:
     """Append one page to ``table`` (ids strictly increasing) and return its special-page label
     (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3).
@@ -165,6 +185,8 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     if pos and r.id <= table.ids[-1]:
         raise ValueError(f"page ids must come in increasing order: {r.id} after {table.ids[-1]}")
     norm = _normalized(r, params)
+    route = _route(r, norm)
+    flags = (1 if r.final_url else 0) | (2 if norm and not _routes_on_fragment(r) else 0) | (4 if route else 0)
     origin = _digest(_origin(r))
     name = ("-".join(part for part in (RULE_PREFIX[label], *_rule_key(label, r, params.rules.scope)) if part)
             if label is not None else "")
@@ -175,7 +197,8 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     table.url += _digest(r.url)
     table.final += _digest(r.final_url) if r.final_url else _ZERO
     table.norm += _digest(norm) if norm else _ZERO
-    table.flags.append((1 if r.final_url else 0) | (2 if norm else 0))
+    table.route += _digest(route) if route else _ZERO
+    table.flags.append(flags)
     table.origin += origin
     if label is not None:
         group = table.group_index.get(name)
@@ -205,7 +228,10 @@ def cluster_names(params: AssignParams) -> Dict[str, Callable[[PageRecord], str]
         origin = url_origin(k)
         return f"urlcanon-{origin}-{k[len(origin):] or '/'}"
 
-    return {"R1": lambda r: f"redir-{_h64(r.final_url)}", "U1": u1_id,
+    def route_id(r: PageRecord) -> str:
+        return u1_id(r) + _route(r, "-")[1:]
+
+    return {"R1": lambda r: f"redir-{_h64(r.final_url)}", "U1": u1_id, "U1route": route_id,
             "predicted": lambda r: content_cluster_id(r.url)}
 
 

@@ -40,8 +40,10 @@ class PageTable:
     url: bytearray = field(default_factory=bytearray)  # digest of the URL
     final: bytearray = field(default_factory=bytearray)  # of the final URL (16 zero bytes: none)
     norm: bytearray = field(default_factory=bytearray)  # of the normalised URL (16 zero bytes: none)
+    route: bytearray = field(default_factory=bytearray)  # of normalised URL + rendered text hash (zeros: none)
     origin: bytearray = field(default_factory=bytearray)  # of the origin of the final URL (else URL)
-    flags: array.array = field(default_factory=lambda: array.array("b"))  # 1: final URL, 2: normalised URL
+    #: 1: final URL; 2: grouped by normalised URL (not a fragment URL rendered to text); 4: route
+    flags: array.array = field(default_factory=lambda: array.array("b"))
     spec_pos: array.array = field(default_factory=lambda: array.array("q"))
     spec_group: array.array = field(default_factory=lambda: array.array("q"))
     spec_len: array.array = field(default_factory=lambda: array.array("q"))  # HTML (else content) length
@@ -331,10 +333,11 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
     resolved[pred] = True
     rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
     flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
-    for rule, keys, bit in (("R1", table.final, 1), ("U1", table.norm, 2)):
+    for rule, keys, bit, name in (("R1", table.final, 1, "R1"), ("U1", table.route, 4, "U1route"),
+                                  ("U1", table.norm, 2, "U1")):
         if rule in rules_on:
             group_alone(out, _keys(keys), ((flags & bit) != 0) & ~resolved, rank, by_rank, rule,
-                        lambda page_id, rule=rule: names[rule](get(page_id)))
+                        lambda page_id, name=name: names[name](get(page_id)))
     join_predicted(out, pred, target, rank, lambda page_id: names["predicted"](get(page_id)))
     return out
 

@@ -178,6 +178,11 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          f"{long_} characters: keeps them apart")
         else:
             lines.append(f"prose length check: passed (prose {d.prose_lengths[0]} / {d.prose_lengths[1]} characters)")
+        if d.items_veto:
+            lines.append("item check: a page names in its title or h1 a word of its own URL that the other page's "
+                         "URL, title and h1 lack (two items of one kind): keeps them apart")
+        else:
+            lines.append("item check: passed (neither page names an item of its own URL that the other lacks)")
     if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]

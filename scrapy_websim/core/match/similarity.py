@@ -12,8 +12,10 @@ similarity is symmetric, in [0, 1], and 1 for a page compared with itself when i
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
+from urllib.parse import unquote_plus, urlsplit
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
@@ -35,6 +37,7 @@ __all__ = [
     "decide",
     "heading_sim",
     "prose_lengths_differ",
+    "items_differ",
     "compare",
     "judge",
     "PairDecision",
@@ -255,6 +258,57 @@ def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
     return False
 
 
+_URL_PUNCT = re.compile(r"[/_\-+.=&:;,~!$'()*@?#]+")
+_WORD_JOINERS = re.compile(r"[_\-]+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _request_words(record: PageRecord) -> set:
+    """The words of what a page's URL asks for: path segments, query values and fragment (not
+    the scheme, host or port: a mirror's), split at punctuation (``fn.simd_gt.html``,
+    ``Owl_(bird)``, ``%E7%8C%AB`` give their words); single letters are left out (a mirror's
+    ``/b/`` directory, ``n``: not what a page is about)."""
+    url = record.final_url or record.url or ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return set()
+    text = unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
+    return {w for w in tokens(_URL_PUNCT.sub(" ", text)) if len(w) > 1 or not w.isascii() or w.isdigit()}
+
+
+def _about(record: PageRecord) -> Tuple[str, set]:
+    """What a page says it is about: its ``<title>`` and first ``<h1>``, as text and words
+    (``simd_gt`` read as ``simd gt``, as in URLs)."""
+    h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
+    text = _WORD_JOINERS.sub(" ", f"{record.title or ''} {h1}".lower())
+    return text, set(tokens(text))
+
+
+def _echoed(word: str, about: Tuple[str, set]) -> bool:
+    text, words = about
+    return word in words or bool(_CJK_CHAR.match(word) and word in text)
+
+
+def _names_own_item(own: set, other: set, about: Tuple[str, set], other_about: Tuple[str, set]) -> bool:
+    return any(_echoed(w, about) and not _echoed(w, other_about) for w in own - other)
+
+
+def items_differ(a: PageRecord, b: PageRecord) -> bool:
+    """One page names in its title or h1 a word of its own URL that the other page's URL, title
+    and h1 lack: two pages about two items of one kind (the revision histories of two articles,
+    ``std::ops::Range`` and ``RangeFrom``, ``simd_ge`` and ``simd_gt``, page 2 and page 3 of a
+    listing). Their text can be all template, the item a word or two of it, and their headings
+    share most words; a copy of a page (a mirror, a URL variant, a noisy response) names the same
+    item, and what its URL adds (a host, a tracking value, a mirror's directory, ``curid=5`` for
+    ``title=Owl``) is not in its heading, or is in both."""
+    own_a, own_b = _request_words(a), _request_words(b)
+    if own_a == own_b:
+        return False
+    about_a, about_b = _about(a), _about(b)
+    return _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a)
+
+
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -282,6 +336,7 @@ class PairDecision:
     heading_veto: bool = False  # the heading check keeps the pair apart
     prose_lengths: Tuple[int, int] = (0, 0)
     prose_veto: bool = False  # the prose length check keeps the pair apart
+    items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
 
 
@@ -321,7 +376,9 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         decision.prose_lengths = (a.dense_len, b.dense_len)
         if not decision.heading_veto or full:
             decision.prose_veto = prose_lengths_differ(a, b, params)
-        if decision.heading_veto or decision.prose_veto:
+        if not (decision.heading_veto or decision.prose_veto) or full:
+            decision.items_veto = items_differ(a, b)
+        if decision.heading_veto or decision.prose_veto or decision.items_veto:
             rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),

@@ -237,11 +237,58 @@ def template_fingerprint(doc, url: str = "") -> int:
     return _fingerprint(_walk(doc, skeleton=True), url)
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@lru_cache(maxsize=64)
+def _echo_words(url: str) -> Optional["re.Pattern[str]"]:
+    """A pattern of the names a template may print of its request inside its sentences ("Return
+    to Main Page.", "Owl (bird) does not exist"): a page title or item the URL carries in the
+    decoded path, a path segment, the part of a segment after a namespace colon (``Talk:Owl``),
+    a query value (``returnto=Main_Page``) or the fragment, each also with ``_+-`` read as
+    spaces. A name is one of several words or capitalised in the URL (``/wiki/Owl``); a single
+    lower-case word (``/account``, ``/error``) is a path of the application, the same words a
+    template says ("Sign in to your account"), so it is taken out only as a whole piece or in
+    quotes (:func:`_drop_echoes`). Space-separated scripts match whole words of 3 characters or
+    more; CJK, which has no spaces, matches as a substring (a lone character: standing alone)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    path = unquote(parts.path)
+    raw = [path, path.strip("/")] + [seg for seg in path.split("/") if seg]
+    raw += [seg.rsplit(":", 1)[1] for seg in raw[2:] if ":" in seg]
+    raw += [v for _k, v in parse_qsl(parts.query)] + [unquote(parts.fragment)]
+    found = set()
+    for value in raw:
+        value = value.strip()
+        stem = value.rsplit(".", 1)[0] if "." in value[1:] else value
+        for v in (value, stem):
+            for variant in (v, re.sub(r"[_+]", " ", v), re.sub(r"[-_+]", " ", v)):
+                variant = _WS.sub(" ", variant).strip()
+                if _CJK.search(variant) or " " in variant or variant != variant.lower():
+                    found.add(variant.lower())
+    alternatives = []
+    for echo in sorted(found, key=lambda e: (-len(e), e)):
+        if _CJK.search(echo) and len(echo) >= 2:
+            alternatives.append(re.escape(echo))
+        elif len(echo) >= 3 and any(ch.isalnum() for ch in echo) or _CJK.search(echo):
+            alternatives.append(rf"(?<!\w){re.escape(echo)}(?!\w)")
+    return re.compile("|".join(alternatives)) if alternatives else None
+
+
+def _strip_echo_words(text: str, url: str) -> str:
+    pattern = _echo_words(url)
+    return pattern.sub(" ", text) if pattern is not None else text
+
+
 def _fingerprint(walk: _Walk, url: str = "") -> int:
     h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
-    text = " ".join(_drop_echoes(walk.parts, url))
+    text = _strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url)
     h.update(_normalise_text(text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 

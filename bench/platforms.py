@@ -1,0 +1,337 @@
+"""Pair precision / recall / F1 and lost pages on doc platforms and a client-rendered app.
+
+    python bench/platforms.py                       # every set
+    python bench/platforms.py --only docsify -v     # one set, every URL's group and cluster
+    python bench/platforms.py --rust-pages 1000     # how many rustdoc pages (default 1000)
+
+Sets (all served by nginx on 127.0.0.1, crawled by ``python -m scrapy_websim.cli`` with the
+shipped defaults, URL list shuffled):
+
+* ``rustdoc``: ``--rust-pages`` pages of Rust's standard library documentation (rustdoc: one
+  template, a sidebar of the module's items on every page, thousands of short function and
+  constant pages of sibling items), from ``rustup component add rust-docs`` or Debian's
+  ``rust-doc``. Redirect stubs are left out, and so are pages whose main content equals another
+  sampled page's once digits are masked (arguable truth).
+* ``nodejs``: the Node.js API reference (Debian's ``nodejs-doc``: Node's own generator, a
+  sidebar listing every module on every page).
+* ``docsify``: a client-rendered app, docsify (npm) rendering the Node.js API markdown on hash
+  routes ``/#/fs``, ``/#/path``... (the server sends one shell for every route). Variants of a
+  route that are the same page: ``/index.html#/fs``, docsify's in-page anchor
+  ``/#/fs?id=<heading>``, the same route on a mirror.
+
+Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an exact mirror on
+server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
+under another path (``tests/sites.py`` ``noisy_copy``: banner, time and request id per request,
+5 random links, ~3 % of the words changed). ``lost`` counts the true groups none of whose pages
+is a canonical or alone (the group's page disappeared into another page's cluster). Pages whose
+main content is the same but for the words of their own path (rustdoc's re-exports of one item
+under two paths) are arguable: the pairs between them are not counted, and they count as one
+group for ``lost`` (``arguable`` = how many such pages). ``--rescore DIR`` scores a kept crawl
+(``--keep``) again without crawling. One line per set:
+
+    set=NAME urls=N groups=G missing=M precision=P recall=R f1=F lost=L false_pairs=K missed_pairs=X arguable=A
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, Iterator, List, Optional, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from tests import sites  # noqa: E402
+from tests.servers import nginx_server  # noqa: E402
+
+RUST_ROOTS = [os.path.expanduser("~/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"),
+              "/usr/share/doc/rust-doc/html"]
+NODE_API = "/usr/share/doc/nodejs/api"
+NPM_DIR = os.path.join(tempfile.gettempdir(), "websim-bench-npm")
+DOCSIFY_VERSION = "4"
+
+TYPES = ("types { text/html html htm; text/css css; application/javascript js; application/json json; "
+         "text/markdown md; image/svg+xml svg; image/png png; font/woff2 woff2; text/plain txt; }")
+
+
+# ------------------------------------------------------------------------------------- truth
+
+
+def main_text(html: str) -> str:
+    """The page's main content with digits masked (to find pages whose truth is arguable)."""
+    m = re.search(r"<main[^>]*>(.*)</main>", html, re.S | re.I) or re.search(r"<body[^>]*>(.*)</body>", html,
+                                                                           re.S | re.I)
+    text = re.sub(r"<[^>]+>", " ", m.group(1) if m else html)
+    return " ".join(re.sub(r"\d+", "0", text).split())
+
+
+def twin_key(rel: str, html: str) -> str:
+    """The start (1,500 characters: heading, signature, first lines of its description) of the
+    main content without the words of the page's own path: rustdoc documents an item re-exported
+    under two paths (``std::simd::f32x4`` and ``std::simd::prelude::f32x4``) twice, the same text
+    but for the path (and, further down, a list that names it). Whether two such pages are one
+    page is arguable."""
+    words = {w for w in re.split(r"[^A-Za-z0-9]+", rel) if w}
+    return " ".join(w for w in re.split(r"[^\w]+", main_text(html)) if w and w not in words)[:1500]
+
+
+def is_redirect_stub(html: str) -> bool:
+    return bool(re.search(r"<meta[^>]+http-equiv=[\"']?refresh", html[:3000], re.I))
+
+
+def pick_pages(root: str, pattern: str, n: int, seed: int) -> List[str]:
+    """``n`` pages (paths relative to ``root``) matching ``pattern``, no redirect stubs, no two
+    with the same digit-masked main content or the same title (rustdoc documents a re-exported
+    item under each path that exports it, with one title: arguable truth)."""
+    paths = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, pattern), recursive=True))
+    random.Random(seed).shuffle(paths)
+    out, seen = [], set()
+    for rel in paths:
+        if len(out) >= n:
+            break
+        html = sites.read(os.path.join(root, rel))
+        if is_redirect_stub(html) or len(html) < 1024:
+            continue
+        keys = {main_text(html), "title:" + (sites.title_of(html) or rel)}
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(rel)
+    return out
+
+
+# ------------------------------------------------------------------------------------- static doc trees
+
+
+def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[sites.Site, Dict[str, str]]:
+    """A site of ``pages`` of the doc tree at ``root`` served under /t/; every ``dup_every``-th
+    page gets a duplicate (by turns: mirror B, mirror C with a signature line, SSI noisy copy
+    under /n/, which falls back to /t/ for the page's scripts and styles)."""
+    site = sites.Site()
+    site.twins = {}  # group -> key shared by its arguable twins (see twin_key)
+    titles = [sites.title_of(sites.read(os.path.join(root, p))) or p for p in pages[:200]]
+    kinds = ("B", "C", "noisy")
+    for k, rel in enumerate(pages):
+        members = [f"A:/t/{rel}"]
+        if k % dup_every == 0:
+            kind = kinds[(k // dup_every) % len(kinds)]
+            if kind == "noisy":
+                site.files[f"n/{rel}"] = sites.noisy_copy(sites.read(os.path.join(root, rel)), titles, seed=k,
+                                                          ssi=True)
+                members.append(f"A:/n/{rel}")
+            else:
+                members.append(f"{kind}:/t/{rel}")
+        site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
+        site.add_group(members)
+    tree = f"location /t/ {{ alias {root}/; {TYPES} }}\n"
+    locations = {
+        "A": tree + f"location /n/ {{ ssi on; {TYPES} try_files $uri @tree; }}\n"
+                    "location @tree { rewrite ^/n/(.*)$ /t/$1 last; }\n",
+        "B": tree,
+        "C": f"location /t/ {{ alias {root}/; {TYPES} sub_filter '</body>' '<address>mirror at 127.0.0.1 port "
+             "$server_port, served $time_local</address></body>'; sub_filter_once on; }\n",
+    }
+    return site, locations
+
+
+def rust_root() -> Optional[str]:
+    return next((r for r in RUST_ROOTS if os.path.isdir(os.path.join(r, "std"))), None)
+
+
+def rustdoc_set(n: int) -> Tuple[sites.Site, Dict[str, str]]:
+    root = rust_root()
+    if root is None:
+        raise SystemExit("no Rust documentation: `rustup component add rust-docs` or `apt-get install rust-doc`")
+    return doc_tree_set(root, pick_pages(root, "std/**/*.html", n, seed=25))
+
+
+def nodejs_set() -> Tuple[sites.Site, Dict[str, str]]:
+    if not os.path.isdir(NODE_API):
+        raise SystemExit("no Node.js API docs: apt-get install nodejs-doc")
+    pages = pick_pages(NODE_API, "*.html", 1000, seed=25)
+    return doc_tree_set(NODE_API, [p for p in pages if p != "all.html"], dup_every=4)
+
+
+# ------------------------------------------------------------------------------------- docsify
+
+
+DOCSIFY_SHELL = """<!DOCTYPE html><html><head><meta charset="UTF-8"><title>Node.js API</title>
+<link rel="stylesheet" href="/lib/themes/vue.css"></head><body><div id="app">Loading...</div>
+<script>window.$docsify = {name: "Node.js API", basePath: "/md/", subMaxLevel: 2, loadSidebar: false};</script>
+<script src="/lib/docsify.min.js"></script></body></html>"""
+
+
+def docsify_lib() -> str:
+    lib = os.path.join(NPM_DIR, "node_modules", "docsify", "lib")
+    if not os.path.isfile(os.path.join(lib, "docsify.min.js")):
+        os.makedirs(NPM_DIR, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", NPM_DIR, "--no-audit", "--no-fund", f"docsify@{DOCSIFY_VERSION}"],
+                       check=True, capture_output=True)
+    return lib
+
+
+def first_anchor(markdown: str) -> Optional[str]:
+    """docsify's id of the page's second heading (``## Class: fs.Dir`` -> ``class-fsdir``)."""
+    heads = re.findall(r"^#{2,3} (.+)$", markdown, re.M)
+    if not heads:
+        return None
+    text = re.sub(r"[`*_\[\]()]", "", heads[0]).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-") or None
+
+
+def docsify_set() -> Tuple[sites.Site, Dict[str, str]]:
+    lib = docsify_lib()
+    site = sites.Site()
+    site.files["index.html"] = DOCSIFY_SHELL
+    names = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(NODE_API, "*.md")))
+    kept, seen = [], set()
+    for name in names:
+        md = sites.read(os.path.join(NODE_API, name + ".md"))
+        key = " ".join(re.sub(r"\d+", "0", md).split())
+        if key in seen or len(md) < 400:
+            continue
+        seen.add(key)
+        kept.append(name)
+        site.files[f"md/{name}.md"] = md
+    site.files["md/README.md"] = sites.read(os.path.join(NODE_API, "index.md")) if "index" in kept else "# Node.js API\n"
+    for k, name in enumerate(kept):
+        route = "/" if name == "index" else f"/{name}"
+        members = [f"A:/#{route}"]
+        if k % 5 == 0:
+            members.append(f"A:/index.html#{route}")
+        if k % 5 == 1:
+            anchor = first_anchor(site.files[f"md/{name}.md"])
+            if anchor:
+                members.append(f"A:/#{route}?id={anchor}")
+        if k % 5 == 2:
+            members.append(f"B:/#{route}")
+        site.add_group(members)
+    served = f"location /lib/ {{ alias {lib}/; {TYPES} }}\nlocation /md/ {{ {TYPES} }}\n"
+    return site, {"A": served, "B": served}
+
+
+# ------------------------------------------------------------------------------------- crawl and score
+
+
+@contextlib.contextmanager
+def serve(site: sites.Site, locations: Dict[str, str]) -> Iterator[Dict[str, str]]:
+    with contextlib.ExitStack() as stack:
+        yield {name: stack.enter_context(nginx_server(locations=loc, files=site.files))
+               for name, loc in sorted(locations.items())}
+
+
+def families(site: sites.Site) -> List[int]:
+    """Per group, the group that stands for its arguable twins (itself when it has none)."""
+    twins = getattr(site, "twins", {})
+    first: Dict[str, int] = {}
+    return [first.setdefault(twins[g], g) if g in twins else g for g in range(len(site.groups))]
+
+
+def scores(site: sites.Site, bases: Dict[str, str], rows: Dict[str, dict]) -> Dict[str, float]:
+    """Pair precision / recall / F1 against the groups, pairs of arguable twins left out, and
+    ``lost``: true groups (twins counted as one) none of whose pages is a canonical or alone."""
+    family = families(site)
+    truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+    urls = sorted(truth)
+    cluster = {u: (rows.get(u) or {}).get("cluster_id", "") for u in urls}
+    tp = fp = fn = 0
+    for i, u in enumerate(urls):
+        for v in urls[i + 1:]:
+            same_truth, same_pred = truth[u] == truth[v], bool(cluster[u]) and cluster[u] == cluster[v]
+            if not same_truth and family[truth[u]] == family[truth[v]]:
+                continue  # arguable
+            tp += same_truth and same_pred
+            fp += same_pred and not same_truth
+            fn += same_truth and not same_pred
+    kept: Dict[int, bool] = {}
+    for u, g in truth.items():
+        r = rows.get(u)
+        kept[family[g]] = kept.get(family[g], False) or r is None or not r["cluster_id"] or r["is_canonical"]
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "false_pairs": fp, "missed_pairs": fn,
+            "lost": sum(not k for k in kept.values()), "twins": len(family) - len(set(family))}
+
+
+def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str, verbose: bool,
+                    threads: int) -> str:
+    urls = [sites.resolve(u, bases) for u in site.urls]
+    random.Random(7).shuffle(urls)
+    listing = os.path.join(tmp, "urls.txt")
+    with open(listing, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(urls) + "\n")
+    with open(os.path.join(tmp, "bases.json"), "w", encoding="utf-8") as fh:
+        json.dump(bases, fh)
+    out = os.path.join(tmp, "result.json")
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", str(threads),
+                           "--features-file", os.path.join(tmp, "features.jsonl"), "--loglevel", "WARNING"],
+                          cwd=tmp, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"set={name} failed: {proc.stderr[-2000:]}"
+    return score_result(name, site, bases, out, verbose)
+
+
+def score_result(name: str, site: sites.Site, bases: Dict[str, str], out: str, verbose: bool = False) -> str:
+    urls = [sites.resolve(u, bases) for u in site.urls]
+    with open(out, encoding="utf-8") as fh:
+        data = json.load(fh)
+    rows = {row["url"]: row for row in data["urls"]}
+    cluster_of = {u: r["cluster_id"] for u, r in rows.items()}
+    s = scores(site, bases, rows)
+    if verbose:
+        truth = {sites.resolve(m, bases): g for g, ms in enumerate(site.groups) for m in ms}
+        for u in sorted(truth, key=lambda x: (cluster_of.get(x) or "~", truth[x], x)):
+            r = rows.get(u) or {}
+            print(f"  g{truth[u]:04d} {r.get('cluster_id') or '-':24s} {r.get('match_rule') or '-':9s} "
+                  f"{r.get('content_sim', 0):.3f} {r.get('structure_sim', 0):.3f} {r.get('status_code')} {u}")
+    return (f"set={name} urls={len(urls)} groups={len(site.groups)} missing={len(set(urls) - set(rows))} "
+            f"precision={s['precision']:.3f} recall={s['recall']:.3f} f1={s['f1']:.3f} "
+            f"lost={s['lost']} false_pairs={s['false_pairs']} missed_pairs={s['missed_pairs']} arguable={s['twins']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", choices=("rustdoc", "nodejs", "docsify"))
+    parser.add_argument("--rust-pages", type=int, default=1000)
+    parser.add_argument("-t", "--threads", type=int, default=8)
+    parser.add_argument("--keep", help="keep the crawl's files in this directory")
+    parser.add_argument("--rescore", metavar="DIR",
+                        help="score the result.json (or another file: --rescore-file) of a kept crawl again")
+    parser.add_argument("--rescore-file", default="result.json", help="with --rescore: the result file's name")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    builders = {"rustdoc": lambda: rustdoc_set(args.rust_pages), "nodejs": nodejs_set, "docsify": docsify_set}
+    for name in args.only or builders:
+        site, locations = builders[name]()
+        if args.rescore:
+            kept = os.path.join(args.rescore, name)
+            with open(os.path.join(kept, "bases.json"), encoding="utf-8") as fh:
+                bases = json.load(fh)
+            print(score_result(name, site, bases, os.path.join(kept, args.rescore_file), args.verbose), flush=True)
+            continue
+        tmp = tempfile.mkdtemp(prefix=f"websim-platforms-{name}-")
+        try:
+            with serve(site, locations) as bases:
+                print(crawl_and_score(name, site, bases, tmp, args.verbose, args.threads), flush=True)
+        finally:
+            if args.keep:
+                dest = os.path.join(args.keep, name)
+                shutil.rmtree(dest, ignore_errors=True)
+                shutil.copytree(tmp, dest)
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
