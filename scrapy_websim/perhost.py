@@ -87,7 +87,7 @@ def ramp_allowed(settings: Any) -> bool:
     default = SETTINGS_PRIORITIES["default"]
     if (settings.getpriority("CONCURRENT_REQUESTS_PER_DOMAIN") or 0) > SETTINGS_PRIORITIES["addon"]:
         return False
-    if settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getbool("AUTOTHROTTLE_ENABLED"):
+    if (settings.getpriority("CONCURRENT_REQUESTS_PER_IP") or 0) > default or settings.getbool("AUTOTHROTTLE_ENABLED"):
         return False
     if settings.getfloat("DOWNLOAD_DELAY") or (settings.getpriority("DOWNLOAD_DELAY") or 0) > default:
         return False
