@@ -31,7 +31,8 @@ Figures, per crawl:
   reaped through the crawl process, and a sample misses a process shorter than 0.2 s);
 * for websim, from its stats (log): the share of the pages' render time (page opened to response)
   spent in the stable-page wait, the pages captured early (provably done) and the most pages of
-  one host it had in flight.
+  one host it had in flight;
+* the busiest second of any host: the most listed pages nginx sent one host within one second.
 
 The machine may be shared: the ratio is taken per round (the two crawls of a round run back to
 back) and the median over rounds is printed. Last line, exactly:
@@ -152,18 +153,32 @@ class TreeSampler(threading.Thread):
         return out
 
 
-def served(log_path: str, start: float, end: float, paths: frozenset) -> List[float]:
-    """nginx times (epoch seconds) of the listed pages (``paths``) served between ``start`` and
-    ``end``. Only those count: the pages' missing stylesheets and scripts are 404 pages, HTML too."""
+def served(log_path: str, start: float, end: float, paths: frozenset) -> List[tuple]:
+    """``(time, host)`` of the listed pages (``paths``) nginx served between ``start`` and ``end``
+    (epoch seconds), sorted. Only those count: the pages' missing stylesheets and scripts are 404
+    pages, HTML too."""
     times = []
     with open(log_path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             parts = line.split()
-            if len(parts) == 3 and parts[1] == "200" and parts[2] in paths:
+            if len(parts) == 4 and parts[1] == "200" and parts[2] in paths:
                 t = float(parts[0])
                 if start <= t <= end:
-                    times.append(t)
+                    times.append((t, parts[3]))
     return sorted(times)
+
+
+def busiest_second(times: List[tuple]) -> int:
+    """The most listed pages one host was sent within any one second."""
+    best = 0
+    for host in {h for _t, h in times}:
+        mine = [t for t, h in times if h == host]
+        lo = 0
+        for hi, t in enumerate(mine):
+            while mine[lo] < t - 1.0:
+                lo += 1
+            best = max(best, hi - lo + 1)
+    return best
 
 
 def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: frozenset) -> Dict[str, float]:
@@ -185,12 +200,12 @@ def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: fro
     times = served(access_log, start, end, paths)
     if len(times) < n_pages:
         sys.exit(f"{name}: nginx served {len(times)} HTML pages, expected {n_pages}; see {log.name}")
-    pps = (len(times) - 1) / max(1e-6, times[-1] - times[0])
+    pps = (len(times) - 1) / max(1e-6, times[-1][0] - times[0][0])
     kinds = sampler.by_kind()
     # Chromium's processes are not all reaped through the crawl process (rusage then misses them)
     # and the samples miss the last 0.2 s and processes shorter than that: take the larger.
     cpu = max(rusage.ru_utime + rusage.ru_stime, sum(kinds.values()))
-    res = {"pps": pps, "cpu_per_page": cpu / n_pages, "wall": end - start}
+    res = {"pps": pps, "cpu_per_page": cpu / n_pages, "wall": end - start, "busiest": busiest_second(times)}
     res.update({f"{k}_per_page": v / n_pages for k, v in kinds.items()})
     split = " ".join(f"{k}={v / n_pages:.3f}" for k, v in sorted(kinds.items()))
     extra = ""
@@ -204,7 +219,7 @@ def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: fro
         if stats.get("websim/per_host_max"):
             extra += f", per host at most {stats['websim/per_host_max']:.0f} in flight"
     print(f"  {name:7s} {pps:5.2f} pages/s  cpu/page {cpu / n_pages:.3f} s ({split})  wall {end - start:.1f} s  "
-          f"load {os.getloadavg()[0]:.1f}{extra}", flush=True)
+          f"load {os.getloadavg()[0]:.1f}  busiest second {res['busiest']} pages of one host{extra}", flush=True)
     return res
 
 
@@ -271,7 +286,7 @@ def main() -> None:
     if args.equal:
         websim_extra += ["--per-host", str(in_flight), "-s", f"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT={in_flight}"]
     addresses = [host for host, _share in MIXED_HOSTS] if args.hosts == "mixed" else ["127.0.0.1"]
-    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri";',
+    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri $host";',
                       addresses=addresses) as base:
         urls = url_list(base, pages, args.hosts)
         listing = os.path.join(workdir, "urls.txt")
