@@ -157,7 +157,7 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
     # A host's pages in flight start at 2 and rise while it answers as fast (scrapy_websim.perhost),
     # unless the user set the per-host politeness (README "Scanning many hosts").
-    _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", PER_HOST_START)
+    _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", min(PER_HOST_START, websim.per_host_max))
     _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
         _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")

@@ -97,6 +97,11 @@ def test_the_users_project_settings_turn_the_rise_off(user):
         assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 8
 
 
+def test_a_ceiling_below_the_start_is_the_limit():
+    settings = _settings(WEBSIM_PER_HOST_MAX=1)
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1 and not ramp_allowed(settings)
+
+
 def test_the_extension_declines_when_the_user_chose():
     """The extension itself is not configured (NotConfigured) with the user's setting."""
     class Crawler:
