@@ -6,7 +6,8 @@ Two hooks plug into scrapy-playwright without replacing its download handler:
   attaches a :class:`NetworkTracker` (Playwright's request events) and the viewport.
 * :func:`capture` is a callable ``PageMethod``: it runs after navigation, waits until the page is
   stable (no request in flight for ``network_idle_ms`` *and* ``dom_stable_checks`` consecutive
-  checks without a DOM mutation, made in the page, capped at ``stable_timeout``), then takes the title, the navigation timings
+  checks without a DOM mutation, made in the page, capped at ``stable_timeout``; sooner when the
+  page is provably done, see :func:`wait_stable`), then takes the title, the navigation timings
   and a viewport screenshot. Its result dict lands in ``PageMethod.result``.
 
 scrapy-playwright then reads ``page.content()`` (the rendered HTML, after our wait) and closes the
@@ -41,7 +42,7 @@ _DOM_COUNTER_JS = """
       attributes: true, attributeFilter: ['hidden', 'src', 'href', 'open', 'value']});
   }"""
 
-# DOM quiet wait, in the page: each call waits, on the page's own timers, until ``quiet``
+# DOM quiet wait, in the page: each call waits, on the page's timers, until ``quiet``
 # consecutive intervals of ``interval`` ms pass with no mutation and no readyState change (true),
 # or ``budget`` ms pass (false). One call per wait, where asking every interval cost a round trip
 # to the renderer each. A navigation that replaces the document fails the call (the caller
