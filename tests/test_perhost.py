@@ -84,7 +84,8 @@ def test_the_users_command_line_choice_turns_the_rise_off_and_keeps_its_value(ar
     settings = _settings(**_from_cli(*argv))
     assert settings[name] == value
     assert not ramp_allowed(settings)
-    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (value if name == "CONCURRENT_REQUESTS_PER_DOMAIN" else 2)
+    fixed = value if name == "CONCURRENT_REQUESTS_PER_DOMAIN" else 2
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == fixed
 
 
 @pytest.mark.parametrize("user", [{"CONCURRENT_REQUESTS_PER_DOMAIN": 8}, {"CONCURRENT_REQUESTS_PER_IP": 1},
@@ -113,9 +114,11 @@ def test_the_extension_declines_when_the_user_chose():
 
 # --- a real crawl: the bound holds, late pages are waited for, done pages end early ---
 
-PAGE = "<html><head><title>P{i}</title></head><body><h1>Page {i}</h1><p>" + "Words of a page. " * 40 + "</p></body></html>"
+PAGE = ("<html><head><title>P{i}</title></head><body><h1>Page {i}</h1><p>" + "Words of a page. " * 40
+        + "</p></body></html>")
 LATE_TIMER = ("<html><head><title>Loading</title></head><body><p>wait</p><script>addEventListener('load', () => "
-              "setTimeout(() => { document.title = 'Built by a timer'; document.body.innerHTML = '<h1>Late</h1>'; }, 350));"
+              "setTimeout(() => { document.title = 'Built by a timer'; "
+              "document.body.innerHTML = '<h1>Late</h1>'; }, 350));"
               "</script></body></html>")
 LATE_FETCH = ("<html><head><title>Loading</title></head><body><p>wait</p><script>addEventListener('load', () => "
               "fetch('/slow.json').then((r) => r.json()).then((d) => { document.title = d.title; }));"
