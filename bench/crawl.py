@@ -1,16 +1,24 @@
 """Crawl throughput yardstick: websim against a bare scrapy-playwright crawl, on 127.0.0.1 only.
 
-    python bench/crawl.py [--pages 240] [--rounds 3] [--keep DIR] [--in-flight N] [--only websim|bare]
+    python bench/crawl.py [--pages 240] [--rounds 3] [--hosts one|mixed] [--in-flight 4]
+                          [--equal] [--keep DIR] [--only websim|bare]
 
 A few hundred real pages of several Debian documentation sets (python3-doc, postgresql-doc-15,
 apache2-doc, git-doc; the bench installs missing ones with apt when run as root) are served by a
 real nginx on a free port of 127.0.0.1. In each round, alternating which goes first, the same URL
 list is crawled by
 
-* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl --per-host N`` with its
-  defaults otherwise (N = the pages in flight: all pages are on one host);
+* **websim**: ``python -m scrapy_websim.cli -l urls.txt -o out.jsonl`` at its defaults, as a user
+  runs it (no ``--per-host``, its own pages in flight). With ``--equal``, websim gets the bare
+  crawl's pages in flight and ``--per-host`` as many (the equalised comparison);
 * **bare**: ``bench/bare_crawl.py`` — Scrapy + scrapy-playwright, ``goto`` (load), a viewport PNG
-  screenshot and the HTML in the item; same browser, launch flags, viewport and pages in flight.
+  screenshot and the HTML in the item; same browser, launch flags and viewport; ``--in-flight``
+  pages in flight (4 by default) and no per-host limit.
+
+``--hosts one`` (default): every page is on one host, 127.0.0.1 (a site crawl, a sitemap).
+``--hosts mixed``: the same pages on 10 hosts (127.0.0.1 to 127.0.0.10, one nginx listening on
+each), 80 % of them on 2 hosts (40 % each) and 2.5 % on each of the 8 others, in a shuffled but
+fixed order (an inventory where a few hosts hold most URLs).
 
 Figures, per crawl:
 
@@ -20,7 +28,11 @@ Figures, per crawl:
 * CPU seconds per page of the whole process tree (the crawl process, Playwright's node driver and
   every Chromium process), from per-process samples every 0.2 s, split by process kind, or from
   ``wait4``'s rusage of the reaped tree when that is larger (Chromium's processes are not all
-  reaped through the crawl process, and a sample misses a process shorter than 0.2 s).
+  reaped through the crawl process, and a sample misses a process shorter than 0.2 s);
+* for websim, from its stats (log): the share of the pages' render time (page opened to response)
+  spent in the stable-page wait, the pages captured early (provably done) and the most pages of
+  one host it had in flight;
+* the busiest second of any host: the most listed pages nginx sent one host within one second.
 
 The machine may be shared: the ratio is taken per round (the two crawls of a round run back to
 back) and the median over rounds is printed. Last line, exactly:
@@ -33,6 +45,9 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import random
+import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -40,6 +55,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from typing import Dict, List
 from urllib.parse import urlsplit
 
@@ -137,18 +153,32 @@ class TreeSampler(threading.Thread):
         return out
 
 
-def served(log_path: str, start: float, end: float, paths: frozenset) -> List[float]:
-    """nginx times (epoch seconds) of the listed pages (``paths``) served between ``start`` and
-    ``end``. Only those count: the pages' missing stylesheets and scripts are 404 pages, HTML too."""
+def served(log_path: str, start: float, end: float, paths: frozenset) -> List[tuple]:
+    """``(time, host)`` of the listed pages (``paths``) nginx served between ``start`` and ``end``
+    (epoch seconds), sorted. Only those count: the pages' missing stylesheets and scripts are 404
+    pages, HTML too."""
     times = []
     with open(log_path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             parts = line.split()
-            if len(parts) == 3 and parts[1] == "200" and parts[2] in paths:
+            if len(parts) == 4 and parts[1] == "200" and parts[2] in paths:
                 t = float(parts[0])
                 if start <= t <= end:
-                    times.append(t)
+                    times.append((t, parts[3]))
     return sorted(times)
+
+
+def busiest_second(times: List[tuple]) -> int:
+    """The most listed pages one host was sent within any one second."""
+    best = 0
+    for host in {h for _t, h in times}:
+        mine = [t for t, h in times if h == host]
+        lo = 0
+        for hi, t in enumerate(mine):
+            while mine[lo] < t - 1.0:
+                lo += 1
+            best = max(best, hi - lo + 1)
+    return best
 
 
 def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: frozenset) -> Dict[str, float]:
@@ -170,26 +200,72 @@ def run_one(name: str, cmd: List[str], workdir: str, access_log: str, paths: fro
     times = served(access_log, start, end, paths)
     if len(times) < n_pages:
         sys.exit(f"{name}: nginx served {len(times)} HTML pages, expected {n_pages}; see {log.name}")
-    pps = (len(times) - 1) / max(1e-6, times[-1] - times[0])
+    pps = (len(times) - 1) / max(1e-6, times[-1][0] - times[0][0])
     kinds = sampler.by_kind()
     # Chromium's processes are not all reaped through the crawl process (rusage then misses them)
     # and the samples miss the last 0.2 s and processes shorter than that: take the larger.
     cpu = max(rusage.ru_utime + rusage.ru_stime, sum(kinds.values()))
-    res = {"pps": pps, "cpu_per_page": cpu / n_pages, "wall": end - start}
+    res = {"pps": pps, "cpu_per_page": cpu / n_pages, "wall": end - start, "busiest": busiest_second(times)}
     res.update({f"{k}_per_page": v / n_pages for k, v in kinds.items()})
     split = " ".join(f"{k}={v / n_pages:.3f}" for k, v in sorted(kinds.items()))
+    extra = ""
+    if name == "websim":
+        stats = websim_stats(log.name)
+        render = stats.get("websim/render_seconds", 0.0)
+        if render:
+            res["stable_share"] = stats.get("websim/stable_seconds", 0.0) / render
+            extra = (f"  stable wait {100 * res['stable_share']:.0f} % of render time, "
+                     f"{stats.get('websim/stable_early', 0):.0f} pages done early")
+        if stats.get("websim/per_host_max"):
+            extra += f", per host at most {stats['websim/per_host_max']:.0f} in flight"
     print(f"  {name:7s} {pps:5.2f} pages/s  cpu/page {cpu / n_pages:.3f} s ({split})  wall {end - start:.1f} s  "
-          f"load {os.getloadavg()[0]:.1f}", flush=True)
+          f"load {os.getloadavg()[0]:.1f}  busiest second {res['busiest']} pages of one host{extra}", flush=True)
     return res
+
+
+#: ``--hosts mixed``: the hosts (all loopback) and each one's share of the list.
+MIXED_HOSTS = [("127.0.0.1", 0.40), ("127.0.0.2", 0.40)] + [(f"127.0.0.{i}", 0.025) for i in range(3, 11)]
+
+
+def url_list(base: str, pages: Dict[str, List[str]], hosts: str) -> List[str]:
+    """The crawl's URLs: every page on 127.0.0.1, or spread over :data:`MIXED_HOSTS`."""
+    paths = [f"/{name}/{os.path.basename(p)}" for name, files in pages.items() for p in files]
+    if hosts == "one":
+        return [base + path for path in paths]
+    port = urlsplit(base).port
+    rng = random.Random(0)
+    rng.shuffle(paths)
+    counts = [round(len(paths) * share) for _host, share in MIXED_HOSTS]
+    counts[0] += len(paths) - sum(counts)
+    urls, start = [], 0
+    for (host, _share), count in zip(MIXED_HOSTS, counts):
+        urls += [f"http://{host}:{port}{path}" for path in paths[start:start + count]]
+        start += count
+    rng.shuffle(urls)
+    return urls
+
+
+_STAT = re.compile(r"'(websim/[a-z_]+)': ([0-9.]+)")
+
+
+def websim_stats(log_path: str) -> Dict[str, float]:
+    """The ``websim/*`` numbers of the stats Scrapy dumps at the end of the crawl's log."""
+    with open(log_path, encoding="utf-8", errors="replace") as fh:
+        return {m.group(1): float(m.group(2)) for m in _STAT.finditer(fh.read())}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--hosts", choices=("one", "mixed"), default="one",
+                    help="all pages on one host, or on 10 hosts with 80 %% on 2 of them")
     ap.add_argument("--keep", help="keep URL lists, outputs and logs in this directory")
-    ap.add_argument("--in-flight", type=int, default=0,
-                    help="pages in flight for both crawls (default: websim's default, max_pages_in_flight())")
+    ap.add_argument("--in-flight", type=int, default=4, help="pages in flight of the bare crawl (default 4)")
+    ap.add_argument("--equal", action="store_true",
+                    help="give websim the bare crawl's pages in flight and --per-host as many")
+    ap.add_argument("--websim-args", default="",
+                    help="extra arguments for the websim crawl, e.g. '--per-host 2' (measures a choice)")
     ap.add_argument("--only", choices=("websim", "bare"), help="run one of the two crawls (no ratio)")
     args = ap.parse_args()
     ensure_docs()
@@ -205,24 +281,28 @@ def main() -> None:
     aliases = "".join(
         f"location /{name}/ {{ alias {os.path.dirname(paths[0])}/; }}\n" for name, paths in pages.items())
     locations = (f"access_log {access_log} websim_bench;\n" + aliases + static_locations())
-    in_flight = args.in_flight or max_pages_in_flight()
-    # websim's own default unless --in-flight is given (the CLI runs 20 requests at once)
-    pages_setting = ["-s", f"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT={in_flight}"] if args.in_flight else []
-    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri";') as base:
-        urls = [f"{base}/{name}/{os.path.basename(p)}" for name, paths in pages.items() for p in paths]
+    in_flight = args.in_flight
+    websim_extra = shlex.split(args.websim_args)
+    if args.equal:
+        websim_extra += ["--per-host", str(in_flight), "-s", f"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT={in_flight}"]
+    addresses = [host for host, _share in MIXED_HOSTS] if args.hosts == "mixed" else ["127.0.0.1"]
+    with nginx_server(locations=locations, http='log_format websim_bench "$msec $status $uri $host";',
+                      addresses=addresses) as base:
+        urls = url_list(base, pages, args.hosts)
         listing = os.path.join(workdir, "urls.txt")
         with open(listing, "w", encoding="utf-8") as fh:
             fh.write("\n".join(urls) + "\n")
         n = len(urls)
         paths = frozenset(urlsplit(u).path for u in urls)
-        print(f"{n} pages ({', '.join(f'{k} {len(v)}' for k, v in pages.items())}) on {base}; "
-              f"{in_flight} pages in flight; {os.cpu_count()} cores", flush=True)
+        per_host = Counter(urlsplit(u).hostname for u in urls)
+        websim_in_flight = in_flight if args.equal else max_pages_in_flight()
+        print(f"{n} pages ({', '.join(f'{k} {len(v)}' for k, v in pages.items())}) on {len(per_host)} host(s) "
+              f"({' '.join(str(c) for _h, c in per_host.most_common())} pages); bare: {in_flight} pages in flight; "
+              f"websim: {websim_in_flight} pages in flight, {' '.join(websim_extra) or 'its defaults'}; "
+              f"{os.cpu_count()} cores", flush=True)
         crawls = {
-            # --per-host: every page is on one host here, and websim's politeness default (2 pages
-            # of one host at once) would otherwise halve its pages in flight against the bare crawl.
             "websim": lambda r: [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O",
-                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO",
-                                 "--per-host", str(in_flight), *pages_setting],
+                                 os.path.join(workdir, f"websim{r}.jsonl"), "--loglevel", "INFO", *websim_extra],
             "bare": lambda r: [sys.executable, os.path.join(REPO, "bench", "bare_crawl.py"), listing,
                                os.path.join(workdir, f"bare{r}.jsonl"), str(in_flight)],
         }

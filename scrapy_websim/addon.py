@@ -10,6 +10,7 @@ import logging
 import os
 from typing import Any
 
+from scrapy_websim.perhost import PER_HOST_START
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
 
 logger = logging.getLogger(__name__)
@@ -142,11 +143,6 @@ def _wire_redis(settings: Any, websim: Any) -> None:
         raise ConfigError(f"WEBSIM_REDIS_JOB: {exc}") from None
     for name, value in wiring.items():
         _set_if_default(settings, name, value)
-#: Pages of one host in flight at once, unless CONCURRENT_REQUESTS_PER_DOMAIN is set (README
-#: "Scanning many hosts": a list with hundreds of URLs of one host must not hammer it).
-PER_HOST_CONCURRENCY = 2
-
-
 def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     """Proxy for Chromium, TLS policy of Scrapy's own client, per-host politeness."""
     from scrapy_websim.config import proxy_parts  # noqa: PLC0415
@@ -159,7 +155,10 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
         # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
         _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
-    _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", PER_HOST_CONCURRENCY)
+    # A host's pages in flight start at 2 and rise while it answers as fast (scrapy_websim.perhost),
+    # unless the user set the per-host politeness (README "Scanning many hosts").
+    _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", min(PER_HOST_START, websim.per_host_max))
+    _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
         _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
 

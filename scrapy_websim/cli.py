@@ -123,7 +123,8 @@ def _add_scan_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cookie", metavar="'A=B; C=D'", help="cookies sent with every request")
     group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request")
     group.add_argument("--per-host", type=int, metavar="N",
-                       help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default 2)")
+                       help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default: 2, "
+                       "rising to WEBSIM_PER_HOST_MAX while the host answers as fast)")
     group.add_argument("--delay", type=float, metavar="SECONDS",
                        help="wait between two requests to one host (DOWNLOAD_DELAY; default 0)")
     calibrate = group.add_mutually_exclusive_group()

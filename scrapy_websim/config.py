@@ -181,6 +181,7 @@ class WebsimConfig:
     network_idle_ms: int = _RENDER(500, "[0, 60000]", "no request in flight for this long", unit="ms")
     dom_stable_checks: int = _RENDER(3, "[1, 100]", "consecutive unchanged DOM digests")
     dom_check_interval_ms: int = _RENDER(100, "[10, 10000]", "time between DOM digests", unit="ms")
+    stable_early: bool = _RENDER(True, "", "end the stable-page wait once the page is provably done")
     tab_reuse: int = _RENDER(50, "[0, 1000000]",
                              "pages one browser tab renders before a new tab; 0 or 1 = a new tab per page")
     batch_size: int = _RENDER(1000, "[1, 10000000]", "records buffered before a write to the on-disk store")
@@ -212,6 +213,8 @@ class WebsimConfig:
                                 "(pages with that template become E3); 0 = off")
     soft404_min_urls: int = _SCAN(20, "[1, 100000000]", "probe only origins with at least this many URLs in the list "
                                   "(one probe then costs at most 1/20 of the origin's rendering)")
+    per_host_max: int = _SCAN(8, "[1, 1000]", "most pages of one host in flight when websim sets the per-host "
+                              "limit: it starts at 2 and rises to this while the host answers as fast")
     report_dir: str = _REPORT("", "", "write the HTML report here when the crawl ends", **_DIR)
     thumbnails_dir: str = _REPORT("", "", "keep a thumbnail per rendered page here", **_DIR)
     thumbnail_width: int = _REPORT(320, "[32, 1280]", "thumbnail width", unit="px")

@@ -114,11 +114,13 @@ def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterato
 @contextlib.contextmanager
 def nginx_server(
     locations: str = "", files: Optional[Mapping[str, str]] = None, binary: str = "nginx",
-    http: str = "",
+    http: str = "", addresses: Sequence[str] = ("127.0.0.1",),
 ) -> Iterator[str]:
     """nginx serving ``files`` (relative path -> text) from its document root, plus the given
     ``location`` blocks (nginx syntax, inside the one ``server``) and ``http`` directives (inside
-    ``http``, e.g. a ``log_format``)."""
+    ``http``, e.g. a ``log_format``). It listens on the same port of each of ``addresses`` (all
+    loopback: 127.0.0.2 is another host to a crawler); the URL yielded is 127.0.0.1's, the first address."""
+    assert addresses and addresses[0] == "127.0.0.1", addresses
     with tempfile.TemporaryDirectory(prefix="websim-nginx-") as tmp:
         os.chmod(tmp, 0o755)
         root = os.path.join(tmp, "www")
@@ -127,6 +129,7 @@ def nginx_server(
         port = free_port()
         user = "user root;" if os.geteuid() == 0 else ""
         conf = os.path.join(tmp, "nginx.conf")
+        listen = " ".join(f"listen {address}:{port};" for address in addresses)
         with open(conf, "w") as f:
             f.write(textwrap.dedent(f"""\
                 {user}
@@ -134,7 +137,7 @@ def nginx_server(
                 daemon off;
                 pid {tmp}/nginx.pid;
                 error_log {tmp}/error.log warn;
-                events {{ worker_connections 64; }}
+                events {{ worker_connections 512; }}
                 http {{
                     access_log off;
                     default_type application/octet-stream;
@@ -146,7 +149,7 @@ def nginx_server(
                     scgi_temp_path {tmp}/scgi;
                     {http}
                     server {{
-                        listen 127.0.0.1:{port};
+                        {listen}
                         server_name localhost;
                         root {root};
                 """) + textwrap.indent(locations, "        ") + "\n    }\n}\n")

@@ -27,6 +27,7 @@ def capture_options(config: WebsimConfig) -> CaptureOptions:
         network_idle_ms=config.network_idle_ms,
         dom_stable_checks=config.dom_stable_checks,
         dom_check_interval_ms=config.dom_check_interval_ms,
+        stable_early=config.stable_early,
         cookies=config.cookies,
         png=bool(config.screenshots_dir),  # kept as ID.png; else a JPEG (pHash and thumbnail only)
         favicon=config.favicon,

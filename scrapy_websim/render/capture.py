@@ -6,7 +6,8 @@ Two hooks plug into scrapy-playwright without replacing its download handler:
   attaches a :class:`NetworkTracker` (Playwright's request events) and the viewport.
 * :func:`capture` is a callable ``PageMethod``: it runs after navigation, waits until the page is
   stable (no request in flight for ``network_idle_ms`` *and* ``dom_stable_checks`` consecutive
-  checks without a DOM mutation, made in the page, capped at ``stable_timeout``), then takes the title, the navigation timings
+  checks without a DOM mutation, made in the page, capped at ``stable_timeout``; sooner when the
+  page is provably done, see :func:`wait_stable`), then takes the title, the navigation timings
   and a viewport screenshot. Its result dict lands in ``PageMethod.result``.
 
 scrapy-playwright then reads ``page.content()`` (the rendered HTML, after our wait) and closes the
@@ -28,32 +29,118 @@ from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch
 
 logger = logging.getLogger(__name__)
 
-# DOM quiet wait, in the page: the first call installs a MutationObserver on the document (child
-# lists, text and the attributes that show or swap content); each call then waits, on the page's
-# own timers, until ``quiet`` consecutive intervals of ``interval`` ms pass with no mutation and no
-# readyState change (true), or ``budget`` ms pass (false). One call per wait, where asking for a
-# DOM digest every interval cost a round trip to the renderer each; and counting mutations costs
-# the renderer nothing, where serialising the document (outerHTML) and measuring its text
-# (innerText forces a layout) on every check cost ~1-10 ms of renderer CPU each on a 100 KB page.
-# A navigation that replaces the document fails the call (the caller starts again).
-_DOM_QUIET_JS = """async ([quiet, interval, budget]) => {
+# Installs the DOM mutation counter of the stable-page checks once per document: child lists,
+# text and the attributes that show or swap content. Counting costs the renderer nothing, where
+# serialising the document (outerHTML) and measuring its text (innerText forces a layout) on every
+# check cost ~1-10 ms of renderer CPU each on a 100 KB page.
+_DOM_COUNTER_JS = """
   let s = window.__websimDom;
   if (!s) {
     s = window.__websimDom = {n: 0};
     new MutationObserver((records) => { s.n += records.length; }).observe(document, {
       childList: true, subtree: true, characterData: true,
       attributes: true, attributeFilter: ['hidden', 'src', 'href', 'open', 'value']});
-  }
+  }"""
+
+# DOM quiet wait, in the page: each call waits, on the page's timers, until ``quiet``
+# consecutive intervals of ``interval`` ms pass with no mutation and no readyState change (true),
+# or ``budget`` ms pass (false). One call per wait, where asking every interval cost a round trip
+# to the renderer each. A navigation that replaces the document fails the call (the caller
+# starts again).
+_DOM_QUIET_JS = """async ([quiet, interval, budget]) => {""" + _DOM_COUNTER_JS + """
+  const w = window.__websimWatch;
+  const sleep = w ? w.sleep : (ms) => new Promise((r) => setTimeout(r, ms));
   const start = performance.now();
   let last = s.n + ':' + document.readyState, still = 0;
   while (still < quiet) {
     if (performance.now() - start >= budget) return false;
-    await new Promise((r) => setTimeout(r, interval));
+    await sleep(interval);
     const now = s.n + ':' + document.readyState;
     still = now === last ? still + 1 : 0;
     last = now;
   }
   return true;
+}"""
+
+# Runs before any script of each document of a websim tab: keeps the page's pending timers
+# (setTimeout, setInterval), animation frames and idle callbacks, so the stable-page wait can tell
+# a page that is done (nothing left that could change it soon) from one that will still change.
+# The wrappers call the browser's own functions and look like them (``toString``); the waits of
+# the stable-page checks use the browser's own setTimeout (``sleep``), so they are not counted.
+WATCH_JS = """(() => {
+  if (window.__websimWatch) return;
+  const timeouts = new Map(), intervals = new Map(), frames = new Set(), idles = new Set();
+  const own = {setTimeout, clearTimeout, setInterval, clearInterval,
+               requestAnimationFrame: window.requestAnimationFrame,
+               cancelAnimationFrame: window.cancelAnimationFrame,
+               requestIdleCallback: window.requestIdleCallback, cancelIdleCallback: window.cancelIdleCallback};
+  const now = () => performance.now();
+  const looks = (wrapper, original) => {
+    const text = Function.prototype.toString.call(original);
+    Object.defineProperty(wrapper, 'toString', {value: () => text, configurable: true, writable: true});
+    Object.defineProperty(wrapper, 'name', {value: original.name, configurable: true});
+    return wrapper;
+  };
+  const watch = {
+    sleep: (ms) => new Promise((r) => own.setTimeout.call(window, r, ms)),
+    // true when no timer is due within ``horizon`` ms and no frame or idle callback is pending
+    quiet(horizon) {
+      const t = now(), until = t + horizon;
+      if (frames.size || idles.size) return false;
+      for (const due of timeouts.values()) if (due <= until) return false;
+      for (const [since, every] of intervals.values()) {
+        const period = Math.max(every, 4);
+        if (since + period * Math.max(1, Math.ceil((t - since) / period)) <= until) return false;
+      }
+      return true;
+    },
+  };
+  Object.defineProperty(window, '__websimWatch', {value: watch});
+  window.setTimeout = looks(function (fn, ms, ...rest) {
+    if (typeof fn !== 'function') return own.setTimeout.call(this, fn, ms, ...rest);
+    let id;
+    id = own.setTimeout.call(this, function () { timeouts.delete(id); return fn.apply(this, arguments); },
+                             ms, ...rest);
+    timeouts.set(id, now() + (Number(ms) || 0));
+    return id;
+  }, own.setTimeout);
+  window.setInterval = looks(function (fn, ms, ...rest) {
+    const id = own.setInterval.call(this, fn, ms, ...rest);
+    intervals.set(id, [now(), Number(ms) || 0]);
+    return id;
+  }, own.setInterval);
+  const clear = (original) => looks(function (id) {
+    timeouts.delete(id);
+    intervals.delete(id);
+    return original.call(this, id);
+  }, original);
+  window.clearTimeout = clear(own.clearTimeout);
+  window.clearInterval = clear(own.clearInterval);
+  const callbacks = (request, cancel, pending) => {
+    if (typeof own[request] !== 'function') return;
+    window[request] = looks(function (fn, ...rest) {
+      if (typeof fn !== 'function') return own[request].call(this, fn, ...rest);
+      let id;
+      id = own[request].call(this, function () { pending.delete(id); return fn.apply(this, arguments); }, ...rest);
+      pending.add(id);
+      return id;
+    }, own[request]);
+    window[cancel] = looks(function (id) { pending.delete(id); return own[cancel].call(this, id); }, own[cancel]);
+  };
+  callbacks('requestAnimationFrame', 'cancelAnimationFrame', frames);
+  callbacks('requestIdleCallback', 'cancelIdleCallback', idles);
+})();"""
+
+# Is the page done? True when its load event has run, no DOM mutation happens for ``interval`` ms
+# and then no timer is due within ``horizon`` ms (the time the network-idle wait would still take)
+# and no animation frame or idle callback is pending.
+_DONE_JS = """async ([interval, horizon]) => {
+  const w = window.__websimWatch;
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (!w || !nav || !(nav.loadEventEnd > 0)) return false;""" + _DOM_COUNTER_JS + """
+  const before = s.n;
+  await w.sleep(interval);
+  return s.n === before && w.quiet(horizon);
 }"""
 
 #: Rendered HTML above this many characters is cut here (a 50 MB page or a million nodes would
@@ -95,6 +182,8 @@ class CaptureOptions:
     network_idle_ms: int = 500
     dom_stable_checks: int = 3
     dom_check_interval_ms: int = 100
+    #: End the wait as soon as the page is provably done (:func:`wait_stable`).
+    stable_early: bool = True
     screenshot: bool = True
     #: A PNG screenshot (``WEBSIM_SCREENSHOTS_DIR`` keeps them); otherwise a JPEG, all the pHash and
     #: the report's thumbnail need (:data:`SCREENSHOT_JPEG_QUALITY`).
@@ -169,6 +258,8 @@ def make_init_callback(options: CaptureOptions):
         if tracker is None:  # a new tab (a kept one has its tracker, TLS watch and viewport)
             _trackers[page] = NetworkTracker(page)
             await watch_tls(page)
+            if options.stable_early:
+                await page.add_init_script(WATCH_JS)
             width, height = options.viewport
             await page.set_viewport_size({"width": width, "height": height})
         else:
@@ -193,6 +284,14 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
     Stable: no request in flight for ``network_idle_ms`` and ``dom_stable_checks`` consecutive DOM
     checks ``dom_check_interval_ms`` apart that saw no change (the checks run in the page:
     ``_DOM_QUIET_JS``), capped at ``stable_timeout``.
+
+    Or, sooner (``stable_early``), a page that is provably done: its load event has run, no request
+    has been in flight for one check interval, its DOM did not change in that interval, and no timer
+    of the page is due within ``network_idle_ms`` and no animation frame or idle callback is pending
+    (``_DONE_JS``, with the timers kept by ``WATCH_JS``). Nothing is left that could change such a
+    page before the network-idle wait would have ended; a page still loading, fetching or with a
+    timer due soon waits as above. On a static page this is most of the wait (``network_idle_ms``
+    after the last request, instead of one check interval).
     """
     start = time.monotonic()
     deadline = start + options.stable_timeout
@@ -202,9 +301,18 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
     # The DOM is first asked once the network is nearly idle: the quiet intervals that must follow
     # fit in the idle time still to come, and a page still loading is not asked in vain.
     ask_from = max(0.0, idle_needed - quiet * interval)
+    early = options.stable_early and tracker is not None
+
+    def done(timeout: bool, **more: Any) -> Dict[str, Any]:
+        return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": timeout, **more}
+
     while True:
         now = time.monotonic()
         if tracker is not None and tracker.idle_for() < ask_from and now < deadline:
+            if early and not tracker.in_flight:
+                if await _provably_done(page, tracker, options, deadline):
+                    return done(False, stable_early=True)
+                continue
             await asyncio.sleep(min(interval, max(0.01, ask_from - tracker.idle_for())))
             continue
         budget = max(0.0, deadline - now)
@@ -216,9 +324,25 @@ async def wait_stable(page: Any, tracker: Optional[NetworkTracker], options: Cap
             await asyncio.sleep(interval)
         net_idle = tracker is None or tracker.idle_for() >= idle_needed
         if net_idle and dom_quiet:
-            return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": False}
+            return done(False)
         if time.monotonic() >= deadline:
-            return {"stable_ms": round((time.monotonic() - start) * 1000), "stable_timeout": True}
+            return done(True)
+
+
+async def _provably_done(page: Any, tracker: NetworkTracker, options: CaptureOptions, deadline: float) -> bool:
+    """One ``_DONE_JS`` check (one check interval long); then no request may have started or ended
+    during it either."""
+    interval = options.dom_check_interval_ms / 1000.0
+    asked = time.monotonic()
+    try:
+        ok = await asyncio.wait_for(
+            page.evaluate(_DONE_JS, [options.dom_check_interval_ms, options.network_idle_ms]), interval + 1.0)
+    except Exception:  # noqa: BLE001 - navigation in progress, or a page that stalls its timers
+        ok = False
+    if not ok:  # the next check one interval after this one began (not before the load event, say)
+        await asyncio.sleep(max(0.0, min(asked + interval, deadline) - time.monotonic()))
+        return False
+    return not tracker.in_flight and tracker.idle_for() >= interval
 
 
 async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:

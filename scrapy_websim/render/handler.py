@@ -36,6 +36,7 @@ from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig
+from scrapy_websim.render.capture import capture
 from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
 from scrapy_websim.render.tabs import TabPool
 
@@ -243,6 +244,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         try:
             response = await self._render(request, spider)
             ok = True
+            self._count_wait(request)
             return response
         except _AnswerInstead as answer:
             return answer.response
@@ -251,6 +253,19 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 await self._release_tab(request, ok)
             for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
                 request.meta.pop(key, None)
+
+    def _count_wait(self, request: Any) -> None:
+        """Stats of the stable-page wait: its seconds, the pages' render seconds (navigation to
+        content), and how many pages were provably done early (README "Performance")."""
+        result = next((pm.result for pm in request.meta.get("playwright_page_methods") or ()
+                       if getattr(pm, "method", None) is capture), None)
+        latency = request.meta.get("download_latency")
+        if not isinstance(result, dict) or "stable_ms" not in result or latency is None:
+            return
+        self.stats.inc_value("websim/render_seconds", round(float(latency), 3))
+        self.stats.inc_value("websim/stable_seconds", result["stable_ms"] / 1000.0)
+        if result.get("stable_early"):
+            self.stats.inc_value("websim/stable_early")
 
     async def _render(self, request: Any, spider: Any) -> Response:
         """One try, and one more if the browser or the renderer died."""
