@@ -29,7 +29,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uf
 # --- rows ---
 
 def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") -> Dict[str, Any]:
-    """The url record of SPEC section 8: ``OUTPUT_FIELDS`` in order (``reason``: its
+    """The url record: ``OUTPUT_FIELDS`` in order (``reason``: its
     ``match_reason``, from ``core/match/reasons.py``)."""
     a = a or Assignment()
     sims = a.sims
