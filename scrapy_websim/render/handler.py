@@ -157,12 +157,13 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     async def _create_page(self, request: Any, spider: Any) -> Any:
         meta = request.meta
-        page = await self._kept_tab(request) if meta.get("_websim_tab_pool") else None
+        pooled = bool(meta.get("_websim_tab_pool"))
+        page = await self._kept_tab(request) if pooled else None
         if page is None:
             name = meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
             self._opening[name] = self._opening.get(name, 0) + 1
             try:
-                page = await super()._create_page(request, spider)
+                page = await self._open_page(request, spider, pooled)
             finally:
                 self._opening[name] -= 1
             if meta.get("websim_render"):
@@ -172,6 +173,22 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             meta["_websim_page"] = page
             meta["_websim_page_started"] = asyncio.get_running_loop().time()
         return page
+
+    async def _open_page(self, request: Any, spider: Any, pooled: bool) -> Any:
+        """scrapy-playwright's new page. A pooled request comes here only when a page slot is free
+        (or to create the context), so opening the page takes a moment; a browser that was killed
+        or wedged can leave it unanswered for ever, before any page budget runs. After
+        ``page_budget`` seconds the browser is restarted and the request is retried once, like the
+        pages of a crashed browser (an unpooled request may wait here for a slot: not bounded)."""
+        if not pooled:
+            return await super()._create_page(request, spider)
+        try:
+            return await asyncio.wait_for(super()._create_page(request, spider), self.page_budget)
+        except asyncio.TimeoutError:
+            request.meta["_websim_crashed"] = True
+            await self._restart_browser(f"no new page opened within {self.page_budget:g} s")
+            raise BrowserCrashed(f"no new page opened within {self.page_budget:g} s; the browser was restarted") \
+                from None
 
     async def _kept_tab(self, request: Any) -> Any:
         """A tab kept from an earlier page (:mod:`~scrapy_websim.render.tabs`); None when a new
