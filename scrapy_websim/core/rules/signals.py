@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..params.rules import RULE_CODES, RuleParams
@@ -177,16 +177,19 @@ def _echoes(url: str) -> Tuple[str, ...]:
     parts = urlsplit(url)
     raw = [unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])]
     raw += [v for _k, v in parse_qsl(parts.query)]
-    out = set()
-    for value in raw:
+    out = {variant.lower() for variant in _spellings(raw) if len(variant) >= 3}
+    return tuple(sorted(out, key=lambda v: (-len(v), v)))
+
+
+def _spellings(values: Iterable[str]) -> Iterator[str]:
+    """Each URL piece as a page may print it: as it is and without its file extension, each also
+    with ``_``/``+`` and then ``-`` read as spaces, white space folded (case kept)."""
+    for value in values:
         value = value.strip()
         stem = value.rsplit(".", 1)[0] if "." in value[1:] else value
         for v in (value, stem):
             for variant in (v, re.sub(r"[_+]", " ", v), re.sub(r"[-_+]", " ", v)):
-                variant = _WS.sub(" ", variant).strip().lower()
-                if len(variant) >= 3:
-                    out.add(variant)
-    return tuple(sorted(out, key=lambda v: (-len(v), v)))
+                yield _WS.sub(" ", variant).strip()
 
 
 _QUOTES = "\"'“”‘’«»「」『』"
@@ -261,15 +264,8 @@ def _echo_words(url: str) -> Optional["re.Pattern[str]"]:
     raw = [path, path.strip("/")] + [seg for seg in path.split("/") if seg]
     raw += [seg.rsplit(":", 1)[1] for seg in raw[2:] if ":" in seg]
     raw += [v for _k, v in parse_qsl(parts.query)] + [unquote(parts.fragment)]
-    found = set()
-    for value in raw:
-        value = value.strip()
-        stem = value.rsplit(".", 1)[0] if "." in value[1:] else value
-        for v in (value, stem):
-            for variant in (v, re.sub(r"[_+]", " ", v), re.sub(r"[-_+]", " ", v)):
-                variant = _WS.sub(" ", variant).strip()
-                if _CJK.search(variant) or " " in variant or variant != variant.lower():
-                    found.add(variant.lower())
+    found = {variant.lower() for variant in _spellings(raw)
+             if _CJK.search(variant) or " " in variant or variant != variant.lower()}
     alternatives = []
     for echo in sorted(found, key=lambda e: (-len(e), e)):
         if _CJK.search(echo) and len(echo) >= 2:
