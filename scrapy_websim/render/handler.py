@@ -28,7 +28,7 @@ import ipaddress
 import logging
 import socket
 import weakref
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence
 from urllib.parse import urlsplit
 
 from scrapy.http import Response
@@ -182,13 +182,22 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         pages of a crashed browser (an unpooled request may wait here for a slot: not bounded)."""
         if not pooled:
             return await super()._create_page(request, spider)
+        # A timer that cancels this very task, not asyncio.wait_for: that would run the call in a
+        # new task, which yields before scrapy-playwright takes the free slot (see _kept_tab).
+        task = asyncio.current_task()
+        expired: List[bool] = []
+        timer = asyncio.get_running_loop().call_later(self.page_budget, lambda: (expired.append(True), task.cancel()))
         try:
-            return await asyncio.wait_for(super()._create_page(request, spider), self.page_budget)
-        except asyncio.TimeoutError:
-            request.meta["_websim_crashed"] = True
-            await self._restart_browser(f"no new page opened within {self.page_budget:g} s")
-            raise BrowserCrashed(f"no new page opened within {self.page_budget:g} s; the browser was restarted") \
-                from None
+            return await super()._create_page(request, spider)
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            getattr(task, "uncancel", lambda: None)()
+        finally:
+            timer.cancel()
+        request.meta["_websim_crashed"] = True
+        await self._restart_browser(f"no new page opened within {self.page_budget:g} s")
+        raise BrowserCrashed(f"no new page opened within {self.page_budget:g} s; the browser was restarted")
 
     async def _kept_tab(self, request: Any) -> Any:
         """A tab kept from an earlier page (:mod:`~scrapy_websim.render.tabs`); None when a new
