@@ -84,7 +84,7 @@ class Addon:
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
         # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
-        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 950)
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 540)
         # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
         # DefaultHeadersMiddleware 400, before UserAgentMiddleware 500 and HttpProxyMiddleware 750)
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware", 450)

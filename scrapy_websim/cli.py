@@ -311,24 +311,24 @@ def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
 
 def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], report_dir: str = "") -> int:
     """Write every result file (whatever happened to the crawl) and say how it ended."""
-    from scrapy_websim.extensions import _extensions  # noqa: PLC0415
+    from scrapy_websim import signals as websim_signals  # noqa: PLC0415
+    from scrapy_websim.output import write_atomically  # noqa: PLC0415
 
     stats = crawler.stats.get_stats() if crawler.stats else {}
-    ext = _extensions.get(crawler)
-    if ext is None or not ext.total_inputs:
+    if not stats.get("websim/inputs"):
         print(f"websim: error: the crawl did not start ({stats.get('finish_reason', 'no stats')}); "
               f"see the log above", file=sys.stderr)
         return EXIT_INCOMPLETE
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
-
-    result = ext.finalize()  # done already unless a second signal stopped the crawl at once
+    # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
+    result = websim_signals.ask(crawler, websim_signals.result_wanted)
+    stats = crawler.stats.get_stats()
     for path, fmt in outputs:
         write_atomically(path, fmt, result)
         if job:
             job.wrote(path)
     meta = result.meta
     reason = stats.get("finish_reason", "stopped at once")
-    left = ext.store_placeholders()
+    left = stats.get("websim/not_fetched", 0)
     print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> "
           f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
     report = stats.get("websim/report")

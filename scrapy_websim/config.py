@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import os
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
@@ -35,6 +36,9 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 
 _TABLE = object()
+
+#: Each crawler's :class:`WebsimConfig` (``WebsimConfig.from_crawler``).
+_BY_CRAWLER: "weakref.WeakKeyDictionary[Any, WebsimConfig]" = weakref.WeakKeyDictionary()
 
 
 def _get(settings: Any, name: str, default: Any = _TABLE) -> Any:
@@ -226,6 +230,15 @@ class WebsimConfig:
     def thumbnails_path(self) -> str:
         """Where the crawl keeps thumbnails: WEBSIM_THUMBNAILS_DIR, else the report's thumbs/, else none."""
         return self.thumbnails_dir or (os.path.join(self.report_dir, "thumbs") if self.report_dir else "")
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WebsimConfig":
+        """The crawler's config: built and checked from its settings once, then shared by every
+        component of that crawler."""
+        config = _BY_CRAWLER.get(crawler)
+        if config is None:
+            config = _BY_CRAWLER[crawler] = cls.from_settings(crawler.settings)
+        return config
 
     @classmethod
     def from_settings(cls, settings: Any) -> "WebsimConfig":

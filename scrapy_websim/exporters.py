@@ -1,9 +1,9 @@
 """Scrapy's feed exporter interface for the product's formats: ``-o result.json`` / ``.csv`` / ``.jsonl``.
 
 During the crawl the exporters write nothing and hold nothing: every page's compact record is in
-the extension's on-disk store. When the feed closes, the exporter asks the extension for the
-final clustering (computed once, whichever feed closes first) and streams the rows out in id
-order, so memory does not grow with the number of records. The rows and formats themselves are
+the extension's on-disk store. When the feed closes, the exporter asks for the result with the
+``result_wanted`` signal (computed once, whichever feed closes first) and streams the rows out in
+id order, so memory does not grow with the number of records. The rows and formats themselves are
 in ``output.py``; this module only adapts Scrapy's exporter interface to those writers.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from scrapy.exporters import BaseItemExporter
 
+from scrapy_websim import signals as websim_signals
 from scrapy_websim.output import write_csv, write_json, write_jsonl
 
 __all__ = ["WebsimJsonExporter", "WebsimJsonLinesExporter", "WebsimCsvExporter"]
@@ -34,7 +35,7 @@ class _WebsimExporter(BaseItemExporter):
             raise FileExistsError(
                 f"{name} exists and is not empty: scrapy-websim never appends a second result to it "
                 f"(the file would no longer be valid). Use -O to overwrite it, or another file name")
-        kwargs.pop("fields_to_export", None)  # the product's columns are fixed (SPEC section 8)
+        kwargs.pop("fields_to_export", None)  # the columns are the product's, in a fixed order
         super().__init__(dont_fail=True, **kwargs)
         if not self.encoding:
             self.encoding = "utf-8"
@@ -46,10 +47,11 @@ class _WebsimExporter(BaseItemExporter):
     def export_item(self, item: Any) -> None:
         """Nothing to do: the record is already in the extension's store."""
 
-    def _result(self):
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
-        return get_extension(self._crawler).finalize()
+    def _result(self) -> Any:
+        if self._crawler is None:
+            raise TypeError(f"{type(self).__name__} writes a scrapy-websim crawl's result: Scrapy's feed "
+                            "exports create it with from_crawler")
+        return websim_signals.ask(self._crawler, websim_signals.result_wanted)
 
     def _write(self, text: str) -> None:
         self.file.write(text.encode(self.encoding))

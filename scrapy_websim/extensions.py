@@ -1,10 +1,14 @@
-"""The closing extension: keeps every page's compact record, clusters at the end, feeds exporters.
+"""The extension that owns the end of the crawl: every page's compact record, the clustering, the report.
 
-* ``register_inputs`` (called by the ``websim`` spider) stores a placeholder record for every input
-  URL, so a URL whose request is lost (dropped by a middleware, crawl interrupted) still gets a
-  record with ``error`` set: no input URL is ever missing from the output.
-* ``add_record`` (called by the pipeline) replaces the placeholder with the real record.
-* ``finalize`` runs once, when the first feed closes or the spider closes, whichever comes first.
+The other components reach it only through the signals of :mod:`scrapy_websim.signals`:
+
+* ``inputs_declared`` (from the ``websim`` spider) stores a placeholder record for every input URL,
+  so a URL whose request is lost (dropped by a middleware, crawl interrupted) still gets a record
+  with ``error`` set: no input URL is ever missing from the output.
+* ``page_recorded`` (from the pipeline and the failure middleware) stores a page's record, in place
+  of its placeholder.
+* ``result_wanted`` (from the exporters and the CLI) is answered with the result, computed once.
+  It is computed at the latest when the spider closes, and the HTML report written then.
 """
 
 from __future__ import annotations
@@ -13,15 +17,15 @@ import logging
 import os
 import tempfile
 import time
-import weakref
-from typing import Any, Iterable, List, Set
+from typing import Any, Iterable, List, NamedTuple, Set
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
 
+from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.types import PageRecord
 
 logger = logging.getLogger(__name__)
 
@@ -31,17 +35,12 @@ STORE_NAME = "websim-store.sqlite"
 #: Pending records are written to disk at least this often (a killed crawl loses at most this much).
 FLUSH_SECONDS = 5.0
 
-_extensions: "weakref.WeakKeyDictionary[Any, WebsimExtension]" = weakref.WeakKeyDictionary()
 
+class Registered(NamedTuple):
+    """The answer to ``inputs_declared``: what an earlier run of the same ``JOBDIR`` did already."""
 
-def get_extension(crawler: Any) -> "WebsimExtension":
-    ext = _extensions.get(crawler)
-    if ext is None:
-        raise NotConfigured(
-            "scrapy-websim is not enabled: add ADDONS = {'scrapy_websim.Addon': 500} to your settings "
-            "(or keep EXTENSIONS['scrapy_websim.extensions.WebsimExtension'])"
-        )
-    return ext
+    done: Set[int]  #: input ids with a record of their own (not requested again)
+    probed: Set[str]  #: origins with a soft-404 probe record
 
 
 def refuse_appending_feeds(feeds: dict) -> None:
@@ -61,16 +60,16 @@ def refuse_appending_feeds(feeds: dict) -> None:
 
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
-        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
         from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
+        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
 
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = WebsimConfig.from_settings(crawler.settings)
+        self.config = WebsimConfig.from_crawler(crawler)
         refuse_appending_feeds(crawler.settings.getdict("FEEDS"))
-        self.params = Finalizer.params_from_settings(crawler.settings, self.config)
+        self.params = Finalizer.params_for(crawler)
         self.jobdir = crawler.settings.get("JOBDIR") or ""
-        if self.jobdir:  # resumable: the store outlives the process (README "Interrupt and resume")
+        if self.jobdir:  # resumable: the store outlives the process
             os.makedirs(self.jobdir, exist_ok=True)
             self._tmpdir = None
             store_path = os.path.join(self.jobdir, STORE_NAME)
@@ -84,13 +83,17 @@ class WebsimExtension:
         self._next_extra_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
         self._last_progress = self._started
-        self._result = None
+        self._result: Any = None
         self._report_written = False
-        self._discovered: set = set()  # 8-byte digests of URLs recorded for spiders other than websim
-        self.sink: Any = None  # a distributed worker's record sink (scrapy_websim.distributed), set by its spider
+        self._discovered: Set[bytes] = set()  # 8-byte digests of the URLs of discovered pages recorded
+        self.sink: Any = None  # a distributed worker's record sink: its records go to Redis
         self._waiting = bytearray()  # 1 at an input id whose record is still the placeholder
-        _extensions[crawler] = self
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        for handler, signal in ((self.spider_closed, signals.spider_closed),
+                                (self.add_record, websim_signals.page_recorded),
+                                (self.register_inputs, websim_signals.inputs_declared),
+                                (self.finalize, websim_signals.result_wanted),
+                                (self.open_sink, websim_signals.sink_opened)):
+            crawler.signals.connect(handler, signal=signal)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimExtension":
@@ -98,9 +101,9 @@ class WebsimExtension:
 
     # --- during the crawl ---
 
-    def register_inputs(self, entries: Iterable[Any]) -> Set[int]:
-        """Store a placeholder for every input not done yet; returns the ids done by an earlier run
-        of the same ``JOBDIR`` (their records are kept, their URLs are not fetched again)."""
+    def register_inputs(self, entries: Iterable[Any]) -> Registered:
+        """Store a placeholder for every input not done yet; answers with what an earlier run of
+        the same ``JOBDIR`` did (those records are kept, their URLs are not fetched again)."""
         entries = list(entries)
         done = self._resumed_ids(entries)
         self._waiting = bytearray(max((entry.id for entry in entries), default=0) + 1)
@@ -115,7 +118,7 @@ class WebsimExtension:
         if done:
             self.stats.set_value("websim/resumed", len(done))
             logger.info("websim: resuming %s: %d of %d URLs done already", self.jobdir, len(done), len(entries))
-        return done
+        return Registered(done, self.store.probe_origins())
 
     def _resumed_ids(self, entries: List[Any]) -> Set[int]:
         """Ids whose record in the store is real (not a placeholder) and still belongs to the same line."""
@@ -134,27 +137,28 @@ class WebsimExtension:
         self.done = len(done)
         return done
 
-    def store_placeholders(self) -> int:
-        """How many input URLs have no record of their own yet (interrupted crawl)."""
-        return self._waiting.count(1)
-
-    def first_visit(self, url: str) -> bool:
-        """True the first time ``url`` is seen: a page a spider fetches twice is recorded once."""
-        digest = blake2b64(url)
-        if digest in self._discovered:
-            return False
-        self._discovered.add(digest)
+    def open_sink(self, sink: Any, total_inputs: int) -> bool:
+        """A distributed worker's records go to ``sink``; the job's collector clusters them."""
+        self.sink = sink
+        self.total_inputs = total_inputs
         return True
 
-    def add_record(self, record: PageRecord) -> None:
+    def add_record(self, record: PageRecord) -> bool:
+        """Store a page's record. A page found by a spider (id 0) whose URL has a record already is
+        dropped: a page fetched twice is recorded once. True: the record is taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
             if self.sink is None:
                 self.store.add_probe(record)
             self.stats.inc_value("websim/soft404_probes")
-            return
+            return True
         if record.id <= 0:
+            digest = blake2b64(record.url)
+            if digest in self._discovered:
+                return True
+            self._discovered.add(digest)
             record.id = self._next_extra_id
             self._next_extra_id += 1
+        fill_normalized_url(record, self.params.features)
         (self.store if self.sink is None else self.sink).add(record)
         if 0 < record.id < len(self._waiting):
             self._waiting[record.id] = 0
@@ -174,6 +178,7 @@ class WebsimExtension:
         elif record.status_code:
             self.stats.inc_value("websim/non_html")
         self._maybe_log_progress()
+        return True
 
     def _maybe_log_progress(self) -> None:
         interval = self.config.progress_interval
@@ -194,6 +199,8 @@ class WebsimExtension:
     # --- at the end ---
 
     def finalize(self) -> Any:
+        """The result, computed on the first call; also sets the stats ``websim/total_urls``,
+        ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
         if self._result is None:
             from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
 
@@ -201,6 +208,7 @@ class WebsimExtension:
             self.store.flush()
             self._result = Finalizer(self.params).run(self.store, self.total_inputs)
             meta = self._result.meta
+            self.stats.set_value("websim/not_fetched", self._waiting.count(1))
             for key in ("total_urls", "eligible_html_urls", "total_clusters"):
                 self.stats.set_value(f"websim/{key}", meta[key])
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
@@ -106,9 +107,23 @@ class _RecordCache:
         return rec
 
 
+#: Each crawler's parameter objects (``Finalizer.params_for``).
+_PARAMS_BY_CRAWLER: "weakref.WeakKeyDictionary[Any, FinalParams]" = weakref.WeakKeyDictionary()
+
+
 class Finalizer:
     def __init__(self, params: FinalParams) -> None:
         self.params = params
+
+    @staticmethod
+    def params_for(crawler: Any) -> FinalParams:
+        """The crawler's core parameter objects, built from its settings once and shared by its
+        components."""
+        params = _PARAMS_BY_CRAWLER.get(crawler)
+        if params is None:
+            params = Finalizer.params_from_settings(crawler.settings, WebsimConfig.from_crawler(crawler))
+            _PARAMS_BY_CRAWLER[crawler] = params
+        return params
 
     @staticmethod
     def params_from_settings(settings: Any, config: WebsimConfig) -> FinalParams:

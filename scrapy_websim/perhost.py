@@ -78,11 +78,9 @@ class HostRamp:
         return self.limit
 
 
-def ramp_allowed(settings: Any) -> bool:
+def ramp_allowed(settings: Any, per_host_max: int) -> bool:
     """True unless the user set the per-host politeness themselves (see the module docstring)."""
     from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
-
-    from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
 
     default = SETTINGS_PRIORITIES["default"]
     if (settings.getpriority("CONCURRENT_REQUESTS_PER_DOMAIN") or 0) > SETTINGS_PRIORITIES["addon"]:
@@ -91,7 +89,7 @@ def ramp_allowed(settings: Any) -> bool:
         return False
     if settings.getfloat("DOWNLOAD_DELAY") or (settings.getpriority("DOWNLOAD_DELAY") or 0) > default:
         return False
-    return WebsimConfig.from_settings(settings).per_host_max > settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+    return per_host_max > settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
 
 
 def ttfb_of(request: Any, response: Any) -> Optional[float]:
@@ -128,9 +126,9 @@ class PerHostRamp:
         from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
 
         settings = crawler.settings
-        if not ramp_allowed(settings):
+        ceiling = WebsimConfig.from_crawler(crawler).per_host_max
+        if not ramp_allowed(settings, ceiling):
             raise NotConfigured("the per-host limit is the user's")
-        ceiling = WebsimConfig.from_settings(settings).per_host_max
         pages = settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT")
         if pages > 0:  # more places than the browser renders pages at once only wait in the handler
             ceiling = max(settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"), min(ceiling, pages))

@@ -11,10 +11,11 @@ import time
 from typing import Any
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.core.features import compute_features, fill_normalized_url
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.features import compute_features
 from scrapy_websim.core.page.visual import decode_image
-from scrapy_websim.extensions import get_extension
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.finalize import Finalizer
 from scrapy_websim.items import PageItem
 from scrapy_websim.report.thumbs import save_thumbnail
 
@@ -24,12 +25,11 @@ logger = logging.getLogger(__name__)
 class WebsimPipeline:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
-        self.ext = get_extension(crawler)
-        self.params = self.ext.params.features
-        self.screenshots_dir = self.ext.config.screenshots_dir
+        config = WebsimConfig.from_crawler(crawler)
+        self.params = Finalizer.params_for(crawler).features
+        self.screenshots_dir = config.screenshots_dir
         if self.screenshots_dir:
             os.makedirs(self.screenshots_dir, exist_ok=True)
-        config = self.ext.config
         self.thumbnails_dir = config.thumbnails_path
         self.thumbnail_args = (config.thumbnail_width, config.thumbnail_format, config.thumbnail_quality)
         if self.thumbnails_dir:
@@ -54,7 +54,7 @@ class WebsimPipeline:
             if record.probe_for:  # a soft-404 probe: features for the calibration, nothing else
                 if image is not None:
                     image.close()
-                self.ext.add_record(record)
+                self._recorded(record)
                 item.html, item.screenshot = "", b""
                 return item
             if self.screenshots_dir and item.screenshot:
@@ -65,17 +65,18 @@ class WebsimPipeline:
                 self._thumbnail(record, image)
             if image is not None:
                 image.close()
-            fill_normalized_url(record, self.params)
-            self.ext.add_record(record)
+            self._recorded(record)
             if item.html and not record.error:
                 self.crawler.signals.send_catch_log(
                     websim_signals.page_featured, record=record, main_text=main_text, spider=spider)
             item.html, item.screenshot = "", b""
             return item
         if isinstance(item, PageRecord):
-            fill_normalized_url(item, self.params)
-            self.ext.add_record(item)
+            self._recorded(item)
         return item
+
+    def _recorded(self, record: PageRecord) -> None:
+        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
 
     def _decode(self, record: PageRecord, screenshot: bytes) -> Any:
         """The screenshot decoded once, for the pHash and the thumbnail (None: none or undecodable)."""

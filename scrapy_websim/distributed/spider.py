@@ -23,6 +23,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 
+from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import ConfigError, WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
@@ -72,7 +73,7 @@ class WebsimWorkerSpider(UrlListSpider):
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "WebsimWorkerSpider":
         spider = super().from_crawler(crawler, *args, **kwargs)
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = WebsimConfig.from_crawler(crawler)
         if not config.redis_url:
             raise ConfigError("the websim-worker spider needs WEBSIM_REDIS_URL (and WEBSIM_REDIS_JOB): "
                               "-s WEBSIM_REDIS_URL=redis://HOST:6379/0 -s WEBSIM_REDIS_JOB=NAME")
@@ -105,16 +106,13 @@ class WebsimWorkerSpider(UrlListSpider):
     async def start(self) -> AsyncIterator[Any]:
         from twisted.internet import task  # noqa: PLC0415
 
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
         queue = getattr(self, "websim_queue", None)
         if queue is None:
             raise ConfigError("websim-worker: the scheduler is not scrapy-redis's with the websim LeaseQueue; "
                               "enable the add-on and set WEBSIM_REDIS_URL")
-        ext = get_extension(self.crawler)
-        ext.sink = self.sink = RecordSink(self.job, queue)
+        self.sink = RecordSink(self.job, queue)
         counts = self.job.counts()
-        ext.total_inputs = counts["fetchable"]
+        websim_signals.ask(self.crawler, websim_signals.sink_opened, sink=self.sink, total_inputs=counts["fetchable"])
         logger.info("websim: worker %s on job %r: %d of %d URLs left, %d queued, %d leased (lease %.0f s)",
                     self.worker_id, self.job.name, counts["unrecorded"], counts["fetchable"], counts["queued"],
                     counts["leased"], self.lease_seconds)

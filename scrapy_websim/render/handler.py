@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import inspect
 import logging
 import socket
 import weakref
@@ -121,7 +122,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        websim = WebsimConfig.from_settings(crawler.settings)
+        websim = WebsimConfig.from_crawler(crawler)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
         self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
@@ -251,10 +252,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 _blocked_reasons[page] = reason
             logger.info("websim: %s (%s)", reason, playwright_request.url)
             return True
-        if self._user_abort is not None:
-            from scrapy_playwright._utils import _maybe_await  # noqa: PLC0415
-
-            return bool(await _maybe_await(self._user_abort(playwright_request)))
+        if self._user_abort is not None:  # PLAYWRIGHT_ABORT_REQUEST: a function or a coroutine function
+            verdict = self._user_abort(playwright_request)
+            return bool(await verdict if inspect.isawaitable(verdict) else verdict)
         return False
 
     # --- per request ---
@@ -477,7 +477,7 @@ class DenyNetworksDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DenyNetworksDownloaderMiddleware":
-        return cls(WebsimConfig.from_settings(crawler.settings).deny_networks)
+        return cls(WebsimConfig.from_crawler(crawler).deny_networks)
 
     async def process_request(self, request: Any, spider: Any = None) -> None:
         if request.meta.get("playwright"):

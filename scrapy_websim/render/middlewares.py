@@ -3,23 +3,29 @@
 With the add-on on, :class:`WebsimRenderSpiderMiddleware` adds scrapy-websim's render meta to every
 request a spider yields (unless ``meta["websim"] = False``), and for each such response emits a
 :class:`~scrapy_websim.items.PageItem` before the spider's own output, so the pipeline computes its
-features and the result file has one record per page. :class:`WebsimFailureDownloaderMiddleware`
-records download failures (refused, timeout, DNS...) of those requests, which never reach a spider
-middleware. The ``websim`` spider records its pages itself and is left alone.
+features and the result file has one record per page. The ``websim`` spider makes its own page
+items and is left alone. :class:`WebsimFailureDownloaderMiddleware` records the download failures
+(refused, timeout, DNS...) of both, which never reach a spider middleware.
 
 Pages found this way get ids after the input URLs, in URL order, at the end of the crawl; a URL
-the spider fetches twice is recorded once.
+the spider fetches twice is recorded once (the extension drops the second record).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, AsyncIterator, Iterable, Iterator
 
 from scrapy import Request
 
-from scrapy_websim.core.features import fill_normalized_url
+from scrapy_websim import signals as websim_signals
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.urls.normalize import url_origin
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
+
+logger = logging.getLogger(__name__)
 
 TRACK = "websim_track"
 OPT_OUT = "websim"
@@ -32,18 +38,17 @@ def _own_spider(spider: Any) -> bool:
 class WebsimRenderSpiderMiddleware:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
+        self.config = WebsimConfig.from_crawler(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimRenderSpiderMiddleware":
         return cls(crawler)
 
     def _prepare(self, request: Request) -> Request:
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
         meta = request.meta
         if meta.get(OPT_OUT) is False or meta.get("websim_render") or meta.get(TRACK):
             return request
-        extra = render_meta(get_extension(self.crawler).config)
+        extra = render_meta(self.config)
         if meta.get("playwright_page_methods"):  # keep the user's page methods; capture runs last
             extra["playwright_page_methods"] = list(meta["playwright_page_methods"]) + extra["playwright_page_methods"]
         for key in ("playwright_page_init_callback", "playwright_page_goto_kwargs"):
@@ -61,11 +66,7 @@ class WebsimRenderSpiderMiddleware:
             yield self._prepare(item) if isinstance(item, Request) and not _own_spider(spider) else item
 
     def _page_item(self, response: Any) -> Any:
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
         if response is None or not response.meta.get(TRACK):
-            return None
-        if not get_extension(self.crawler).first_visit(response.request.url):
             return None
         record, html, screenshot = record_from_response(response, 0, response.request.url)
         return PageItem(record=record, html=html, screenshot=screenshot)
@@ -93,31 +94,69 @@ class WebsimRenderSpiderMiddleware:
         yield from self._wrap(start_requests, spider)
 
 
+#: Chromium's errors when https:// meets a server that does not speak TLS on that port.
+_TLS_HANDSHAKE_ERRORS = ("net::ERR_SSL_PROTOCOL_ERROR", "net::ERR_SSL_VERSION_OR_CIPHER_MISMATCH",
+                         "net::ERR_CONNECTION_CLOSED", "net::ERR_CONNECTION_RESET", "net::ERR_EMPTY_RESPONSE",
+                         "net::ERR_SSL_WRONG_VERSION", "wrong version number")
+
+#: Set in a request's meta once its failure is recorded.
+RECORDED = "websim_failure_recorded"
+
+
+def is_tls_handshake_failure(text: str) -> bool:
+    return any(code in text for code in _TLS_HANDSHAKE_ERRORS)
+
+
+def failure_record(request: Any, exception: BaseException) -> PageRecord:
+    """The record of a request that got no response (refused, timeout, DNS...)."""
+    meta = request.meta
+    record = record_from_failure(request, exception, meta.get("websim_id", 0), meta.get("websim_url", request.url))
+    record.expanded_from = meta.get("websim_expanded_from", "")
+    record.probe_for = meta.get("websim_probe", "")
+    return record
+
+
 class WebsimFailureDownloaderMiddleware:
-    """Records a failed download of a tracked request as a page record with ``error`` set."""
+    """The one place a failed download of a page scrapy-websim records (the ``websim`` spider's or
+    any spider's) is handled. Placed under Scrapy's RetryMiddleware (550), so it sees only a
+    failure that is final:
+
+    * Chromium refuses some ports outright, and will not show the body of an HTTP auth challenge
+      (401 + WWW-Authenticate): the page is fetched again with Scrapy's own HTTP client (recorded,
+      not rendered).
+    * ``https://`` on a port of unknown scheme (``websim_fallback_url`` in meta) failed at the TLS
+      handshake: ``http://`` is tried, as httpx does.
+    * Otherwise the failure is recorded (``page_recorded``) and the request's errback still runs.
+    """
 
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
+        self.config = WebsimConfig.from_crawler(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimFailureDownloaderMiddleware":
         return cls(crawler)
 
     def process_exception(self, request: Any, exception: BaseException, spider: Any = None) -> Any:
-        if not request.meta.get(TRACK):
+        meta = request.meta
+        if not (meta.get(TRACK) or "websim_id" in meta) or meta.get(RECORDED):
             return None
-        if request.meta.get("playwright") and static_fallback_reason(exception):
-            # As the websim spider does: a port Chromium refuses, or an HTTP auth challenge it will
-            # not show, is fetched again with Scrapy's own HTTP client (recorded, not rendered).
-            meta = {k: v for k, v in request.meta.items() if not k.startswith("playwright")}
-            meta["websim_static"] = True
-            return request.replace(meta=meta, dont_filter=True)
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
-        ext = get_extension(self.crawler)
-        if not ext.first_visit(request.url):
-            return None
-        record = record_from_failure(request, exception, 0, request.url)
-        fill_normalized_url(record, ext.params.features)
-        ext.add_record(record)
-        return None  # the spider's errback (if any) still runs
+        reason = static_fallback_reason(exception) if meta.get("playwright") else ""
+        if reason:
+            logger.info("websim: Chromium refused %s (%s); fetching it without rendering", request.url, reason)
+            static = {k: v for k, v in meta.items() if not k.startswith("playwright") and k != "websim_render"}
+            static.update(websim_static=True, dont_redirect=False)
+            return request.replace(meta=static, dont_filter=True)
+        fallback = meta.get("websim_fallback_url")
+        if fallback and is_tls_handshake_failure(str(exception)):
+            logger.info("websim: %s does not speak TLS; trying %s", request.url, fallback)
+            retry = {k: v for k, v in meta.items() if k != "websim_fallback_url"}
+            retry.update(render_meta(self.config), websim_url=fallback)
+            if meta.get("websim_probe"):
+                retry["websim_probe"] = url_origin(fallback)
+            return request.replace(url=fallback, meta=retry, dont_filter=True)
+        meta[RECORDED] = True
+        record = failure_record(request, exception)
+        logger.info("websim: %s failed: %s", request.url, record.error)
+        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        return None

@@ -285,13 +285,7 @@ class WebsimScanDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimScanDownloaderMiddleware":
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
-        try:
-            config = get_extension(crawler).config
-        except Exception:  # noqa: BLE001 - the extension is not on: read the settings ourselves
-            config = WebsimConfig.from_settings(crawler.settings)
-        return cls(config)
+        return cls(WebsimConfig.from_crawler(crawler))
 
     def process_request(self, request: Any, spider: Any = None) -> None:
         for name, value in self.headers:

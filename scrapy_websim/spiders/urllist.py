@@ -9,13 +9,15 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Request, Response, TextResponse
 
+from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
-from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
+from scrapy_websim.render import record_from_response, render_meta
+from scrapy_websim.render.middlewares import RECORDED, failure_record
 
 logger = logging.getLogger(__name__)
 
@@ -62,19 +64,15 @@ class UrlListSpider(scrapy.Spider):
 
     @property
     def config(self) -> WebsimConfig:
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
-        return get_extension(self.crawler).config
+        return WebsimConfig.from_crawler(self.crawler)
 
     async def start(self) -> AsyncIterator[Any]:
-        from scrapy_websim.extensions import get_extension  # noqa: PLC0415
-
-        ext = get_extension(self.crawler)
-        done = ext.register_inputs(self.entries)
+        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=self.entries)
+        done = registered.done
         logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
                     sum(1 for e in self.entries if e.error))
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
-        for request in self.probe_requests(ext.store.probe_origins()):
+        for request in self.probe_requests(registered.probed):
             yield request
         for entry in self.entries:
             if entry.id in done:
@@ -126,19 +124,6 @@ class UrlListSpider(scrapy.Spider):
         meta.update({"websim_id": record_id, "websim_url": raw})
         return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=dont_filter)
 
-    def _scheme_fallback(self, failure: Any) -> Optional[Request]:
-        """https:// on a port of unknown scheme failed at the TLS handshake: try http:// (as httpx does)."""
-        meta = failure.request.meta
-        fallback = meta.get("websim_fallback_url")
-        if not fallback or not _is_tls_handshake_failure(str(failure.value)):
-            return None
-        logger.info("websim: %s does not speak TLS; trying %s", failure.request.url, fallback)
-        request = self.render_request(fallback, meta.get("websim_id", 0), fallback)
-        request.meta["websim_expanded_from"] = meta.get("websim_expanded_from", "")
-        if meta.get("websim_probe"):
-            request.meta.update(websim_probe=url_origin(fallback), websim_predict=False)
-        return request
-
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
         record, html, screenshot = record_from_response(response, meta.get("websim_id", 0), meta.get("websim_url", response.request.url))
@@ -164,34 +149,12 @@ class UrlListSpider(scrapy.Spider):
             yield self.render_request(url, 0, url, dont_filter=False)
 
     def on_error(self, failure: Any) -> Iterator[Any]:
+        """A failed download is recorded by the failure middleware, which also retries it without
+        the browser or over ``http://`` where that helps; this only records a failure that did not
+        pass through the downloader middlewares."""
         request = failure.request
-        meta = request.meta
-        reason = static_fallback_reason(failure) if meta.get("playwright") else ""
-        if reason:
-            # Chromium refuses some ports outright, and will not show the body of an HTTP auth
-            # challenge (401 + WWW-Authenticate); Scrapy's own HTTP client still fetches both.
-            logger.info("websim: Chromium refused %s (%s); fetching it without rendering", request.url, reason)
-            static_meta = {k: v for k, v in meta.items() if k in ("websim_id", "websim_url", "handle_httpstatus_all",
-                                                                     "websim_expanded_from", "websim_probe")}
-            static_meta.update({"websim_static": True, "dont_redirect": False})
-            yield request.replace(meta=static_meta, dont_filter=True)
-            return
-        retry = self._scheme_fallback(failure)
-        if retry is not None:
-            yield retry
-            return
-        record = record_from_failure(request, failure.value, meta.get("websim_id", 0), meta.get("websim_url", request.url))
-        record.expanded_from = meta.get("websim_expanded_from", "")
-        record.probe_for = meta.get("websim_probe", "")
-        logger.info("websim: %s failed: %s", request.url, record.error)
-        yield record
-
-
-#: Chromium's errors when https:// meets a server that does not speak TLS on that port.
-_TLS_HANDSHAKE_ERRORS = ("net::ERR_SSL_PROTOCOL_ERROR", "net::ERR_SSL_VERSION_OR_CIPHER_MISMATCH",
-                         "net::ERR_CONNECTION_CLOSED", "net::ERR_CONNECTION_RESET", "net::ERR_EMPTY_RESPONSE",
-                         "net::ERR_SSL_WRONG_VERSION", "wrong version number")
-
-
-def _is_tls_handshake_failure(text: str) -> bool:
-    return any(code in text for code in _TLS_HANDSHAKE_ERRORS)
+        if not request.meta.get(RECORDED):
+            request.meta[RECORDED] = True
+            record = failure_record(request, failure.value)
+            logger.info("websim: %s failed: %s", request.url, record.error)
+            yield record
