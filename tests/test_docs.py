@@ -128,6 +128,6 @@ def test_every_setting_named_in_the_docs_exists():
     for name in ["README.md"] + [os.path.join("docs", page) for page in doc_pages()]:
         text = read(name)
         for setting in set(re.findall(r"\bWEBSIM_[A-Z0-9_]*[A-Z0-9]\b", text)):
-            if re.search(re.escape(setting) + r"[^\n]{0,60}did you mean", text):
+            if re.search(re.escape(setting) + r"[\s\S]{0,80}did you mean", text):
                 continue  # the example of a misspelt name
             assert setting in SETTINGS_BY_NAME, f"{name} names {setting}, which is no setting"
