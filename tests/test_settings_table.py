@@ -1,6 +1,7 @@
-"""The settings table in config.py is the one list of WEBSIM_* settings: README, the core parameter
-objects' defaults and the typo check all agree with it."""
+"""The settings table in config.py is the one list of WEBSIM_* settings: the documentation's table
+(docs/settings.md), the core parameter objects' defaults and the typo check all agree with it."""
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -13,20 +14,46 @@ from scrapy_websim.config import SETTINGS, SETTINGS_BY_NAME, ConfigError, Predic
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def readme_rows():
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    section = text.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^\| `(WEBSIM_\w+)` \| ([^|]+) \| ([^|]+) \|", section, re.M)
+def table_script():
+    """scripts/settings_table.py, the one that writes docs/settings.md's table."""
+    spec = importlib.util.spec_from_file_location("settings_table", os.path.join(ROOT, "scripts", "settings_table.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_readme_lists_exactly_the_table_with_its_types_and_defaults():
-    rows = readme_rows()
+def docs_table():
+    with open(os.path.join(ROOT, "docs", "settings.md"), encoding="utf-8") as fh:
+        return table_script().split(fh.read())[1]
+
+
+def test_docs_table_is_the_one_written_from_the_code():
+    """docs/settings.md holds exactly what scripts/settings_table.py writes from SETTINGS
+    (after changing a setting: python scripts/settings_table.py)."""
+    assert docs_table() == table_script().render(SETTINGS), "run python scripts/settings_table.py"
+
+
+def test_docs_lists_exactly_the_table_with_its_types_and_defaults():
+    rows = re.findall(r"^\| `(WEBSIM_\w+)` \| ([^|]+) \| ([^|]+) \|", docs_table(), re.M)
     names = [name for name, _, _ in rows]
     assert len(names) == len(set(names))
     assert set(names) == set(SETTINGS_BY_NAME)
     for name, typ, shown in rows:
         setting = SETTINGS_BY_NAME[name]
         assert (typ.strip(), shown.strip()) == (setting.type, setting.readme_default()), name
+
+
+def test_the_settings_script_check_mode_fails_on_a_stale_table(tmp_path):
+    """--check exits 1 when the page's table is not the code's, and 0 when it is."""
+    script = table_script()
+    page = tmp_path / "settings.md"
+    page.write_text(f"# Settings\n\n{script.START}\n| `WEBSIM_GONE` | int | `1` |  | old |\n{script.END}\n", encoding="utf-8")
+    script.PAGE = str(page)
+    assert script.main(["--check"]) == 1
+    assert script.main([]) == 0
+    assert script.main(["--check"]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "WEBSIM_GONE" not in text and text.startswith("# Settings\n") and "`WEBSIM_PAGE_TIMEOUT`" in text
 
 
 def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
