@@ -1,57 +1,15 @@
-"""One cluster per page: rule clusters and content clusters combined (SPEC sections 6-8).
+"""One cluster per page: rule clusters and content clusters combined.
 
-How rule clusters and content clusters combine (README text)
--------------------------------------------------------------
-Every input URL ends in exactly one cluster, or in none (empty ``cluster_id``, ``is_canonical``
-true). The steps run in this order, and a page placed by an earlier step is never moved:
-
-1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
-   generic", see ``core/rules/``) do not take part in content clustering. By default
-   (``RuleParams.scope == "template"``) they are grouped by rule and template fingerprint across
-   hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code),
-   so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
-   tool's ids) they are grouped per origin (``scheme://host[:port]`` of the final URL): E1 by
-   origin alone (``err5xx-{origin}``), the others by origin and fingerprint
-   (``{prefix}-{origin}-{fingerprint}``). E3 groups are further split so that HTML lengths within
-   one group differ by at most 20% (the second and later length bands of one template get ``-2``,
-   ``-3``, ... appended). A single matching page gets its own rule cluster: a lone login wall is
-   still a login wall. Every cluster records ``origins``, the number of distinct origins of its
-   members.
-2. **Content clusters** come from content clustering of the eligible pages, unchanged. (If a page
-   is both in a content cluster and matches a rule, the content cluster wins.)
-3. **R1**: pages still alone whose final URL equals the final URL of another page. If that other
-   page already is in a cluster (content or rule), the alone pages join it; otherwise the alone
-   pages form a ``redir-{hash}`` cluster.
-4. **U1**: pages still alone whose normalised URL (``core/urls/normalize.py``) equals that of another page,
-   the same way (join the other page's cluster, or form ``urlcanon-{origin}-{path}``). The
-   normalised URL drops the fragment, which is right for an in-page anchor (``/guide#usage``
-   shows ``/guide``) and wrong for a client-side route (``/#/owls`` and ``/#/herons`` get one
-   shell from the server and render two pages in the browser). So pages that rendered text are
-   first grouped by normalised URL *and* the exact-copy hash of that text
-   (``urlcanon-{origin}-{path}#{hash}``), and a URL with a fragment that rendered to text takes
-   no part in the grouping by normalised URL alone: a fragment variant joins a page only when it
-   rendered the same text (a noisy rendering of one page is content clustering's to merge).
-5. **Predicted duplicates** (not rendered; the URL predictor guessed they duplicate URL *u*) join
-   the cluster of the page whose URL (else final URL) is *u*, with ``match_rule = "predicted"``;
-   if that page was alone it becomes the canonical of a new content cluster
-   (``content-{hash of its URL}``). A predicted page whose *u* is not in the crawl is treated like
-   any other page (steps 3-4).
-
-Canonical of a cluster made here: status 200 first, then the longest main text, then the
-smallest id. A page that joins an existing cluster never replaces its canonical. Non-canonical
-members carry ``match_rule`` = the rule code (E1...U1) or ``predicted``; the canonical carries
-``canonical``; ``cluster_kind`` is the kind of the cluster (``content`` or the rule code), so a
-page that joined a content cluster by R1 has ``cluster_kind = "content"``, ``match_rule = "R1"``.
-Similarities of pages placed by rules are 0 (no pair was compared).
-
-Hashes are 64-bit BLAKE2b (16 hex digits), so ids do not collide for different templates, and the
-result does not depend on input order: records are processed by id, groups by key.
+Every input URL ends in exactly one cluster, or in none. The steps run in this order and a page
+placed by an earlier step is never moved: special pages grouped by rule and template fingerprint
+(``RuleParams.scope``), content clusters unchanged, then R1 (same final URL), U1 (same normalised
+URL; a fragment variant joins only when it rendered the same text), then predicted duplicates join
+the page they were predicted from. docs/special-pages.md ("How rule and content clusters combine")
+gives the ids, canonicals and ``match_rule`` of each step.
 
 Memory: the steps run on columns (``assign_arrays.py``), not on records. :func:`add_page` reads
-what they need of one record (its label, lengths, and 16-byte digests of its URL, final URL,
-normalised URL and origin: ~90 bytes a page) as the end of a crawl streams the store;
-:func:`assign_table` assigns on those columns and reads back only the pages whose strings name a
-new R1, U1 or predicted cluster. :func:`combine` does the same on records in memory.
+what they need of one record (~90 bytes a page) as the end of a crawl streams the store;
+:func:`assign_table` assigns on those columns. :func:`combine` does the same on records in memory.
 """
 
 from __future__ import annotations

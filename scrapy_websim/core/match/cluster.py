@@ -1,61 +1,12 @@
-"""Exact, near-linear, deterministic canonical-centred clustering of eligible pages (SPEC section 6).
+"""Exact, near-linear, deterministic canonical-centred clustering of eligible pages.
 
-Input is compact: :class:`ClusterKeys` holds numpy arrays (id, SimHash, pHash, text length, status,
-host index) of the *eligible* pages only, built by :func:`build_keys` from PageRecords or from the
-key rows that :class:`scrapy_websim.core.store.FeatureStore` keeps in columns. The real duplicate
-decision is a callback ``compare(a_id, b_id) -> PairResult`` supplied by the caller; it is called
-with the canonical first and only on candidate pairs.
-
-Candidate graph
-    Two eligible pages are a *candidate pair* when (``same_host_only`` off, or same host) and
-    either
-
-    * text pre-filter: both have a SimHash, Hamming distance <= ``simhash_distance`` (8) and
-      ``longer - shorter <= max(length_diff * longer, length_noise_chars)`` on the main-text
-      lengths (50 %, 600 characters), or
-    * visual fallback: both have a pHash within ``visual_distance`` (0 = identical, matching
-      rule 2's default 0.99 threshold; see :func:`phash_distance_for`), whatever the texts.
-    * same heading: both have the same first ``<h1>`` (without one: the same title;
-      :func:`heading_key`), at most
-      ``heading_max_pages`` (32) eligible pages have it, and the length check above passes
-      (identical keys only: an interval graph on text length, like an identical-SimHash entry).
-
-    The pairs are found exactly, never by lossy banding, and never stored: they are merged into
-    a union-find chunk by chunk as they are found, so memory stays O(n) whatever the number of
-    pairs. Pages with identical hashes form *entries* (an identical-pHash entry is a clique; an
-    identical-SimHash entry is an interval graph on text length, connected by linking each page to
-    the next longer one where the length check passes). Distinct hash values within the distance
-    are joined with multi-index hashing under the generalised pigeonhole principle: the 64 bits
-    are cut into 3 parts (21/21/22 bits) with per-part radii summing to k - 2 (2/2/2 for k = 8),
-    so any pair within distance k is within its radius in at least one part; each value probes
-    the direct-address tables of the parts with every flip mask up to the radius. For two
-    SimHash entries within the distance, each page of the smaller links to its length predecessor
-    and successor in the larger (the pages it is adjacent to there form a connected length range
-    containing one of them), so a value repeated a thousand times costs a thousand, not a million.
-    On large inputs the join also skips pairs whose entries are already in one component (each
-    table bucket keeps its most frequent component first, and queries of that component jump over
-    it), so a family of thousands of distinct near-identical values costs about its size. The
-    components are, by construction, those of the graph of all n^2/2 pairs tested.
-
-What a "group" is (the reading of SPEC section 6 chosen here)
-    A group is a connected component of the candidate graph. Pass 1: in each group of two or more
-    pages the canonical is the best page (status 200 first, then most exact copies, then longest
-    text, then smallest id);
-    it is compared with each of its candidate neighbours in the group (the group's pages that pass
-    the pre-filter against it, tested with numpy on the group; never pages the pre-filter
-    rejects, never member-to-member, so A~B~C does not chain A and C), and those the decision calls
-    duplicates join its cluster. Pass 2 ("compare the pages left unmerged among themselves once
-    more"): the canonical and its merged pages leave; the join is run again on the remaining pages
-    only, whose components are the new groups, handled the same way. ``passes`` = 2 is SPEC; a
-    larger value repeats the step, 0 repeats it until no group is left (every candidate pair then
-    gets looked at by some canonical: greedy leader clustering). A canonical that merged nothing
-    and the pages left after the last pass are alone: they are in no cluster and get no
-    Assignment. Time follows the distinct candidate pairs found by the joins, memory the pages.
-
-Determinism
-    Pages are indexed in id order and every tie is broken by id, so the clusters, their ids
-    ("cluster-00001", ... numbered by the smallest member id) and the compared pairs do not depend
-    on the input order, crawl order or concurrency. Ids must be unique.
+:class:`ClusterKeys` holds numpy arrays (id, SimHash, pHash, text length, status, host index) of
+the eligible pages only (:func:`build_keys`). Candidate pairs are found exactly, by multi-index
+hashing, and merged into a union-find as they are found (memory O(n)); each connected component is
+a group whose canonical (the best page) is compared, through the caller's
+``compare(a_id, b_id) -> PairResult``, with its candidate neighbours only (no chaining). The pages
+left are grouped and handled again. Every tie is broken by id, so the clusters do not depend on
+input order. docs/clustering.md ("The algorithm in detail") explains each step.
 """
 
 from __future__ import annotations
