@@ -1,8 +1,8 @@
 """Page-type label from structure: ``list`` (index / navigation), ``detail`` (one body of running
 text) or ``unknown``.
 
-Pure module (no scrapy / twisted / playwright). After ``seeds/dom-structure-lcs-similarity.zh.txt``,
-which splits pages into directory/navigation pages, detail pages and unknown pages.
+Pure module (no scrapy / twisted / playwright). Pages split into directory/navigation pages,
+detail pages and unknown pages, as the DOM-structure similarity literature does.
 
 Signals (all computed from the ``<body>`` of a parsed lxml document, never modifying it; text
 inside script, style, noscript, template, svg, select, button, textarea and iframe is ignored;

@@ -1,6 +1,6 @@
-"""Predict from a URL alone whether its page will duplicate content already seen (SPEC section 9).
+"""Predict from a URL alone whether its page will duplicate content already seen.
 
-The approach is MaybeDont's (``seeds/maybedont.txt``), re-derived here:
+The approach is MaybeDont's (a duplicate-URL predictor for crawlers), re-derived here:
 
 * Content identity: a MinHash (datasketch) of the page's word 4-shingles, shingles never spanning a
   line break; CJK characters count as words. Shingles that occur on a large share of a sample of
