@@ -122,7 +122,7 @@ class Addon:
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
         if websim.redis_url:
             _wire_redis(settings, websim)
-        # Pages in flight: README "Performance" (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
+        # Pages in flight: docs/performance.md (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
         # more pages/s than 4 at the same CPU per page, 8 no more than 6).
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
@@ -156,7 +156,7 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
         _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
     # A host's pages in flight start at 2 and rise while it answers as fast (scrapy_websim.perhost),
-    # unless the user set the per-host politeness (README "Scanning many hosts").
+    # unless the user set the per-host politeness (docs/scanning.md).
     _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", min(PER_HOST_START, websim.per_host_max))
     _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
@@ -165,5 +165,5 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
 
 def max_pages_in_flight() -> int:
     """Pages rendered at once: a page spends ~0.7 s of its wall time waiting (network idle, DOM
-    quiet) with the CPU free, so ~3 per core keep the cores busy (README "Performance")."""
+    quiet) with the CPU free, so ~3 per core keep the cores busy (docs/performance.md)."""
     return max(4, 3 * (os.cpu_count() or 1))

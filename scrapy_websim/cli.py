@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from scrapy_websim.config import default
 
-#: Exit statuses (README "Exit status").
+#: Exit statuses (docs/usage.md, "Exit status").
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
 #: Inside a ``--resume`` directory: the URL list of the job and the result files it wrote.
 JOB_LIST, JOB_OUTPUTS = "websim-list.jsonl", "websim-outputs.json"
@@ -109,7 +109,7 @@ def _settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 
 def _add_scan_options(parser: argparse.ArgumentParser) -> None:
-    """Options for scanning many hosts (README "Scanning many hosts")."""
+    """Options for scanning many hosts (docs/scanning.md)."""
     group = parser.add_argument_group("scanning many hosts")
     group.add_argument("--ports", metavar="LIST",
                        help="expand bare host and host:port lines to URLs on these ports, e.g. 80,443,8080,8443 "

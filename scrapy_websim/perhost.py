@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional
 
 logger = logging.getLogger(__name__)
 
-#: A host's pages in flight at first (README "Scanning many hosts").
+#: A host's pages in flight at first (docs/scanning.md).
 PER_HOST_START = 2
 #: A round is "as fast as before" when its median time to first byte is at most this many times
 #: the host's best round plus :data:`SAME_SLACK` seconds (a busy machine adds a few ms to any answer).

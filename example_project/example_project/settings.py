@@ -16,6 +16,6 @@ ADDONS = {"scrapy_websim.Addon": 500}
 # Two pages rendered at a time per core is where Chromium is fastest on small machines.
 CONCURRENT_REQUESTS = 8
 
-# A few of scrapy-websim's settings (README.md lists them all, with types and defaults).
+# A few of scrapy-websim's settings (docs/settings.md lists them all, with types and defaults).
 WEBSIM_STABLE_TIMEOUT = 10
 WEBSIM_PROGRESS_INTERVAL = 10

@@ -1,4 +1,4 @@
-"""``websim push | worker | collect | status``: the distributed mode's commands (see README "Many machines").
+"""``websim push | worker | collect | status``: the distributed mode's commands (see docs/distributed.md).
 
 * ``websim push -l urls.txt --redis redis://HOST:6379/0 --job NAME [--replace]``
 * ``websim worker --redis ... --job NAME [-t 20] [--page-timeout 20] [--lease-timeout 120] [-s NAME=VALUE]``

@@ -473,7 +473,7 @@ async def favicon_of(page: Any) -> tuple:
 
 #: JPEG quality of the screenshot when no PNG is asked for. On 40 documentation pages the pHash of
 #: this JPEG is the PNG's on 85 % of them and never more than 2 bits away, for half of Chromium's
-#: encoding CPU (README "Performance", ``python bench/screenshot.py``).
+#: encoding CPU (docs/performance.md, ``python bench/screenshot.py``).
 SCREENSHOT_JPEG_QUALITY = 80
 
 

@@ -282,7 +282,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     def _count_wait(self, request: Any) -> None:
         """Stats of the stable-page wait: its seconds, the pages' render seconds (navigation to
-        content), and how many pages were provably done early (README "Performance")."""
+        content), and how many pages were provably done early (docs/performance.md)."""
         result = next((pm.result for pm in request.meta.get("playwright_page_methods") or ()
                        if getattr(pm, "method", None) is capture), None)
         latency = request.meta.get("download_latency")

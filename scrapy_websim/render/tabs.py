@@ -3,7 +3,7 @@
 scrapy-playwright opens a new tab for every request and closes it after. Each new tab costs
 Chromium a new renderer process (start-up, a fresh V8 heap and Blink document machinery): on
 documentation pages of one host, about 0.2 s of Chromium CPU per page out of ~0.6 s
-(README "Performance"). A tab that navigates to the next URL of the same site keeps its renderer.
+(docs/performance.md). A tab that navigates to the next URL of the same site keeps its renderer.
 
 :class:`TabPool` keeps the tabs of finished pages, per browser context, for the next request.
 A kept tab still holds its page slot (``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT``, released when the
