@@ -80,7 +80,7 @@ class WebsimExtension:
         self._last_flush = time.monotonic()
         self.total_inputs = 0
         self.done = 0
-        self._next_extra_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
+        self._next_discovered_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
         self._last_progress = self._started
         self._result: Any = None
@@ -144,7 +144,7 @@ class WebsimExtension:
         return True
 
     def add_record(self, record: PageRecord) -> bool:
-        """Store a page's record. A page found by a spider (id 0) whose URL has a record already is
+        """Store a page's record. A discovered page (id 0: a spider found it, it was no input) whose URL has a record already is
         dropped: a page fetched twice is recorded once. True: the record is taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
             if self.sink is None:
@@ -156,8 +156,8 @@ class WebsimExtension:
             if digest in self._discovered:
                 return True
             self._discovered.add(digest)
-            record.id = self._next_extra_id
-            self._next_extra_id += 1
+            record.id = self._next_discovered_id
+            self._next_discovered_id += 1
         fill_normalized_url(record, self.params.features)
         (self.store if self.sink is None else self.sink).add(record)
         if 0 < record.id < len(self._waiting):

@@ -2,7 +2,7 @@
 
 One file per page, named after a hash of the page's ``url`` field (the line as given), so a
 thumbnail written during the crawl is found again by the report whatever id the page ends with
-(pages found by following links are renumbered at the end). Files go straight to disk: nothing
+(discovered pages are renumbered at the end). Files go straight to disk: nothing
 is kept in memory, and disk use is bounded by width and quality (docs/report.md gives the bytes per page).
 """
 
