@@ -144,8 +144,9 @@ class WebsimExtension:
         return True
 
     def add_record(self, record: PageRecord) -> bool:
-        """Store a page's record. A discovered page (id 0: a spider found it, it was no input) whose URL has a record already is
-        dropped: a page fetched twice is recorded once. True: the record is taken care of."""
+        """Store a page's record. A discovered page (id 0: found by a spider, not an input) whose URL
+        has a record already is dropped: a page fetched twice is recorded once. True: the record is
+        taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
             if self.sink is None:
                 self.store.add_probe(record)
