@@ -79,16 +79,20 @@ class Addon:
             )
         _set_if_default(settings, "TWISTED_REACTOR", ASYNCIO_REACTOR)
 
-        _setdefault_component(settings, "ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300)
-        _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500)
-        _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600)
-        # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
-        _setdefault_component(settings, "SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650)
-        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 540)
-        # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
-        # DefaultHeadersMiddleware 400, before UserAgentMiddleware 500 and HttpProxyMiddleware 750)
-        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware", 450)
-        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.handler.DenyNetworksDownloaderMiddleware", 50)
+        for name, path, priority in (
+            ("ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300),
+            ("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500),
+            ("SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600),
+            # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
+            ("SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650),
+            # under RetryMiddleware (550): it sees only the failures that are final
+            ("DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 540),
+            # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
+            # DefaultHeadersMiddleware 400, before UserAgentMiddleware 500 and HttpProxyMiddleware 750)
+            ("DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware", 450),
+            ("DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.handler.DenyNetworksDownloaderMiddleware", 50),
+        ):
+            _setdefault_component(settings, name, path, priority)
         self.update_pre_crawler_settings(settings)
 
         exporters = settings.getdict("FEED_EXPORTERS")

@@ -249,7 +249,7 @@ class WebsimExtension:
         except (ReportError, OSError) as exc:
             logger.error("websim: the report could not be written to %s: %s", self.config.report_dir, exc)
             return
-        except Exception:  # noqa: BLE001 - the result files matter more than the report
+        except Exception:
             logger.exception("websim: the report could not be written to %s", self.config.report_dir)
             return
         self.stats.set_value("websim/report", info.path)

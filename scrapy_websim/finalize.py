@@ -178,7 +178,7 @@ class Finalizer:
             del keys
             assigned = assign_clusters(store, content, table, p.assign)
             del content, table  # the columns of ``assigned`` are all the rows need
-        except Exception as exc:  # noqa: BLE001 - the records are still written, in no cluster
+        except Exception as exc:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
         meta = summary(store, n_eligible, assigned.kind, p)
@@ -238,7 +238,7 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
             try:
                 label = assign.add_page(table, record, params, soft404)
                 row = None if label is not None else cluster.key_row(record)
-            except Exception as exc:  # noqa: BLE001 - this page stays alone; the others go on
+            except Exception as exc:
                 logger.exception("websim: page %s (%s) could not be labelled", record.id, record.url)
                 failed[record.id] = f"labelling failed: {type(exc).__name__}: {exc}"[:300]
                 assign.add_page(table, assign.unlabelled(record), params)

@@ -47,7 +47,7 @@ class WebsimPipeline:
             image = self._decode(record, item.screenshot)
             try:
                 main_text = compute_features(record, item.html, image, self.params)
-            except Exception as exc:  # noqa: BLE001 - one odd page must not stop the crawl
+            except Exception as exc:
                 logger.exception("websim: features of %s failed", record.url)
                 record.error = record.error or f"feature extraction failed: {type(exc).__name__}: {exc}"[:300]
             self.crawler.stats.inc_value("websim/features_ms", round((time.perf_counter() - started) * 1000))

@@ -86,7 +86,8 @@ def worker_main(argv: List[str]) -> int:
     parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
     parser.add_argument("--page-timeout", type=float, default=20.0, help="seconds for a whole page (default 20)")
     parser.add_argument("--lease-timeout", type=float, default=None,
-                        help="seconds before the URLs of a worker that stopped renewing are rendered again (default 120)")
+                        help="seconds before the URLs of a worker that stopped renewing are rendered again "
+                             "(default 120)")
     parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
     _add_decision_options(parser)
     args = parser.parse_args(argv)

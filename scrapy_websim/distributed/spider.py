@@ -94,7 +94,7 @@ class WebsimWorkerSpider(UrlListSpider):
         return Request(entry.url, dont_filter=True, meta={"websim_id": entry.id, "websim_url": entry.raw})
 
     def encode_entry(self, entry: Entry) -> bytes:
-        return self.websim_queue._encode_request(self.entry_request(entry))  # noqa: SLF001
+        return self.websim_queue._encode_request(self.entry_request(entry))
 
     def prepare_request(self, request: Request) -> Request:
         """A request popped from Redis, with this worker's rendering meta (LeaseQueue calls it)."""
@@ -134,7 +134,7 @@ class WebsimWorkerSpider(UrlListSpider):
                                                 "started": self._started, "every": self.lease_seconds / 4,
                                                 "held": len(self.websim_queue.held),
                                                 "done": sink.done if sink else None})
-        except Exception:  # noqa: BLE001 - Redis away for a moment: try again at the next tick
+        except Exception:
             logger.exception("websim: worker heartbeat failed")
 
     def spider_idle(self) -> None:

@@ -27,8 +27,9 @@ class UrlListSpider(scrapy.Spider):
 
     Arguments: ``urls`` (a ``.txt`` file, one URL per line, blank lines and ``#`` comments skipped;
     ``-`` for standard input; an nmap XML report; or comma-separated URLs), ``ports`` (bare
-    ``host`` / ``host:port`` lines are expanded with these, e.g. ``80,443,8080,8443``), ``follow`` (``1`` to also render same-host links found on the
-    pages), ``max_pages`` (with ``follow``: stop discovering after this many pages, 0 = no limit).
+    ``host`` / ``host:port`` lines are expanded with these, e.g. ``80,443,8080,8443``), ``follow``
+    (``1`` to also render same-host links found on the pages), ``max_pages`` (with ``follow``: stop
+    discovering after this many pages, 0 = no limit).
     """
 
     name = "websim"
@@ -126,7 +127,8 @@ class UrlListSpider(scrapy.Spider):
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
-        record, html, screenshot = record_from_response(response, meta.get("websim_id", 0), meta.get("websim_url", response.request.url))
+        record, html, screenshot = record_from_response(response, meta.get("websim_id", 0),
+                                                        meta.get("websim_url", response.request.url))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
         yield PageItem(record=record, html=html, screenshot=screenshot)
