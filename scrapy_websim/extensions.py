@@ -85,7 +85,7 @@ class WebsimExtension:
         self._last_progress = self._started
         self._result: Any = None
         self._report_written = False
-        self._discovered: Set[bytes] = set()  # 8-byte digests of the URLs of discovered pages recorded
+        self._discovered: Set[int] = set()  # 64-bit digests of the URLs of the discovered pages recorded
         self.sink: Any = None  # a distributed worker's record sink: its records go to Redis
         self._waiting = bytearray()  # 1 at an input id whose record is still the placeholder
         for handler, signal in ((self.spider_closed, signals.spider_closed),
