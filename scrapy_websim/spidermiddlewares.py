@@ -7,24 +7,28 @@ probability is at least ``WEBSIM_PREDICT_THRESHOLD`` by a :class:`PageRecord` th
 it duplicates (``predicted_duplicate_of``), so the URL is still one record in the output, but it is
 never fetched nor rendered.
 
-Settings (README "Duplicate prediction"):
+Settings (README "Duplicate prediction"; their defaults and ranges are declared once, in
+:class:`scrapy_websim.config.PredictSettings`):
 
-``WEBSIM_PREDICT_ENABLED`` (bool, False)
+``WEBSIM_PREDICT_ENABLED``
     predict for every request; the request meta key ``websim_predict`` (True/False) overrides it
     per request. With the setting off, learning starts at the first request that opts in.
-``WEBSIM_PREDICT_THRESHOLD`` (float in [0, 1], 0.98)
+``WEBSIM_PREDICT_THRESHOLD``
     drop requests whose duplicate probability is at least this.
-``WEBSIM_PREDICT_EXPLORATION`` (float in [0, 1], 0.05)
+
+and the ``WEBSIM_PARAMS`` keys:
+
+``predict.exploration``
     share of would-be-dropped requests fetched anyway so that a wrong model heals.
-``WEBSIM_PREDICT_WARMUP`` (int >= 0, 300)
+``predict.warmup``
     pages learned from before anything is dropped; they are also the sample the site's
     boilerplate is learned from.
-``WEBSIM_PREDICT_SEED`` (int, 0)
+``predict.seed``
     exploration is a deterministic function of (seed, URL), so a crawl is reproducible.
-``WEBSIM_PREDICT_CONFIDENCE`` (float in [0.5, 1), 0.8)
+``predict.confidence``
     one-sided confidence of the lower bound taken as a hypothesis' duplicate probability: with no
     counter-example a hypothesis needs ~35 observations to pass 0.98 at 0.8 (~135 at 0.95).
-``WEBSIM_PREDICT_JACCARD`` (float in (0, 1], 0.9)
+``predict.jaccard``
     content similarity (Jaccard of word 4-shingles) at which two pages are duplicates.
 
 Stats: ``websim/predict/learned``, ``websim/predict/checked``, ``websim/predict/warmup``,
