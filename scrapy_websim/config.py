@@ -357,8 +357,8 @@ PARAM_OBJECTS: Tuple[Tuple[str, Type[Any], str], ...] = (
     ("lcs", LcsParams, "Features"),
     ("decision", DecisionParams, _DECIDE),
     ("cluster", ClusterParams, _DECIDE),
-    ("rules", RuleParams, "Rules and URLs"),
-    ("urls", UrlParams, "Rules and URLs"),
+    ("rules", RuleParams, "Rules"),
+    ("urls", UrlParams, "Rules"),
 )
 _KEY_OF: Dict[Any, str] = {cls: key for key, cls, _group in PARAM_OBJECTS}
 _PREFIX = {WebsimConfig: "WEBSIM_", PredictSettings: "WEBSIM_PREDICT_"}
@@ -502,14 +502,14 @@ class Setting:
 
 _PARAMS_GROUP = "Algorithm parameters"
 #: README's groups, in its order.
-GROUPS = ("Rendering and crawl", "Scanning many hosts", "Report", _DECIDE, "Features", "Rules and URLs",
+GROUPS = ("Rendering and crawl", "Scanning many hosts", "Report", _DECIDE, "Features", "Rules",
           "Many machines (distributed mode)", _PREDICT, _PARAMS_GROUP)
 
 #: The settings that are no field: rule_keywords() reads two into RuleParams.with_keywords, and
 #: WEBSIM_PARAMS holds the keys.
 _OTHERS = tuple(Setting(name, "dict", {}, valid, doc, group) for name, valid, doc, group in (
-    ("WEBSIM_RULE_KEYWORDS", "rule id -> words", "words added to a rule's list", "Rules and URLs"),
-    ("WEBSIM_RULE_KEYWORDS_REPLACE", "rule id -> words", "lists that replace a rule's list", "Rules and URLs"),
+    ("WEBSIM_RULE_KEYWORDS", "rule id -> words", "words added to a rule's list", "Rules"),
+    ("WEBSIM_RULE_KEYWORDS_REPLACE", "rule id -> words", "lists that replace a rule's list", "Rules"),
     ("WEBSIM_PARAMS", "key -> value", "the algorithm's parameters, by key (below)", _PARAMS_GROUP)))
 
 

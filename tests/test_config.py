@@ -58,7 +58,8 @@ def test_page_timeout_must_cover_http_timeout():
      "WEBSIM_PARAMS['urls.index_files'] must be file names without '/'"),
     ({"WEBSIM_PARAMS": {"urls.keep_params": [""]}},
      "WEBSIM_PARAMS['urls.keep_params'] must be a sequence of non-empty strings"),
-    ({"WEBSIM_PARAMS": {"text.max_link_density": 0}}, "WEBSIM_PARAMS['text.max_link_density'] must be in (0, 1], got 0"),
+    ({"WEBSIM_PARAMS": {"text.max_link_density": 0}},
+     "WEBSIM_PARAMS['text.max_link_density'] must be in (0, 1], got 0"),
 ])
 def test_decision_and_rule_settings_are_validated(settings, message):
     with pytest.raises(ConfigError) as err:

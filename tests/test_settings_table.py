@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from scrapy_websim.config import (PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, ConfigError, PredictSettings,
-                                  WebsimConfig, params_markdown)
+from scrapy_websim.config import (PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, ConfigError,
+                                  PredictSettings, WebsimConfig, params_markdown)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
