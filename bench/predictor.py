@@ -159,7 +159,7 @@ def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeo
     cmd = [sys.executable, "-m", "scrapy", "crawl", "websim", "-a", f"urls={listing}", "-a", "follow=1",
            "-s", f"WEBSIM_FEATURES_FILE={out}", "-s", "LOG_LEVEL=INFO"]
     for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
+        cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, dict) else value}"]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(cmd, cwd=os.path.join(REPO, "example_project"), env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -256,7 +256,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(f"without middleware: {without} in {time.perf_counter() - t0:.0f} s", flush=True)
                 t0 = time.perf_counter()
                 with_ = judge(site, crawl(base, tmp, "with", dict(common, WEBSIM_PREDICT_ENABLED=True,
-                                                                     WEBSIM_PREDICT_SEED=1))[0])
+                                                                     WEBSIM_PARAMS={"predict.seed": 1}))[0])
                 print(f"with middleware:    {with_} in {time.perf_counter() - t0:.0f} s", flush=True)
         finally:
             httpd.shutdown()

@@ -17,7 +17,7 @@ each page is loaded once in Chromium (1280x800) and captured as
 For each kind: median wall milliseconds per capture (``--repeat`` captures per page), Chromium's
 mean CPU milliseconds per capture (all its processes, from /proc), bytes, and the pHash bit distance to
 the PNG's pHash (with :func:`scrapy_websim.core.page.visual.phash_png`): mean, max and the share of
-pages at distance 0 and <= 2 (visual similarity is 1 - distance / ``WEBSIM_VISUAL_MAX_DISTANCE``;
+pages at distance 0 and <= 2 (visual similarity is 1 - distance / ``decision.visual_max_distance``;
 every page of one crawl is captured the same way, so what matters is that pages' distances to
 each other keep their order).
 """

@@ -7,7 +7,7 @@ template that uses no word of the E3 keyword list: 5 answer unknown paths with s
 their template, 1 with status 404 and its template, 1 serves its home page for every unknown path
 (an SPA shell / catch-all route) and 1 redirects unknown paths home. Each has a home page,
 ``--pages`` content pages and ``--dead`` dead links in the list (``1 + pages + dead`` URLs per
-origin: 22 by default, above ``WEBSIM_SOFT404_MIN_URLS``, so the default crawl probes each origin).
+origin: 22 by default, above ``crawl.soft404_min_urls`` (``WEBSIM_PARAMS``), so the default crawl probes each origin).
 
 Two crawls of the same list with the ``websim`` CLI and default settings, one of them with
 ``--no-calibrate-404`` (in alternating order when ``--repeat`` > 1). Truth: a dead link on a

@@ -1,7 +1,7 @@
 """The ``websim`` console script.
 
-* ``websim -l urls.txt -o result.json [-t 20] [--http-timeout 10] [--page-timeout 20]
-  [--batch-size 1000] [--sim-threshold 0.85]`` renders and clusters a URL list (the reference
+* ``websim -l urls.txt -o result.json [-t N] [--http-timeout S] [--page-timeout S]
+  [--batch-size N] [--sim-threshold X]`` renders and clusters a URL list (the reference
   tool's CLI), running the ``websim`` spider in-process with the add-on.
 * ``websim cluster features.jsonl -o result.json [--text-threshold ...]`` re-clusters a features
   file written by a crawl (``WEBSIM_FEATURES_FILE`` / ``--features-file``), without rendering.
@@ -28,7 +28,7 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
-from scrapy_websim.config import default
+from scrapy_websim.config import default, param_default
 
 #: Exit statuses (docs/usage.md, "Exit status").
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
@@ -37,14 +37,15 @@ JOB_LIST, JOB_OUTPUTS = "websim-list.jsonl", "websim-outputs.json"
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
 
-#: Options shared by the crawl and the offline re-cluster: (flag, setting, type, help).
+#: Options shared by the crawl and the offline re-cluster: (flag, setting or WEBSIM_PARAMS key, type, help).
 DECISION_OPTIONS = (
-    ("--sim-threshold", "WEBSIM_SIM_THRESHOLD", float, "recorded in meta (the decision uses the rules below); default 0.85"),
+    ("--sim-threshold", "crawl.sim_threshold", float,
+     f"recorded in meta (the decision uses the rules below); default {param_default('crawl.sim_threshold')}"),
     ("--text-threshold", "WEBSIM_TEXT_THRESHOLD", float, "rule 1: minimum text similarity"),
     ("--structure-threshold", "WEBSIM_STRUCTURE_THRESHOLD", float, "rule 1: minimum structure similarity"),
     ("--visual-threshold", "WEBSIM_VISUAL_THRESHOLD", float, "rule 1: minimum visual similarity"),
-    ("--visual-fallback-threshold", "WEBSIM_VISUAL_FALLBACK_THRESHOLD", float, "rule 2: visual similarity alone (>1 disables)"),
-    ("--structure-measure", "WEBSIM_STRUCTURE_MEASURE", str, "paths, lcs or both"),
+    ("--visual-fallback-threshold", "decision.rule2_visual", float, "rule 2: visual similarity alone (>1 disables)"),
+    ("--structure-measure", "decision.structure_measure", str, "paths, lcs or both"),
     ("--same-host-only", "WEBSIM_SAME_HOST_ONLY", None, "only cluster pages of the same host"),
     ("--rule-scope", "WEBSIM_RULE_SCOPE", str,
      "rule clusters: 'template' (one per template across hosts, default) or 'origin' (per-origin ids)"),
@@ -88,23 +89,46 @@ def _add_decision_options(parser: argparse.ArgumentParser) -> None:
         else:
             parser.add_argument(flag, type=typ, help=text)
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="any Scrapy or WEBSIM_* setting (repeatable)")
+                        help="any Scrapy or WEBSIM_* setting (repeatable; WEBSIM_PARAMS='{\"key\": value}' "
+                        "adds to the keys the flags set)")
+
+
+def _put(settings: Dict[str, Any], target: str, value: Any) -> None:
+    """Set ``target``: a setting, or a ``WEBSIM_PARAMS`` key (``object.field``) added to that dict."""
+    if "." in target:
+        settings.setdefault("WEBSIM_PARAMS", {})[target] = value
+    else:
+        settings[target] = value
+
+
+def _merged(*layers: Dict[str, Any]) -> Dict[str, Any]:
+    """The settings of ``layers``, each over the ones before; their ``WEBSIM_PARAMS`` dicts are merged
+    key by key (a flag's key and a ``-s WEBSIM_PARAMS=...`` key both hold)."""
+    out: Dict[str, Any] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            if name == "WEBSIM_PARAMS" and isinstance(value, dict) and isinstance(out.get(name), dict):
+                out[name] = {**out[name], **value}
+            else:
+                out[name] = dict(value) if name == "WEBSIM_PARAMS" and isinstance(value, dict) else value
+    return out
 
 
 def _settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
     settings: Dict[str, Any] = {}
-    for flag, setting, _typ, _text in DECISION_OPTIONS:
+    for flag, target, _typ, _text in DECISION_OPTIONS:
         value = getattr(args, flag.lstrip("-").replace("-", "_"))
         if value is not None:
-            settings[setting] = value
+            _put(settings, target, value)
     for item in args.set:
         if "=" not in item:
             parser.error(f"-s {item!r}: expected NAME=VALUE")
         name, value = item.split("=", 1)
         try:
-            settings[name.strip()] = json.loads(value)
+            parsed = json.loads(value)
         except ValueError:
-            settings[name.strip()] = value
+            parsed = value
+        settings = _merged(settings, {name.strip(): parsed})
     return settings
 
 
@@ -119,9 +143,10 @@ def _add_scan_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--proxy", metavar="URL", help="http://, https:// or socks5:// proxy (user:password@ allowed "
                        "for http/https) for the browser and Scrapy's client")
     group.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="header sent with every request, sub-requests included (repeatable)")
+                       help="header sent with every request, sub-requests included (repeatable; added to "
+                       "Scrapy's DEFAULT_REQUEST_HEADERS)")
     group.add_argument("--cookie", metavar="'A=B; C=D'", help="cookies sent with every request")
-    group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request")
+    group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request (Scrapy's USER_AGENT)")
     group.add_argument("--per-host", type=int, metavar="N",
                        help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default: 2, "
                        "rising to WEBSIM_PER_HOST_MAX while the host answers as fast)")
@@ -130,7 +155,8 @@ def _add_scan_options(parser: argparse.ArgumentParser) -> None:
     calibrate = group.add_mutually_exclusive_group()
     calibrate.add_argument("--calibrate-404", action="store_true", default=None,
                            help="learn every origin's own not-found answer from a random path "
-                           "(WEBSIM_SOFT404_MIN_URLS=1; default: origins with at least 20 URLs in the list)")
+                           "(WEBSIM_PARAMS crawl.soft404_min_urls=1; default: origins with at least "
+                           f"{param_default('crawl.soft404_min_urls')} URLs in the list)")
     calibrate.add_argument("--no-calibrate-404", action="store_true", default=None,
                            help="no soft-404 probes (WEBSIM_SOFT404_PROBES=0)")
     group.add_argument("--autothrottle", action="store_true", default=None,
@@ -150,16 +176,40 @@ def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Nam
     if args.autothrottle:
         settings["AUTOTHROTTLE_ENABLED"] = True
     if args.calibrate_404:
-        settings["WEBSIM_SOFT404_MIN_URLS"] = 1
+        _put(settings, "crawl.soft404_min_urls", 1)
     if args.no_calibrate_404:
         settings["WEBSIM_SOFT404_PROBES"] = 0
     for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
-                         ("cookie", "WEBSIM_COOKIES"), ("user_agent", "WEBSIM_USER_AGENT")):
+                         ("cookie", "WEBSIM_COOKIES"), ("user_agent", "USER_AGENT")):
         if getattr(args, option) is not None:
             settings[name] = getattr(args, option)
     if args.header:
-        settings["WEBSIM_HEADERS"] = list(args.header)
+        settings["DEFAULT_REQUEST_HEADERS"] = _request_headers(parser, args.header)
     return settings
+
+
+def _request_headers(parser: argparse.ArgumentParser, lines: List[str]) -> Dict[str, str]:
+    """``DEFAULT_REQUEST_HEADERS`` for ``-H`` lines: Scrapy's defaults with the lines over them (a
+    line's name replaces a default of any case)."""
+    from scrapy.settings import default_settings  # noqa: PLC0415
+
+    from scrapy_websim.config import ConfigError, parse_header_line  # noqa: PLC0415
+
+    try:
+        given = dict(parse_header_line("-H/--header", line) for line in lines)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    names = {name.lower() for name in given}
+    kept = {k: v for k, v in default_settings.DEFAULT_REQUEST_HEADERS.items() if k.lower() not in names}
+    return {**kept, **given}
+
+
+def _add_timeout_options(parser: argparse.ArgumentParser) -> None:
+    """``--http-timeout`` and ``--page-timeout`` (a crawl, a distributed worker)."""
+    parser.add_argument("--http-timeout", type=float, metavar="SECONDS",
+                        help=f"seconds for the HTTP response (default {default('WEBSIM_HTTP_TIMEOUT'):g})")
+    parser.add_argument("--page-timeout", type=float, metavar="SECONDS",
+                        help=f"seconds for a whole page (default {default('WEBSIM_PAGE_TIMEOUT'):g})")
 
 
 def _crawl_parser() -> argparse.ArgumentParser:
@@ -177,9 +227,9 @@ def _crawl_parser() -> argparse.ArgumentParser:
                         "an nmap XML report, - for standard input, or comma-separated URLs")
     _add_output_options(parser)
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
-    parser.add_argument("--http-timeout", type=float, default=default("WEBSIM_HTTP_TIMEOUT"), help="seconds for the HTTP response (default 10)")
-    parser.add_argument("--page-timeout", type=float, default=default("WEBSIM_PAGE_TIMEOUT"), help="seconds for a whole page (default 20)")
-    parser.add_argument("--batch-size", type=int, default=default("WEBSIM_BATCH_SIZE"), help="records buffered before a write to disk (default 1000)")
+    _add_timeout_options(parser)
+    parser.add_argument("--batch-size", type=int, help="records buffered before a write to disk (WEBSIM_PARAMS "
+                        f"crawl.batch_size; default {param_default('crawl.batch_size')})")
     parser.add_argument("--follow", action="store_true", help="also render same-host links found on the pages")
     parser.add_argument("--max-pages", type=int, default=0, help="with --follow: at most this many discovered pages")
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
@@ -202,8 +252,7 @@ def crawl_main(argv: List[str]) -> int:
     args = parser.parse_args(argv)
     job = _Job(parser, args.resume) if args.resume else None
     outputs = _check_crawl_args(parser, args, job)
-    settings = _scan_settings_from_args(parser, args)
-    settings.update(_settings_from_args(parser, args))
+    settings = _merged(_scan_settings_from_args(parser, args), _settings_from_args(parser, args))
 
     from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
     from scrapy.settings import Settings  # noqa: PLC0415
@@ -224,8 +273,7 @@ def crawl_main(argv: List[str]) -> int:
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
               f"(rendering is CPU-bound on this {os.cpu_count()}-core machine)", file=sys.stderr)
-    base = _crawl_settings(args, job)
-    base.update(settings)
+    base = _merged(_crawl_settings(args, job), settings)
     error = _settings_error(base)
     if error:
         print(f"websim: error: {error}", file=sys.stderr)
@@ -265,23 +313,26 @@ def _check_crawl_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 def _render_settings(args: argparse.Namespace) -> Dict[str, Any]:
     """The settings every rendering command (a crawl, a distributed worker) maps from its flags."""
-    return {
+    settings: Dict[str, Any] = {
         "ADDONS": {"scrapy_websim.Addon": 500},
         "LOG_LEVEL": args.loglevel,
         "CONCURRENT_REQUESTS": args.threads,
-        "WEBSIM_HTTP_TIMEOUT": args.http_timeout,
-        "WEBSIM_PAGE_TIMEOUT": args.page_timeout,
     }
+    for name, value in (("WEBSIM_HTTP_TIMEOUT", args.http_timeout), ("WEBSIM_PAGE_TIMEOUT", args.page_timeout)):
+        if value is not None:
+            settings[name] = value
+    return settings
 
 
 def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str, Any]:
     """The Scrapy settings the crawl flags map to (``-s`` settings are applied over them)."""
     base: Dict[str, Any] = {
         **_render_settings(args),
-        "WEBSIM_BATCH_SIZE": args.batch_size,
         "WEBSIM_FEATURES_FILE": args.features_file or "",
         "WEBSIM_SCREENSHOTS_DIR": args.screenshots_dir or "",
     }
+    if args.batch_size is not None:
+        _put(base, "crawl.batch_size", args.batch_size)
     if args.report:
         base["WEBSIM_REPORT_DIR"] = args.report
     if args.thumbnails_dir:
@@ -371,7 +422,8 @@ class _Job:
         if os.path.isfile(saved):
             with open(saved, encoding="utf-8") as fh:
                 kept = [Entry(**json.loads(line)) for line in fh if line.strip()]
-            if entries is not None and [dataclasses.astuple(e) for e in entries] != [dataclasses.astuple(e) for e in kept]:
+            same = entries is None or [dataclasses.astuple(e) for e in entries] == [dataclasses.astuple(e) for e in kept]
+            if not same:
                 self.parser.error(f"--resume {self.path!r} belongs to another URL list (its copy is {saved}); "
                                   "use a new directory for a new list")
             return kept

@@ -1,34 +1,47 @@
-"""Every ``WEBSIM_*`` setting: its default, its parsing and its validation, in one place.
+"""Every ``WEBSIM_*`` setting and every ``WEBSIM_PARAMS`` key: its default, parsing and validation.
 
-Each setting's default, valid range and one-line description are written once, where its value
-lives: a field of :class:`WebsimConfig` or :class:`PredictSettings` (the setting's name is
-``WEBSIM_`` or ``WEBSIM_PREDICT_`` + the field's name), or a field of a core parameter object
-(``param`` in ``core/params/``, where every core parameter object is declared; :data:`_CORE`
-below maps those settings to their fields). The table :data:`SETTINGS` (type, default, valid
-range, one-line description; README's "Settings" section is checked against it) is built from
-those declarations. ``WebsimConfig.from_settings(settings)`` is
-called once per crawler and every component reads the same object (the core parameter objects are
-built by ``build_params`` from the ``*_SETTINGS`` mappings below). A bad value raises
-:class:`ConfigError` naming the setting and its valid range; an unknown ``WEBSIM_*`` name raises
-one naming the closest valid setting. No other module reads a ``WEBSIM_*`` setting.
+Each value's default, valid range and one-line description are written once, where the value
+lives: a field of :class:`WebsimConfig` or :class:`PredictSettings`, or a field of a core parameter
+object (``param`` in ``core/params/``, where every core parameter object is declared). A field is
+reached in one of two ways, both derived from its declaration:
+
+* a *setting* (what a user sets: the main thresholds, rule lists, rendering and scanning options,
+  outputs): a field of :class:`WebsimConfig` / :class:`PredictSettings` declared with a settings
+  group is setting ``WEBSIM_`` / ``WEBSIM_PREDICT_`` + its name in capitals; a core field names
+  its own setting (``param(..., setting="WEBSIM_TEXT_THRESHOLD")``);
+* a key of the one dict setting ``WEBSIM_PARAMS`` (the algorithm's internals):
+  ``"{object}.{field}"``, the object's key in :data:`PARAM_OBJECTS` and the field's name
+  (``{"text.max_link_density": 0.5, "cluster.passes": 2}``).
+
+The table :data:`SETTINGS` (type, default, valid range, one-line description; docs/settings.md is
+generated from it) and :data:`PARAM_KEYS` are built from those declarations.
+``WebsimConfig.from_crawler(crawler)`` reads and checks the settings once per crawler and every
+component of it gets the same object (the core parameter objects are built by
+:func:`build_params`, once per crawler in ``Finalizer.params_for``). A bad value raises
+:class:`ConfigError` naming the setting (or ``WEBSIM_PARAMS['key']``) and its valid range; an
+unknown ``WEBSIM_*`` name or ``WEBSIM_PARAMS`` key raises one naming the closest valid one, and a
+name of :data:`REPLACED` one naming what to set instead. No other module reads a ``WEBSIM_*``
+setting.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import json
 import os
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
     PROXY_SCHEMES, ConfigError, Network, _one_line, parse_cookies, parse_header_line, parse_headers,
     parse_networks, parse_proxy, parse_viewport, proxy_parts)
 from scrapy_websim.core.params import (
-    ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PredictorParams, RuleParams, TextParams, UrlParams,
-    param, parse_range)
+    ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PageTypeParams, PredictorParams, RuleParams,
+    Params, TextParams, UrlParams, param, parse_range)
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -116,6 +129,15 @@ def _to_str(name: str, value: Any, choices: Optional[Tuple[str, ...]] = None) ->
     return value
 
 
+def _to_words(name: str, value: Any) -> Tuple[Any, ...]:
+    """A list value: a list, a tuple, a set, or comma-separated text (as given on a command line)."""
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise ConfigError(f"{name} must be a list, got {value!r}")
+    return tuple(value)
+
+
 def _one_line_str(name: str, value: Any) -> str:
     return _one_line(name, _to_str(name, value))
 
@@ -127,10 +149,12 @@ def _directory(name: str, value: Any) -> str:
     return value
 
 
-def _read(settings: Any, name: str, f: "dataclasses.Field[Any]") -> Any:
-    """Setting ``name``, parsed and checked as field ``f`` declares it (its default when unset)."""
+def _read(name: str, value: Any, f: "dataclasses.Field[Any]") -> Any:
+    """``value`` of setting or key ``name`` (None: unset), parsed and range-checked as field ``f`` of a
+    config object declares it (its default when unset)."""
     meta, default = f.metadata, f.default
-    value = _get(settings, name, default)
+    if value is None:
+        value = default
     if meta.get("parse"):
         return meta["parse"](name, value)
     if isinstance(default, bool):
@@ -142,26 +166,33 @@ def _read(settings: Any, name: str, f: "dataclasses.Field[Any]") -> Any:
     return value
 
 
-def read_fields(cls: Any, settings: Any, prefix: str) -> Dict[str, Any]:
-    """``{field: value}`` of every setting field of ``cls`` (setting ``prefix + FIELD``)."""
-    return {f.name: _read(settings, prefix + f.name.upper(), f) for f in _setting_fields(cls)}
-
-
-def _setting_fields(cls: Any) -> Iterator["dataclasses.Field[Any]"]:
-    return (f for f in dataclasses.fields(cls) if "group" in f.metadata)
+def _coerce(name: str, value: Any, f: "dataclasses.Field[Any]") -> Any:
+    """``value`` of setting or key ``name`` as the type of core field ``f`` (its range and choices are
+    checked by the object's own ``validate()``)."""
+    default = f.default
+    if isinstance(default, bool):
+        return _to_bool(name, value)
+    if isinstance(default, (int, float)):
+        return _to_number(name, value, "", isinstance(default, int))
+    if isinstance(default, tuple):
+        return _to_words(name, value)
+    return value
 
 
 def _in(group: str) -> Callable[..., Any]:
-    """``param`` for the setting fields of one README group (``more``: ``unit``, the README
+    """``param`` for the setting fields of one settings group (``more``: ``unit``, the table
     ``type``/``shown`` default/``valid`` values where not derived, a ``parse(name, value)``)."""
     return functools.partial(param, group=group)
 
 
-def _like(cls: Any, name: str, group: str, **changes: Any) -> Any:
-    """A setting field declared as the core field ``cls.name`` is (default, range, description)."""
+def _like(cls: Any, name: str, group: Optional[str] = None, **changes: Any) -> Any:
+    """A field declared as the core field ``cls.name`` is (default, range, description): a setting of
+    settings ``group``, or a ``WEBSIM_PARAMS`` key without one."""
     f = next(f for f in dataclasses.fields(cls) if f.name == name)
-    meta = dict(f.metadata)
-    return param(changes.pop("default", f.default), meta.pop("range"), meta.pop("doc"), **meta, group=group, **changes)
+    meta = {k: v for k, v in f.metadata.items() if k not in ("set_by", "setting")}
+    if group:
+        meta["group"] = group
+    return param(changes.pop("default", f.default), meta.pop("range"), meta.pop("doc"), **meta, **changes)
 
 
 _DECIDE = "Decision and clustering"
@@ -172,7 +203,8 @@ _DIR = {"parse": _directory, "valid": "a directory"}
 
 @dataclass(frozen=True)
 class WebsimConfig:
-    """Parsed ``WEBSIM_*`` settings (field ``x``: setting ``WEBSIM_X``). README.md, section
+    """Parsed ``WEBSIM_*`` settings (field ``x`` with a settings group: setting ``WEBSIM_X``) and the
+    crawl's ``WEBSIM_PARAMS`` keys (the other ``param`` fields: key ``crawl.x``). docs/settings.md,
     "Settings", describes each one."""
 
     browser_executable: str = _RENDER("", "", "browser path or name on PATH; empty = search")
@@ -182,17 +214,17 @@ class WebsimConfig:
     page_timeout: float = _RENDER(20.0, "(0, 600]", "whole page budget", unit="s",
                                   valid="(0, 600], >= WEBSIM_HTTP_TIMEOUT")
     stable_timeout: float = _RENDER(10.0, "[0, 600]", "cap of the stable-page wait", unit="s")
-    network_idle_ms: int = _RENDER(500, "[0, 60000]", "no request in flight for this long", unit="ms")
-    dom_stable_checks: int = _RENDER(3, "[1, 100]", "consecutive unchanged DOM digests")
-    dom_check_interval_ms: int = _RENDER(100, "[10, 10000]", "time between DOM digests", unit="ms")
-    stable_early: bool = _RENDER(True, "", "end the stable-page wait once the page is provably done")
-    tab_reuse: int = _RENDER(50, "[0, 1000000]",
-                             "pages one browser tab renders before a new tab; 0 or 1 = a new tab per page")
-    batch_size: int = _RENDER(1000, "[1, 10000000]", "records buffered before a write to the on-disk store")
-    sim_threshold: float = _RENDER(0.85, "[0, 1]", "recorded in meta (as in the reference tool)")
+    network_idle_ms: int = param(500, "[0, 60000]", "stable page: no request in flight for this long", unit="ms")
+    dom_stable_checks: int = param(3, "[1, 100]", "stable page: consecutive unchanged DOM digests")
+    dom_check_interval_ms: int = param(100, "[10, 10000]", "stable page: time between DOM digests", unit="ms")
+    stable_early: bool = param(True, "", "end the stable-page wait once the page is provably done")
+    tab_reuse: int = param(50, "[0, 1000000]",
+                           "pages one browser tab renders before a new tab; 0 or 1 = a new tab per page")
+    batch_size: int = param(1000, "[1, 10000000]", "records buffered before a write to the on-disk store")
+    sim_threshold: float = param(0.85, "[0, 1]", "recorded in meta (as in the reference tool)")
     screenshots_dir: str = _RENDER("", "", "save each viewport screenshot as ID.png here", **_DIR)
     features_file: str = _RENDER("", "", "write every page's features (JSON Lines) for websim cluster")
-    progress_interval: float = _RENDER(30.0, "[0, 86400]", "progress log line interval, 0 = off", unit="s")
+    progress_interval: float = param(30.0, "[0, 86400]", "progress log line interval, 0 = off", unit="s")
     same_host_only: bool = _like(ClusterParams, "same_host_only", _DECIDE)
     deny_networks: Tuple[Network, ...] = _RENDER((), "", "networks no request may reach, redirect hops included",
                                                  parse=parse_networks, valid="CIDR networks")
@@ -202,21 +234,24 @@ class WebsimConfig:
     redis_lease_timeout: float = _MANY(120.0, "[4, 86400]", "un-renewed leases go back to the queue after this",
                                        unit="s", valid="[4, 86400], >= WEBSIM_PAGE_TIMEOUT",
                                        shown="`120` (`WEBSIM_PAGE_TIMEOUT` if larger)")
-    # --- scanning many hosts (README "Scanning many hosts") ---
+    # --- scanning many hosts (docs/scanning.md) ---
     strict_tls: bool = _SCAN(False, "", "certificate errors fail the page (both clients)")
+    #: Scrapy has no proxy setting (its client reads ``meta["proxy"]`` and the environment)
     proxy: str = _SCAN("", "", "proxy for Chromium and Scrapy's client; empty = none", parse=parse_proxy,
                        valid="http/https/socks5 URL")
-    headers: Tuple[Tuple[str, str], ...] = _SCAN((), "", "headers on every request", parse=parse_headers,
-                                                 type="dict", shown="`{}`", valid="header names to values")
+    #: Scrapy's ``DEFAULT_REQUEST_HEADERS`` that are not Scrapy's defaults: the browser sends them on
+    #: every request of the page (Scrapy's requests carry them all already)
+    headers: Tuple[Tuple[str, str], ...] = field(default=(), metadata={"scrapy": "DEFAULT_REQUEST_HEADERS"})
+    #: Scrapy's ``USER_AGENT`` when it is not Scrapy's default: the browser reports it as its own
+    #: (``navigator.userAgent``); else Chromium keeps its own there
+    user_agent: str = field(default="", metadata={"scrapy": "USER_AGENT"})
     cookies: str = _SCAN("", "", "cookies on every request", parse=parse_cookies, valid="'a=b; c=d'")
-    user_agent: str = _SCAN("", "", "User-Agent of every request; empty = Scrapy's/Chromium's own",
-                            parse=_one_line_str, valid="one line")
     favicon: bool = _SCAN(True, "", "hash each page's favicon (Shodan's favicon hash; one request per favicon "
                           "URL and crawl, from Chromium's cache when it can)")
     soft404_probes: int = _SCAN(1, "[0, 2]", "random paths rendered per origin to learn its own not-found answer "
                                 "(pages with that template become E3); 0 = off")
-    soft404_min_urls: int = _SCAN(20, "[1, 100000000]", "probe only origins with at least this many URLs in the list "
-                                  "(one probe then costs at most 1/20 of the origin's rendering)")
+    soft404_min_urls: int = param(20, "[1, 100000000]", "soft-404 probes only for origins with at least this many "
+                                  "URLs in the list (one probe then costs at most 1/20 of the origin's rendering)")
     per_host_max: int = _SCAN(8, "[1, 1000]", "most pages of one host in flight when websim sets the per-host "
                               "limit: it starts at 2 and rises to this while the host answers as fast")
     report_dir: str = _REPORT("", "", "write the HTML report here when the crawl ends", **_DIR)
@@ -242,8 +277,11 @@ class WebsimConfig:
 
     @classmethod
     def from_settings(cls, settings: Any) -> "WebsimConfig":
+        """Every ``WEBSIM_*`` setting and ``WEBSIM_PARAMS`` key checked (the core objects' too, so a
+        bad value stops the crawl before it starts), and this object read."""
         check_names(settings)
-        values = read_fields(cls, settings, "WEBSIM_")
+        values = read_fields(cls, settings)
+        values["user_agent"], values["headers"] = scrapy_identity(settings)
         page_timeout, http_timeout = values["page_timeout"], values["http_timeout"]
         if page_timeout < http_timeout:
             raise ConfigError(
@@ -251,6 +289,10 @@ class WebsimConfig:
                 f"({http_timeout:g} s): the page budget includes the HTTP response"
             )
         values["redis_lease_timeout"] = _lease_timeout(settings, values["redis_lease_timeout"], page_timeout)
+        read_fields(PredictSettings, settings)
+        for _key, obj, _group in PARAM_OBJECTS:
+            if issubclass(obj, Params):
+                build_params(settings, obj)
         return cls(**values)
 
 
@@ -265,37 +307,27 @@ def _lease_timeout(settings: Any, value: float, page_timeout: float) -> float:
     return value
 
 
-def build_params(settings: Any, cls: Any, mapping: Mapping[str, str], **fixed: Any) -> Any:
-    """A core parameter dataclass from settings: ``mapping`` is ``{field: "WEBSIM_SETTING"}``.
+def scrapy_identity(settings: Any) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+    """``(user_agent, headers)`` the browser takes from Scrapy's ``USER_AGENT`` and
+    ``DEFAULT_REQUEST_HEADERS``: what the user set there, Scrapy's own defaults left out (Scrapy's
+    User-Agent already goes on every request of the page through scrapy-playwright; Scrapy's
+    ``Accept`` is a document's, and Chromium sends each sub-request its own)."""
+    from scrapy.settings import default_settings  # noqa: PLC0415
 
-    Unset settings keep the dataclass default. Values are coerced to the default's type, and the
-    dataclass's own ``validate()`` runs; its :class:`FieldError` is re-raised naming the *setting*.
-    """
-    defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
-    kwargs: Dict[str, Any] = dict(fixed)
-    for fname, sname in mapping.items():
-        default = defaults.get(fname)
-        if _get(settings, sname, None) is None:
-            continue
-        if isinstance(default, bool):
-            kwargs[fname] = get_bool(settings, sname, default)
-        elif isinstance(default, int):
-            kwargs[fname] = get_number(settings, sname, default, integer=True)
-        elif isinstance(default, float):
-            kwargs[fname] = get_number(settings, sname, default)
-        elif isinstance(default, tuple):
-            value = _get(settings, sname, default)
-            if isinstance(value, str):
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            if not isinstance(value, (list, tuple, set, frozenset)):
-                raise ConfigError(f"{sname} must be a list, got {value!r}")
-            kwargs[fname] = tuple(value)
-        else:
-            kwargs[fname] = _get(settings, sname, default)
-    try:
-        return cls(**kwargs).validate()
-    except FieldError as exc:
-        raise ConfigError(f"{mapping.get(exc.field, exc.field)} {exc.problem}") from None
+    agent = _get(settings, "USER_AGENT", "") or ""
+    agent = "" if agent == default_settings.USER_AGENT else _one_line_str("USER_AGENT", agent)
+    raw = _get(settings, "DEFAULT_REQUEST_HEADERS", None) or {}
+    if hasattr(raw, "copy_to_dict"):
+        raw = raw.copy_to_dict()
+    if hasattr(raw, "items"):
+        raw = {_text(k): _text(v) for k, v in raw.items()}
+    scrapy_default = {(k.lower(), v) for k, v in default_settings.DEFAULT_REQUEST_HEADERS.items()}
+    pairs = parse_headers("DEFAULT_REQUEST_HEADERS", raw)
+    return agent, tuple((k, v) for k, v in pairs if (k.lower(), v) not in scrapy_default)
+
+
+def _text(value: Any) -> Any:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
 _PREDICT = "Duplicate prediction"
@@ -304,42 +336,170 @@ _PRED = _in(_PREDICT)
 
 @dataclass(frozen=True)
 class PredictSettings:
-    """The ``WEBSIM_PREDICT_*`` settings of the prediction spider middleware (field ``x``:
-    setting ``WEBSIM_PREDICT_X``)."""
+    """The ``WEBSIM_PREDICT_*`` settings of the prediction spider middleware (field ``x`` with a
+    settings group: setting ``WEBSIM_PREDICT_X``; the others: ``WEBSIM_PARAMS`` key ``predict.x``)."""
 
     enabled: bool = _PRED(False, "", "predict for every request")
     threshold: float = _PRED(0.98, "[0, 1]", "drop requests at or above this probability")
-    exploration: float = _PRED(0.05, "[0, 1]", "share of would-be-dropped requests fetched")
-    warmup: int = _PRED(300, "[0, 10000000]", "pages learned from before anything is dropped")
-    seed: int = _PRED(0, f"[{-2**63}, {2**63 - 1}]", "exploration is deterministic per (seed, URL)", valid="64-bit")
-    jaccard: float = _like(PredictorParams, "jaccard_threshold", _PREDICT)
+    exploration: float = param(0.05, "[0, 1]", "share of would-be-dropped requests fetched anyway")
+    warmup: int = param(300, "[0, 10000000]", "pages learned from before anything is dropped")
+    seed: int = param(0, f"[{-2**63}, {2**63 - 1}]", "exploration is deterministic per (seed, URL)", valid="64-bit")
+    jaccard: float = _like(PredictorParams, "jaccard_threshold")
     #: below the predictor's own 0.95: with no counter-example a hypothesis passes 0.98 after ~35
-    #: observations instead of ~135 (README, "Duplicate prediction")
-    confidence: float = _like(PredictorParams, "confidence", _PREDICT, default=0.8)
+    #: observations instead of ~135 (docs/prediction.md)
+    confidence: float = _like(PredictorParams, "confidence", default=0.8)
 
     @classmethod
     def from_settings(cls, settings: Any) -> "PredictSettings":
-        """Read and validate the WEBSIM_PREDICT_* settings (errors name the setting and range)."""
-        return cls(**read_fields(cls, settings, "WEBSIM_PREDICT_"))
+        """Read and validate the WEBSIM_PREDICT_* settings and predict.* keys (errors name them and the range)."""
+        check_names(settings)
+        return cls(**read_fields(cls, settings))
 
 
 # --------------------------------------------------------------------------------------------
-# The settings table: every WEBSIM_* setting once (README "Settings" is checked against it).
+# Where each field is reached: a setting, or a key of WEBSIM_PARAMS.
+# --------------------------------------------------------------------------------------------
+
+#: The objects whose fields are settings or ``WEBSIM_PARAMS`` keys: (key, class, settings group of the
+#: settings a core field declares). A key of ``WEBSIM_PARAMS`` is ``"{key}.{field}"``.
+PARAM_OBJECTS: Tuple[Tuple[str, Type[Any], str], ...] = (
+    ("crawl", WebsimConfig, ""),
+    ("predict", PredictSettings, ""),
+    ("text", TextParams, "Features"),
+    ("pagetype", PageTypeParams, "Features"),
+    ("dom", DomParams, "Features"),
+    ("lcs", LcsParams, "Features"),
+    ("decision", DecisionParams, _DECIDE),
+    ("cluster", ClusterParams, _DECIDE),
+    ("rules", RuleParams, "Rules"),
+    ("urls", UrlParams, "Rules"),
+)
+_KEY_OF: Dict[Any, str] = {cls: key for key, cls, _group in PARAM_OBJECTS}
+_PREFIX = {WebsimConfig: "WEBSIM_", PredictSettings: "WEBSIM_PREDICT_"}
+
+
+def setting_name(cls: Any, f: "dataclasses.Field[Any]") -> str:
+    """The setting of field ``f`` of ``cls``; ``""`` when it has none."""
+    if f.metadata.get("setting"):
+        return str(f.metadata["setting"])
+    if f.metadata.get("group"):
+        return _PREFIX[cls] + f.name.upper()
+    return ""
+
+
+def _is_key(cls: Any, f: "dataclasses.Field[Any]") -> bool:
+    """Field ``f`` is a ``WEBSIM_PARAMS`` key: declared with ``param``, no setting, nothing sets it."""
+    return "range" in f.metadata and not setting_name(cls, f) and not f.metadata.get("set_by")
+
+
+def _key_label(key: str) -> str:
+    return f"WEBSIM_PARAMS[{key!r}]"
+
+
+#: ``{"text.max_link_density": field}``: every ``WEBSIM_PARAMS`` key, derived from the declarations.
+PARAM_KEYS: Dict[str, "dataclasses.Field[Any]"] = {
+    f"{key}.{f.name}": f for key, cls, _group in PARAM_OBJECTS for f in dataclasses.fields(cls) if _is_key(cls, f)}
+#: The other fields of those objects, by key: why each one is not a key.
+_NOT_KEYS: Dict[str, str] = {
+    f"{key}.{f.name}": (f"is the setting {setting_name(cls, f)}: set that instead" if setting_name(cls, f) else
+                        f"cannot be set: it follows {f.metadata['set_by']}")
+    for key, cls, _group in PARAM_OBJECTS for f in dataclasses.fields(cls)
+    if "range" in f.metadata and not _is_key(cls, f)}
+
+
+def _closest(word: str, names: Any) -> str:
+    """The valid name closest to ``word`` (the same field of another object first), or ``""``."""
+    names = list(names)
+    same = [n for n in names if "." in word and n.split(".", 1)[-1] == word.split(".", 1)[-1]]
+    close = same[:1] or difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def params_of(settings: Any) -> Dict[str, Any]:
+    """``WEBSIM_PARAMS`` (a dict, or its JSON text as given with ``-s``) as ``{key: value}``, every key
+    checked: an unknown one is an error naming the closest valid key."""
+    raw = _get(settings, "WEBSIM_PARAMS", None)
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raw = None
+    if hasattr(raw, "copy_to_dict"):
+        raw = raw.copy_to_dict()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"WEBSIM_PARAMS must be a dict like {{'cluster.passes': 2}} (or its JSON text), "
+                          f"got {_get(settings, 'WEBSIM_PARAMS', None)!r}")
+    for key in raw:
+        if key in PARAM_KEYS:
+            continue
+        if key in _NOT_KEYS:
+            raise ConfigError(f"WEBSIM_PARAMS key {key!r} {_NOT_KEYS[key]}")
+        close = _closest(str(key), PARAM_KEYS)
+        hint = f"; did you mean {close!r}?" if close else " (docs/settings.md lists the keys)"
+        raise ConfigError(f"unknown WEBSIM_PARAMS key {key!r}{hint}")
+    return dict(raw)
+
+
+def read_fields(cls: Any, settings: Any) -> Dict[str, Any]:
+    """``{field: value}`` of every setting field and ``WEBSIM_PARAMS`` key of config class ``cls``,
+    parsed and range-checked as declared (errors name the setting or the key)."""
+    key, params, values = _KEY_OF[cls], params_of(settings), {}
+    for f in dataclasses.fields(cls):
+        name = setting_name(cls, f)
+        if name:
+            values[f.name] = _read(name, _get(settings, name, None), f)
+        elif _is_key(cls, f):
+            values[f.name] = _read(_key_label(f"{key}.{f.name}"), params.get(f"{key}.{f.name}"), f)
+    return values
+
+
+def build_params(settings: Any, cls: Any, **fixed: Any) -> Any:
+    """A core parameter object from settings: each field from its setting (``param(...,
+    setting=...)``) or its ``WEBSIM_PARAMS`` key, unless ``fixed`` gives it; unset ones keep the
+    declared default. Values are parsed as the default's type, then the object's own ``validate()``
+    runs; its :class:`FieldError` is re-raised naming the setting or the key."""
+    key, params = _KEY_OF[cls], params_of(settings)
+    kwargs: Dict[str, Any] = dict(fixed)
+    labels: Dict[str, str] = {}
+    for f in dataclasses.fields(cls):
+        name = setting_name(cls, f)
+        if f.name in fixed or not (name or _is_key(cls, f)):
+            continue
+        label = name or _key_label(f"{key}.{f.name}")
+        value = _get(settings, name, None) if name else params.get(f"{key}.{f.name}")
+        if value is not None:
+            kwargs[f.name], labels[f.name] = _coerce(label, value, f), label
+    try:
+        return cls(**kwargs).validate()
+    except FieldError as exc:
+        raise ConfigError(f"{labels.get(exc.field, exc.field)} {exc.problem}") from None
+
+
+def param_default(key: str) -> Any:
+    """The declared default of ``WEBSIM_PARAMS`` key ``key``."""
+    return PARAM_KEYS[key].default
+
+
+# --------------------------------------------------------------------------------------------
+# The settings table: every WEBSIM_* setting once (docs/settings.md is generated from it).
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One ``WEBSIM_*`` setting: README type, default, valid range and a one-line description."""
+    """One ``WEBSIM_*`` setting or ``WEBSIM_PARAMS`` key: table type, default, valid range and a
+    one-line description."""
 
     name: str
-    type: str  #: as in README: "int", "float s" (seconds), "int ms", "str", "bool", "list", "dict"
+    type: str  #: as in the table: "int", "float s" (seconds), "int ms", "str", "bool", "list", "dict"
     default: Any
     range: str  #: valid values, "" = any value of the type
     doc: str
     group: str
-    param: str = ""  #: "kind.field" of the core parameter object it sets (see param_settings)
-    shown: str = ""  #: README's default cell where it is not the plain default
+    param: str = ""  #: "object.field" of the core parameter object a setting sets
+    shown: str = ""  #: the table's default cell where it is not the plain default
 
     def readme_default(self) -> str:
         if self.shown:
@@ -347,106 +507,120 @@ class Setting:
         value = self.default
         if isinstance(value, str):
             return f'`"{value}"`'
+        if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
+            return f"`{' '.join(value[:3])}{' …' if len(value) > 3 else ''}`"
         if isinstance(value, bool) or value in ((), {}):
             return f"`{'[]' if value == () else value}`"
         return f"`{_fmt(value) if isinstance(value, float) else value}`"
 
 
-#: README's groups, in its order.
-GROUPS = ("Rendering and crawl", "Scanning many hosts", "Report", _DECIDE, "Features", "Rules and URLs",
-          "Many machines (distributed mode)", _PREDICT)
+_PARAMS_GROUP = "Algorithm parameters"
+#: The groups of the settings table, in its order.
+GROUPS = ("Rendering and crawl", "Scanning many hosts", "Report", _DECIDE, "Features", "Rules",
+          "Many machines (distributed mode)", _PREDICT, _PARAMS_GROUP)
 
-#: The settings of the core parameter objects: (README group, kind, class, rows); a row is
-#: ``(setting, field)`` or ``(setting, field, README default)``. Default, range and description are
-#: the field's; ``kind`` names the ``build_params`` mapping (``param_settings(kind)``).
-_CORE: Tuple[Tuple[str, str, Any, Tuple[Tuple[str, ...], ...]], ...] = (
-    (_DECIDE, "decision", DecisionParams, (
-        ("WEBSIM_TEXT_THRESHOLD", "rule1_text"),
-        ("WEBSIM_TEXT_JACCARD_THRESHOLD", "rule1_jaccard"),
-        ("WEBSIM_TEXT_NOISE_SHINGLES", "text_noise_shingles"),
-        ("WEBSIM_STRUCTURE_THRESHOLD", "rule1_structure"),
-        ("WEBSIM_VISUAL_THRESHOLD", "rule1_visual"),
-        ("WEBSIM_VISUAL_FALLBACK_THRESHOLD", "rule2_visual"),
-        ("WEBSIM_VISUAL_FALLBACK_MIN_BITS", "rule2_min_phash_bits"),
-        ("WEBSIM_VISUAL_FALLBACK_MIN_JACCARD", "rule2_min_jaccard"),
-        ("WEBSIM_HEADING_MIN_JACCARD", "heading_min_jaccard"),
-        ("WEBSIM_PROSE_MIN_LEN_RATIO", "prose_min_len_ratio"),
-        ("WEBSIM_PROSE_LEN_MIN_CHARS", "prose_len_min_chars"),
-        ("WEBSIM_TEXT_MIN_LENGTH_RATIO", "text_min_len_ratio"),
-        ("WEBSIM_TEXT_MAX_DISTANCE", "text_max_distance"),
-        ("WEBSIM_VISUAL_MAX_DISTANCE", "visual_max_distance"),
-        ("WEBSIM_STRUCTURE_MEASURE", "structure_measure"),
-        ("WEBSIM_STRUCTURE_COUNT_WEIGHT", "structure_count_weight"),
-    )),
-    (_DECIDE, "cluster", ClusterParams, (
-        ("WEBSIM_PREFILTER_SIMHASH_DISTANCE", "simhash_distance"),
-        ("WEBSIM_PREFILTER_LENGTH_DIFF", "length_diff"),
-        ("WEBSIM_PREFILTER_HEADING_MAX_PAGES", "heading_max_pages"),
-        ("WEBSIM_PREFILTER_LENGTH_NOISE_CHARS", "length_noise_chars"),
-        ("WEBSIM_CLUSTER_PASSES", "passes"),
-    )),
-    ("Features", "text", TextParams, (
-        ("WEBSIM_TEXT_EXTRACTOR", "extractor"),
-        ("WEBSIM_TEXT_SEMANTIC_MIN_SHARE", "semantic_min_share"),
-        ("WEBSIM_TEXT_SEMANTIC_MIN_CHARS", "semantic_min_chars"),
-        ("WEBSIM_TEXT_MAX_LINK_DENSITY", "max_link_density"),
-        ("WEBSIM_TEXT_ARTICLE_MIN_SHARE", "article_min_share"),
-        ("WEBSIM_TEXT_LIST_FALLBACK_CHARS", "list_fallback_chars"),
-        ("WEBSIM_TEXT_PROSE_SHARE", "prose_share"),
-    )),
-    ("Features", "dom", DomParams, (
-        ("WEBSIM_DOM_MAX_PATHS", "max_paths"),
-        ("WEBSIM_DOM_MAX_PATH_DEPTH", "max_path_depth"),
-    )),
-    ("Features", "lcs", LcsParams, (("WEBSIM_MAX_TAGS", "max_tags"),)),
-    ("Rules and URLs", "rules", RuleParams, (
-        ("WEBSIM_RULES_ENABLED", "enabled_rules", "all: `E1 E3 L1 W1 M1 T1 R1 U1`"),
-        ("WEBSIM_THIN_HTML_BYTES", "thin_html_bytes"),
-        ("WEBSIM_THIN_TEXT_CHARS", "thin_text_chars"),
-        ("WEBSIM_RULE_SHORT_TEXT_CHARS", "short_text_chars"),
-        ("WEBSIM_LOGIN_FORM_SHARE", "form_share"),
-        ("WEBSIM_ERROR_LENGTH_TOLERANCE", "e3_length_tolerance"),
-        ("WEBSIM_RULE_SIGNAL_CHARS", "signal_text_chars"),
-        ("WEBSIM_RULE_SCOPE", "scope"),
-    )),
-    ("Rules and URLs", "urls", UrlParams, (
-        ("WEBSIM_URL_INDEX_FILES", "index_files", "`index.html index.htm index.php …`"),
-        ("WEBSIM_URL_TRACKING_PARAMS", "tracking_params", "`_hsenc spm srsltid …`"),
-        ("WEBSIM_URL_KEEP_PARAMS", "keep_params"),
-        ("WEBSIM_URL_BROAD_TRACKERS", "use_courlan_trackers"),
-        ("WEBSIM_URL_STRIP_TRAILING_SLASH", "strip_trailing_slash"),
-    )),
-)
-
-#: The two settings that are no field: rule_keywords() reads them into RuleParams.with_keywords.
-_KEYWORDS = tuple(Setting(name, "dict", {}, "rule id -> words", doc, "Rules and URLs") for name, doc in (
-    ("WEBSIM_RULE_KEYWORDS", "words added to a rule's list"),
-    ("WEBSIM_RULE_KEYWORDS_REPLACE", "lists that replace a rule's list")))
+#: The settings that are no field: rule_keywords() reads two into RuleParams.with_keywords, and
+#: WEBSIM_PARAMS holds the keys.
+_OTHERS = tuple(Setting(name, "dict", {}, valid, doc, group) for name, valid, doc, group in (
+    ("WEBSIM_RULE_KEYWORDS", "rule id -> words", "words added to a rule's list", "Rules"),
+    ("WEBSIM_RULE_KEYWORDS_REPLACE", "rule id -> words", "lists that replace a rule's list", "Rules"),
+    ("WEBSIM_PARAMS", "key -> value", "the algorithm's parameters, by key (below)", _PARAMS_GROUP)))
 
 
-def _row(name: str, f: "dataclasses.Field[Any]", group: str, param_: str = "", shown: str = "") -> Setting:
-    """The table row of setting ``name``, declared by field ``f``."""
+def _row(name: str, f: "dataclasses.Field[Any]", group: str, param_: str = "") -> Setting:
+    """The table row of setting or key ``name``, declared by field ``f``."""
     meta, value = f.metadata, f.default
     kind = ("bool" if isinstance(value, bool) else "int" if isinstance(value, int) else
             "float" if isinstance(value, float) else "list" if isinstance(value, tuple) else "str")
     kind = meta.get("type") or (f"{kind} {meta['unit']}" if meta.get("unit") else kind)
     valid = meta.get("valid") or ", ".join(meta["choices"]) or re.sub(r"^(int|number) ", "", meta["range"])
-    return Setting(name, kind, value, valid, meta["doc"], group, param_, shown or meta.get("shown", ""))
+    return Setting(name, kind, value, valid, meta["doc"], group, param_, meta.get("shown", ""))
 
 
 def _rows() -> Iterator[Setting]:
-    for cls, prefix in ((WebsimConfig, "WEBSIM_"), (PredictSettings, "WEBSIM_PREDICT_")):
-        for f in _setting_fields(cls):
-            yield _row(prefix + f.name.upper(), f, f.metadata["group"])
-    for group, kind, cls, rows in _CORE:
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        for name, fname, *shown in rows:
-            yield _row(name, fields[fname], group, f"{kind}.{fname}", *shown)
-    yield from _KEYWORDS
+    for key, cls, group in PARAM_OBJECTS:
+        for f in dataclasses.fields(cls):
+            name = setting_name(cls, f)
+            if name:
+                yield _row(name, f, f.metadata.get("group") or group, "" if cls in _PREFIX else f"{key}.{f.name}")
+    yield from _OTHERS
 
 
 SETTINGS: Tuple[Setting, ...] = tuple(sorted(_rows(), key=lambda s: GROUPS.index(s.group)))
 SETTINGS_BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
+#: Every ``WEBSIM_PARAMS`` key as a table row (docs/settings.md lists them).
+PARAMS: Tuple[Setting, ...] = tuple(_row(key, f, key.split(".")[0]) for key, f in PARAM_KEYS.items())
+
+#: Names that are no setting, each with what to set instead: a ``WEBSIM_PARAMS`` key or a Scrapy
+#: setting (the error a crawl stops with names it).
+REPLACED: Dict[str, str] = {
+    **{f"WEBSIM_{name}": f"crawl.{name.lower()}" for name in (
+        "NETWORK_IDLE_MS", "DOM_STABLE_CHECKS", "DOM_CHECK_INTERVAL_MS", "STABLE_EARLY", "TAB_REUSE", "BATCH_SIZE",
+        "SIM_THRESHOLD", "PROGRESS_INTERVAL", "SOFT404_MIN_URLS")},
+    **{f"WEBSIM_PREDICT_{name}": f"predict.{name.lower()}" for name in (
+        "EXPLORATION", "WARMUP", "SEED", "JACCARD", "CONFIDENCE")},
+    "WEBSIM_USER_AGENT": "USER_AGENT",
+    "WEBSIM_HEADERS": "DEFAULT_REQUEST_HEADERS",
+    "WEBSIM_TEXT_NOISE_SHINGLES": "decision.text_noise_shingles",
+    "WEBSIM_VISUAL_FALLBACK_THRESHOLD": "decision.rule2_visual",
+    "WEBSIM_VISUAL_FALLBACK_MIN_BITS": "decision.rule2_min_phash_bits",
+    "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD": "decision.rule2_min_jaccard",
+    "WEBSIM_HEADING_MIN_JACCARD": "decision.heading_min_jaccard",
+    "WEBSIM_PROSE_MIN_LEN_RATIO": "decision.prose_min_len_ratio",
+    "WEBSIM_PROSE_LEN_MIN_CHARS": "decision.prose_len_min_chars",
+    "WEBSIM_TEXT_MIN_LENGTH_RATIO": "decision.text_min_len_ratio",
+    "WEBSIM_TEXT_MAX_DISTANCE": "decision.text_max_distance",
+    "WEBSIM_VISUAL_MAX_DISTANCE": "decision.visual_max_distance",
+    "WEBSIM_STRUCTURE_MEASURE": "decision.structure_measure",
+    "WEBSIM_STRUCTURE_COUNT_WEIGHT": "decision.structure_count_weight",
+    "WEBSIM_PREFILTER_SIMHASH_DISTANCE": "cluster.simhash_distance",
+    "WEBSIM_PREFILTER_LENGTH_DIFF": "cluster.length_diff",
+    "WEBSIM_PREFILTER_HEADING_MAX_PAGES": "cluster.heading_max_pages",
+    "WEBSIM_PREFILTER_LENGTH_NOISE_CHARS": "cluster.length_noise_chars",
+    "WEBSIM_CLUSTER_PASSES": "cluster.passes",
+    "WEBSIM_TEXT_SEMANTIC_MIN_SHARE": "text.semantic_min_share",
+    "WEBSIM_TEXT_SEMANTIC_MIN_CHARS": "text.semantic_min_chars",
+    "WEBSIM_TEXT_MAX_LINK_DENSITY": "text.max_link_density",
+    "WEBSIM_TEXT_ARTICLE_MIN_SHARE": "text.article_min_share",
+    "WEBSIM_TEXT_LIST_FALLBACK_CHARS": "text.list_fallback_chars",
+    "WEBSIM_TEXT_PROSE_SHARE": "text.prose_share",
+    "WEBSIM_DOM_MAX_PATHS": "dom.max_paths",
+    "WEBSIM_DOM_MAX_PATH_DEPTH": "dom.max_path_depth",
+    "WEBSIM_MAX_TAGS": "lcs.max_tags",
+    "WEBSIM_THIN_HTML_BYTES": "rules.thin_html_bytes",
+    "WEBSIM_THIN_TEXT_CHARS": "rules.thin_text_chars",
+    "WEBSIM_RULE_SHORT_TEXT_CHARS": "rules.short_text_chars",
+    "WEBSIM_LOGIN_FORM_SHARE": "rules.form_share",
+    "WEBSIM_ERROR_LENGTH_TOLERANCE": "rules.e3_length_tolerance",
+    "WEBSIM_RULE_SIGNAL_CHARS": "rules.signal_text_chars",
+    "WEBSIM_URL_INDEX_FILES": "urls.index_files",
+    "WEBSIM_URL_TRACKING_PARAMS": "urls.tracking_params",
+    "WEBSIM_URL_KEEP_PARAMS": "urls.keep_params",
+    "WEBSIM_URL_BROAD_TRACKERS": "urls.use_courlan_trackers",
+    "WEBSIM_URL_STRIP_TRAILING_SLASH": "urls.strip_trailing_slash",
+}
+_SCRAPY_NOTES = {
+    "USER_AGENT": " (Scrapy's requests and, when it is not Scrapy's default, the browser's own User-Agent)",
+    "DEFAULT_REQUEST_HEADERS": " (a dict of header names to values; keep Scrapy's Accept and Accept-Language in it: "
+                               "the browser sends the others on every request of the page)",
+}
+
+
+def replaced_message(name: str) -> str:
+    """The error of a name of :data:`REPLACED`: what to set instead."""
+    target = REPLACED[name]
+    if target in PARAM_KEYS:
+        return f"{name} was removed: use WEBSIM_PARAMS={{{target!r}: ...}}"
+    return f"{name} was removed: use Scrapy's {target} setting{_SCRAPY_NOTES.get(target, '')}"
+
+
+def params_markdown() -> str:
+    """The docs' table of the ``WEBSIM_PARAMS`` keys (docs/settings.md; scripts/settings_table.py writes it)."""
+    lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for p in PARAMS:
+        meaning = f"{p.doc}, {p.range}" if p.range else p.doc
+        lines.append(f"| `{p.name}` | {p.type} | {p.readme_default()} | {meaning} |")
+    return "\n".join(lines)
 
 
 def default(name: str) -> Any:
@@ -455,30 +629,17 @@ def default(name: str) -> Any:
 
 
 def check_names(settings: Any) -> None:
-    """An unknown ``WEBSIM_*`` name (a typo) is an error naming it and the closest valid one."""
-    import difflib  # noqa: PLC0415
-
+    """An unknown ``WEBSIM_*`` name (a typo) is an error naming it and the closest valid one; a
+    name of :data:`REPLACED`, one naming what to set instead."""
     names = settings.keys() if hasattr(settings, "keys") else iter(settings)
     for name in sorted(str(n) for n in names):
-        if name.startswith("WEBSIM_") and name not in SETTINGS_BY_NAME:
-            close = difflib.get_close_matches(name, list(SETTINGS_BY_NAME), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]}?" if close else " (README, section Settings, lists them all)"
-            raise ConfigError(f"unknown setting {name}{hint}")
-
-
-def param_settings(kind: str) -> Dict[str, str]:
-    """``{field: setting}`` of a core parameter object (``build_params``): ``kind`` is the part of
-    ``Setting.param`` before the dot (text, dom, lcs, decision, urls, rules, cluster)."""
-    return {s.param.split(".", 1)[1]: s.name for s in SETTINGS if s.param.split(".", 1)[0] == kind}
-
-
-TEXT_SETTINGS = param_settings("text")
-DOM_SETTINGS = param_settings("dom")
-LCS_SETTINGS = param_settings("lcs")
-DECISION_SETTINGS = param_settings("decision")
-URL_SETTINGS = param_settings("urls")
-RULE_SETTINGS = param_settings("rules")
-CLUSTER_SETTINGS = param_settings("cluster")
+        if not name.startswith("WEBSIM_") or name in SETTINGS_BY_NAME:
+            continue
+        if name in REPLACED:
+            raise ConfigError(replaced_message(name))
+        close = difflib.get_close_matches(name, list(SETTINGS_BY_NAME), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else " (docs/settings.md lists them all)"
+        raise ConfigError(f"unknown setting {name}{hint}")
 
 
 def rule_keywords(settings: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:

@@ -26,9 +26,7 @@ from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from scrapy_websim.config import (CLUSTER_SETTINGS, DECISION_SETTINGS, DOM_SETTINGS, LCS_SETTINGS, RULE_SETTINGS,
-                                  TEXT_SETTINGS, URL_SETTINGS, ConfigError, WebsimConfig, build_params,
-                                  rule_keywords)
+from scrapy_websim.config import ConfigError, WebsimConfig, build_params, rule_keywords
 from scrapy_websim import output
 from scrapy_websim.core.match import assign, cluster, reasons, similarity
 from scrapy_websim.core.features import FeatureParams
@@ -37,6 +35,7 @@ from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.page.text import TextParams
 from scrapy_websim.core.page.dom import DomParams
 from scrapy_websim.core.page.lcs import LcsParams
+from scrapy_websim.core.page.pagetype import PageTypeParams
 from scrapy_websim.core.urls.normalize import UrlParams
 from scrapy_websim.core.match.assign_arrays import Assigned
 from scrapy_websim.core.match.soft404 import Soft404Calibration, root_fingerprint_rows
@@ -127,19 +126,20 @@ class Finalizer:
 
     @staticmethod
     def params_from_settings(settings: Any, config: WebsimConfig) -> FinalParams:
-        rules = build_params(settings, RuleParams, RULE_SETTINGS)
+        rules = build_params(settings, RuleParams)
         extend, replace_lists = rule_keywords(settings)
         try:
             rules = rules.with_keywords(replace_lists=replace_lists, extend_lists=extend)
         except ValueError as exc:
             raise ConfigError(f"WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE: {exc}") from None
-        decision = build_params(settings, similarity.DecisionParams, DECISION_SETTINGS)
+        decision = build_params(settings, similarity.DecisionParams)
         features = FeatureParams(
-            text=build_params(settings, TextParams, TEXT_SETTINGS),
-            dom=build_params(settings, DomParams, DOM_SETTINGS),
-            lcs=build_params(settings, LcsParams, LCS_SETTINGS),
+            text=build_params(settings, TextParams),
+            dom=build_params(settings, DomParams),
+            lcs=build_params(settings, LcsParams),
+            pagetype=build_params(settings, PageTypeParams),
             rules=rules,
-            urls=build_params(settings, UrlParams, URL_SETTINGS),
+            urls=build_params(settings, UrlParams),
         )
         # Candidates must cover every pair the decision can accept: the text pre-filter at least as
         # wide as rule 1's text threshold allows, the visual candidates exactly rule 2's distance.
@@ -147,7 +147,7 @@ class Finalizer:
         visual_distance = (-1 if decision.rule2_visual > 1.0 else
                            cluster.phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
         cluster_params = build_params(
-            settings, cluster.ClusterParams, CLUSTER_SETTINGS,
+            settings, cluster.ClusterParams,
             same_host_only=config.same_host_only,
             visual_distance=min(11, visual_distance),
             min_html_len=rules.thin_html_bytes, min_text_len=rules.thin_text_chars,  # thin or clustered

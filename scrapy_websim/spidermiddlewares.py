@@ -7,7 +7,8 @@ probability is at least ``WEBSIM_PREDICT_THRESHOLD`` by a :class:`PageRecord` th
 it duplicates (``predicted_duplicate_of``), so the URL is still one record in the output, but it is
 never fetched nor rendered.
 
-Its settings (``WEBSIM_PREDICT_*``) and how the model decides are in docs/prediction.md.
+Its settings (``WEBSIM_PREDICT_*`` and the ``predict.*`` keys of ``WEBSIM_PARAMS``) and how the
+model decides are in docs/prediction.md.
 
 Stats: ``websim/predict/learned``, ``websim/predict/checked``, ``websim/predict/warmup``,
 ``websim/predict/dropped``, ``websim/predict/explored``, ``websim/predict/explored_confirmed``,

@@ -36,8 +36,9 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def render(settings) -> str:
-    """The generated part of docs/settings.md (without the markers) for ``settings``."""
+def render(settings, params_table: str = "") -> str:
+    """The generated part of docs/settings.md (without the markers) for ``settings``, then the
+    table of the ``WEBSIM_PARAMS`` keys (``params_table``)."""
     groups = []
     for s in settings:
         if s.group not in groups:
@@ -49,6 +50,8 @@ def render(settings) -> str:
             if s.group == group:
                 out.append(f"| `{s.name}` | {_cell(s.type)} | {_cell(s.readme_default())} | {_code(s.range)} | {_cell(s.doc)} |")
         out.append("")
+    if params_table:
+        out += ["### The keys of `WEBSIM_PARAMS`", "", params_table.rstrip("\n"), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -66,12 +69,12 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the table differs from the code, change nothing")
     args = parser.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from scrapy_websim.config import SETTINGS
+    from scrapy_websim.config import SETTINGS, params_markdown
 
     with open(PAGE, encoding="utf-8") as fh:
         text = fh.read()
     before, table, after = split(text)
-    wanted = render(SETTINGS)
+    wanted = render(SETTINGS, params_markdown())
     if args.check:
         if table != wanted:
             print(f"{PAGE}: the settings table differs from scrapy_websim.config.SETTINGS; "

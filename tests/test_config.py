@@ -17,7 +17,7 @@ def test_defaults_match_the_spec():
 def test_values_from_strings_as_given_on_the_command_line():
     c = WebsimConfig.from_settings(Settings({"WEBSIM_HTTP_TIMEOUT": "3.5", "WEBSIM_PAGE_TIMEOUT": "7",
                                              "WEBSIM_SAME_HOST_ONLY": "true", "WEBSIM_VIEWPORT": "800x600",
-                                             "WEBSIM_BATCH_SIZE": "50"}))
+                                             "WEBSIM_PARAMS": {"crawl.batch_size": "50"}}))
     assert (c.http_timeout, c.page_timeout, c.same_host_only, c.viewport, c.batch_size) == (3.5, 7.0, True, (800, 600), 50)
 
 
@@ -25,13 +25,13 @@ def test_values_from_strings_as_given_on_the_command_line():
     ("WEBSIM_HTTP_TIMEOUT", 0, "WEBSIM_HTTP_TIMEOUT must be a number in (0, 600]"),
     ("WEBSIM_HTTP_TIMEOUT", "fast", "WEBSIM_HTTP_TIMEOUT must be a number in (0, 600]"),
     ("WEBSIM_STABLE_TIMEOUT", -1, "WEBSIM_STABLE_TIMEOUT must be a number in [0, 600]"),
-    ("WEBSIM_BATCH_SIZE", 0, "WEBSIM_BATCH_SIZE must be an integer in [1, 10000000]"),
-    ("WEBSIM_BATCH_SIZE", "1.5", "WEBSIM_BATCH_SIZE must be an integer"),
-    ("WEBSIM_SIM_THRESHOLD", 1.5, "WEBSIM_SIM_THRESHOLD must be a number in [0, 1]"),
+    ("WEBSIM_PARAMS", {"crawl.batch_size": 0}, "WEBSIM_PARAMS['crawl.batch_size'] must be an integer in [1, 10000000]"),
+    ("WEBSIM_PARAMS", {"crawl.batch_size": "1.5"}, "WEBSIM_PARAMS['crawl.batch_size'] must be an integer"),
+    ("WEBSIM_PARAMS", {"crawl.sim_threshold": 1.5}, "WEBSIM_PARAMS['crawl.sim_threshold'] must be a number in [0, 1]"),
     ("WEBSIM_SAME_HOST_ONLY", "perhaps", "WEBSIM_SAME_HOST_ONLY must be a boolean"),
     ("WEBSIM_VIEWPORT", "wide", "WEBSIM_VIEWPORT must look like '1280x800'"),
     ("WEBSIM_VIEWPORT", "100x100", "WEBSIM_VIEWPORT sides must be in [200, 4096]"),
-    ("WEBSIM_NETWORK_IDLE_MS", True, "WEBSIM_NETWORK_IDLE_MS must be an integer"),
+    ("WEBSIM_PARAMS", {"crawl.network_idle_ms": True}, "WEBSIM_PARAMS['crawl.network_idle_ms'] must be an integer"),
 ])
 def test_bad_values_name_the_setting_and_range(name, value, message):
     with pytest.raises(ConfigError) as err:
@@ -46,16 +46,20 @@ def test_page_timeout_must_cover_http_timeout():
 
 @pytest.mark.parametrize("settings, message", [
     ({"WEBSIM_TEXT_THRESHOLD": 2}, "WEBSIM_TEXT_THRESHOLD must be in [0, 1]"),
-    ({"WEBSIM_STRUCTURE_MEASURE": "tree"}, "WEBSIM_STRUCTURE_MEASURE must be 'paths', 'lcs' or 'both'"),
+    ({"WEBSIM_PARAMS": {"decision.structure_measure": "tree"}},
+     "WEBSIM_PARAMS['decision.structure_measure'] must be 'paths', 'lcs' or 'both'"),
     ({"WEBSIM_RULES_ENABLED": ["E1", "X9"]}, "WEBSIM_RULES_ENABLED must be a subset"),
     ({"WEBSIM_RULE_KEYWORDS": {"Z1": ["x"]}}, "WEBSIM_RULE_KEYWORDS"),
     ({"WEBSIM_RULE_KEYWORDS": ["login"]}, "WEBSIM_RULE_KEYWORDS must be a dict"),
-    ({"WEBSIM_THIN_TEXT_CHARS": -5}, "WEBSIM_THIN_TEXT_CHARS"),
-    ({"WEBSIM_THIN_TEXT_CHARS": -5}, "WEBSIM_THIN_TEXT_CHARS must be an integer in [0, 10000000], got -5"),
+    ({"WEBSIM_PARAMS": {"rules.thin_text_chars": -5}},
+     "WEBSIM_PARAMS['rules.thin_text_chars'] must be an integer in [0, 10000000], got -5"),
     ({"WEBSIM_TEXT_EXTRACTOR": "lynx"}, "WEBSIM_TEXT_EXTRACTOR must be one of 'websim', 'trafilatura', got 'lynx'"),
-    ({"WEBSIM_URL_INDEX_FILES": "a/index.html"}, "WEBSIM_URL_INDEX_FILES must be file names without '/'"),
-    ({"WEBSIM_URL_KEEP_PARAMS": [""]}, "WEBSIM_URL_KEEP_PARAMS must be a sequence of non-empty strings"),
-    ({"WEBSIM_TEXT_MAX_LINK_DENSITY": 0}, "WEBSIM_TEXT_MAX_LINK_DENSITY must be in (0, 1], got 0"),
+    ({"WEBSIM_PARAMS": {"urls.index_files": "a/index.html"}},
+     "WEBSIM_PARAMS['urls.index_files'] must be file names without '/'"),
+    ({"WEBSIM_PARAMS": {"urls.keep_params": [""]}},
+     "WEBSIM_PARAMS['urls.keep_params'] must be a sequence of non-empty strings"),
+    ({"WEBSIM_PARAMS": {"text.max_link_density": 0}},
+     "WEBSIM_PARAMS['text.max_link_density'] must be in (0, 1], got 0"),
 ])
 def test_decision_and_rule_settings_are_validated(settings, message):
     with pytest.raises(ConfigError) as err:
@@ -77,9 +81,9 @@ def test_rule_keywords_extend_or_replace_and_rules_switch_off():
 def test_prefilter_widens_to_cover_rule1_and_visual_candidates_follow_rule2():
     p = Finalizer.params_from_settings(Settings({"WEBSIM_TEXT_THRESHOLD": 0.4}), WebsimConfig())
     assert p.cluster.simhash_distance == 9  # (1 - 0.4) * 16 = 9.6 -> every accepted pair is a candidate
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_VISUAL_FALLBACK_THRESHOLD": 0.95}), WebsimConfig())
+    p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 0.95}}), WebsimConfig())
     assert p.cluster.visual_distance == 1
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_VISUAL_FALLBACK_THRESHOLD": 1.01}), WebsimConfig())
+    p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 1.01}}), WebsimConfig())
     assert p.cluster.visual_distance == -1
 
 

@@ -264,7 +264,8 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
 
 
 def test_structure_measure_setting_shows_in_output(demo_crawl, tmp_path):
-    """WEBSIM_STRUCTURE_MEASURE=lcs: structure_sim is the tag-sequence LCS similarity, not the path measure."""
+    """--structure-measure lcs (``decision.structure_measure``): structure_sim is the tag-sequence LCS
+    similarity, not the path measure."""
     from scrapy_websim.core.page.lcs import lcs_similarity
     from tests.crawl import run_websim
 

@@ -252,8 +252,8 @@ def test_websim_cluster_leaves_no_temporary_files(tmp_path):
 
 def test_one_threshold_decides_thin_and_too_small_to_cluster():
     """A page is thin (T1) or clustered by content, never neither, whatever the thin thresholds."""
-    params = finalize.Finalizer.params_from_settings({"WEBSIM_THIN_HTML_BYTES": 512, "WEBSIM_THIN_TEXT_CHARS": 100},
-                                                     WebsimConfig())
+    thin = {"rules.thin_html_bytes": 512, "rules.thin_text_chars": 100}
+    params = finalize.Finalizer.params_from_settings({"WEBSIM_PARAMS": thin}, WebsimConfig())
     assert (params.cluster.min_html_len, params.cluster.min_text_len) == (512, 100)
     store = FeatureStore()
     for n in (1, 2):  # two copies of a 700-byte page: not thin at 512 bytes, so they must cluster

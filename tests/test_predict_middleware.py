@@ -2,6 +2,7 @@
 
 import asyncio
 import random
+import re
 
 import pytest
 from scrapy import Request, Spider
@@ -21,9 +22,10 @@ def text_of(topic: int) -> str:
     return "\n".join(" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(10))
 
 
-def make_mw(**settings):
-    base = {"WEBSIM_PREDICT_ENABLED": True, "WEBSIM_PREDICT_WARMUP": 20, "WEBSIM_PREDICT_EXPLORATION": 0.0}
-    base.update(settings)
+def make_mw(enabled=True, **params):
+    """The middleware of a crawler with prediction ``enabled`` and ``predict.*`` keys ``params``."""
+    keys = {"predict.warmup": 20, "predict.exploration": 0.0, **{f"predict.{k}": v for k, v in params.items()}}
+    base = {"WEBSIM_PREDICT_ENABLED": enabled, "WEBSIM_PARAMS": keys}
     crawler = get_crawler(Spider, base)
     crawler.stats.open_spider()
     return crawler, WebsimPredictMiddleware.from_crawler(crawler)
@@ -83,7 +85,7 @@ def test_exact_repeat_is_left_to_the_dupefilter():
 
 
 def test_nothing_dropped_during_warmup():
-    crawler, mw = make_mw(WEBSIM_PREDICT_WARMUP=10_000)
+    crawler, mw = make_mw(warmup=10_000)
     learn_forum(crawler)
     feed(crawler, "http://forum.test/t?id=900", text_of(900))
     req = Request("http://forum.test/t?id=900&sid=zzz")
@@ -99,7 +101,7 @@ def test_error_and_non_2xx_pages_are_not_learned():
 
 
 def test_disabled_passes_everything_unless_opted_in():
-    crawler, mw = make_mw(WEBSIM_PREDICT_ENABLED=False)
+    crawler, mw = make_mw(enabled=False)
     learn_forum(crawler)  # not learning: disabled and nobody opted in
     assert mw.predictor is None
     req = Request("http://forum.test/t?id=1&sid=q")
@@ -119,7 +121,7 @@ def test_meta_opt_out():
 
 
 def explored_set(seed):
-    crawler, mw = make_mw(WEBSIM_PREDICT_EXPLORATION=0.3, WEBSIM_PREDICT_SEED=seed)
+    crawler, mw = make_mw(exploration=0.3, seed=seed)
     learn_forum(crawler)
     reqs = [Request(f"http://forum.test/t?id={t}&sid=new{t}") for t in range(100)]
     out = run_output(mw, reqs)
@@ -148,7 +150,7 @@ def test_explored_pages_confirm_or_refute_the_model():
 
 
 def test_start_requests_go_through_process_start():
-    crawler, mw = make_mw(WEBSIM_PREDICT_WARMUP=0)
+    crawler, mw = make_mw(warmup=0)
     learn_forum(crawler)
     feed(crawler, "http://forum.test/t?id=900", text_of(900))
 
@@ -169,15 +171,21 @@ def test_start_requests_go_through_process_start():
     "name, value",
     [
         ("WEBSIM_PREDICT_THRESHOLD", 1.5),
-        ("WEBSIM_PREDICT_EXPLORATION", -0.1),
-        ("WEBSIM_PREDICT_WARMUP", "many"),
+        ("predict.exploration", -0.1),
+        ("predict.warmup", "many"),
         ("WEBSIM_PREDICT_ENABLED", "perhaps"),
-        ("WEBSIM_PREDICT_JACCARD", 0),
+        ("predict.jaccard", 0),
     ],
 )
 def test_settings_are_validated(name, value):
-    crawler = get_crawler(Spider, {name: value})
-    with pytest.raises(ConfigError, match=name):
+    crawler = get_crawler(Spider, {name: value} if name.startswith("WEBSIM_") else {"WEBSIM_PARAMS": {name: value}})
+    with pytest.raises(ConfigError, match=re.escape(name)):
+        PredictSettings.from_settings(crawler.settings)
+
+
+def test_a_removed_predict_setting_names_its_key():
+    crawler = get_crawler(Spider, {"WEBSIM_PREDICT_WARMUP": 10})
+    with pytest.raises(ConfigError, match=re.escape("use WEBSIM_PARAMS={'predict.warmup': ...}")):
         PredictSettings.from_settings(crawler.settings)
 
 
@@ -200,8 +208,8 @@ def test_end_to_end_crawl_drops_variants_and_loses_nothing(tmp_path):
     httpd, base = serve(site)
     try:
         records, log = crawl(base, str(tmp_path), "with", {
-            "WEBSIM_PREDICT_ENABLED": True, "WEBSIM_PREDICT_WARMUP": 30, "WEBSIM_PREDICT_THRESHOLD": 0.9,
-            "WEBSIM_PREDICT_EXPLORATION": 0.1, "WEBSIM_PREDICT_SEED": 1,
+            "WEBSIM_PREDICT_ENABLED": True, "WEBSIM_PREDICT_THRESHOLD": 0.9,
+            "WEBSIM_PARAMS": {"predict.warmup": 30, "predict.exploration": 0.1, "predict.seed": 1},
             "WEBSIM_HTTP_TIMEOUT": 10, "WEBSIM_PAGE_TIMEOUT": 20,
         }, timeout=900)
     finally:

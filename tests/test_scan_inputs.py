@@ -1,9 +1,11 @@
 """Inputs from scanning tools (bare hosts + --ports, httpx JSON lines, nmap XML, stdin) and the
-scanning settings (proxy, headers, cookies, UA): parsing and the error messages."""
+scanning settings (proxy, cookies; Scrapy's headers and UA as the browser gets them): parsing and the
+error messages."""
 
 import io
 
 import pytest
+from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS as SCRAPY_DEFAULT_HEADERS
 
 from scrapy_websim.config import ConfigError, WebsimConfig, proxy_parts
 from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries
@@ -91,14 +93,21 @@ def test_broken_nmap_xml_and_bad_ports_are_usage_errors(tmp_path):
 
 def test_scan_settings_are_parsed_and_checked():
     config = WebsimConfig.from_settings({
-        "WEBSIM_PROXY": "http://user:p%40ss@127.0.0.1:3128", "WEBSIM_HEADERS": ["X-A: 1", "x-a: 2", "B: c"],
-        "WEBSIM_COOKIES": "a=b;c = d", "WEBSIM_USER_AGENT": "scanner/1", "WEBSIM_STRICT_TLS": "true"})
+        "WEBSIM_PROXY": "http://user:p%40ss@127.0.0.1:3128", "WEBSIM_COOKIES": "a=b;c = d",
+        "WEBSIM_STRICT_TLS": "true", "USER_AGENT": "scanner/1",
+        "DEFAULT_REQUEST_HEADERS": {"Accept": SCRAPY_DEFAULT_HEADERS["Accept"], "Accept-Language": "de", "X-A": "1"}})
     assert proxy_parts(config.proxy) == {"server": "http://127.0.0.1:3128", "username": "user", "password": "p@ss"}
-    assert config.headers == (("x-a", "2"), ("B", "c")) and config.cookies == "a=b; c=d" and config.strict_tls
-    assert context_kwargs(config) == {"ignore_https_errors": False, "extra_http_headers": {"x-a": "2", "B": "c"},
-                                      "user_agent": "scanner/1"}
-    assert WebsimConfig.from_settings({"WEBSIM_HEADERS": '{"X-J": "v"}'}).headers == (("X-J", "v"),)
+    assert config.cookies == "a=b; c=d" and config.strict_tls and config.user_agent == "scanner/1"
+    # the browser gets the headers the user added or changed, not Scrapy's document Accept
+    assert config.headers == (("Accept-Language", "de"), ("X-A", "1"))
+    assert context_kwargs(config) == {"ignore_https_errors": False, "user_agent": "scanner/1",
+                                      "extra_http_headers": {"Accept-Language": "de", "X-A": "1"}}
+    # Scrapy's defaults (a Settings object holds them) leave the browser its own User-Agent and headers
+    from scrapy.settings import Settings
+
+    assert WebsimConfig.from_settings(Settings()) == WebsimConfig()
     assert context_kwargs(WebsimConfig()) == {"ignore_https_errors": True}
+    assert WebsimConfig.from_settings({"DEFAULT_REQUEST_HEADERS": {b"X-B": b"2"}}).headers == (("X-B", "2"),)
 
 
 @pytest.mark.parametrize("settings, message", [
@@ -106,13 +115,14 @@ def test_scan_settings_are_parsed_and_checked():
     ({"WEBSIM_PROXY": "http://h"}, "needs a host and a port"),
     ({"WEBSIM_PROXY": "http://h:1/path"}, "no path, query or fragment"),
     ({"WEBSIM_PROXY": "socks5://u:p@h:1"}, "Chromium cannot authenticate to a SOCKS5 proxy"),
-    ({"WEBSIM_HEADERS": ["no colon"]}, "WEBSIM_HEADERS: 'no colon' is not a header; expected 'Name: value'"),
-    ({"WEBSIM_HEADERS": {"bad name": "x"}}, "'bad name' is not a valid header name"),
-    ({"WEBSIM_HEADERS": {"X-A": "a\r\nInjected: 1"}}, "must be one line"),
-    ({"WEBSIM_HEADERS": 5}, "WEBSIM_HEADERS must be a dict"),
+    ({"DEFAULT_REQUEST_HEADERS": {"bad name": "x"}}, "'bad name' is not a valid header name"),
+    ({"DEFAULT_REQUEST_HEADERS": {"X-A": "a\r\nInjected: 1"}}, "must be one line"),
+    ({"DEFAULT_REQUEST_HEADERS": 5}, "DEFAULT_REQUEST_HEADERS must be a dict"),
     ({"WEBSIM_COOKIES": "justtext"}, "WEBSIM_COOKIES: 'justtext' is not a cookie"),
-    ({"WEBSIM_USER_AGENT": "a\nb"}, "WEBSIM_USER_AGENT must be one line"),
+    ({"USER_AGENT": "a\nb"}, "USER_AGENT must be one line"),
     ({"WEBSIM_STRICT_TLS": "maybe"}, "WEBSIM_STRICT_TLS must be a boolean"),
+    ({"WEBSIM_USER_AGENT": "ua/1"}, "WEBSIM_USER_AGENT was removed: use Scrapy's USER_AGENT setting"),
+    ({"WEBSIM_HEADERS": {"X-A": "1"}}, "WEBSIM_HEADERS was removed: use Scrapy's DEFAULT_REQUEST_HEADERS setting"),
 ])
 def test_scan_setting_errors_name_the_setting(settings, message):
     with pytest.raises(ConfigError, match=None) as info:
@@ -120,22 +130,42 @@ def test_scan_setting_errors_name_the_setting(settings, message):
     assert message in str(info.value)
 
 
-def test_middleware_puts_headers_cookies_ua_and_proxy_on_scrapy_requests():
+def test_middleware_puts_cookies_and_proxy_on_scrapy_requests():
     from scrapy import Request
     from scrapy.exceptions import IgnoreRequest
 
-    config = WebsimConfig.from_settings({"WEBSIM_HEADERS": {"X-Scan": "1"}, "WEBSIM_COOKIES": "s=1",
-                                         "WEBSIM_USER_AGENT": "ua/1", "WEBSIM_PROXY": "http://127.0.0.1:3128"})
+    config = WebsimConfig.from_settings({"WEBSIM_COOKIES": "s=1", "WEBSIM_PROXY": "http://127.0.0.1:3128"})
     mw = WebsimScanDownloaderMiddleware(config)
     plain, rendered = Request("http://h.example/"), Request("http://h.example/", meta={"playwright": True})
     for request in (plain, rendered):
         mw.process_request(request)
-        assert request.headers[b"X-Scan"] == b"1" and request.headers[b"User-Agent"] == b"ua/1"
         assert request.cookies == {"s": "1"}
     assert plain.meta["proxy"] == "http://127.0.0.1:3128" and "proxy" not in rendered.meta  # Chromium has its own
     socks = WebsimScanDownloaderMiddleware(WebsimConfig.from_settings({"WEBSIM_PROXY": "socks5://127.0.0.1:1080"}))
     with pytest.raises(IgnoreRequest, match="cannot use the SOCKS proxy"):
         socks.process_request(Request("http://h.example/"))
+
+
+def test_cli_flags_map_to_scrapy_settings():
+    """--user-agent is Scrapy's USER_AGENT, -H adds to Scrapy's DEFAULT_REQUEST_HEADERS (replacing a
+    default of any case), --calibrate-404 and --batch-size set WEBSIM_PARAMS keys next to -s ones."""
+    from scrapy_websim.cli import _crawl_parser, _crawl_settings, _merged, _scan_settings_from_args, _settings_from_args
+
+    parser = _crawl_parser()
+    args = parser.parse_args(["-l", "u.txt", "-o", "r.json", "--user-agent", "ua/2", "-H", "accept-language: de",
+                              "-H", "X-Scan: 1", "--calibrate-404", "--batch-size", "50", "--visual-fallback-threshold",
+                              "1.01", "-s", 'WEBSIM_PARAMS={"cluster.passes": 2}'])
+    settings = _merged(_crawl_settings(args, None), _scan_settings_from_args(parser, args),
+                       _settings_from_args(parser, args))
+    assert settings["USER_AGENT"] == "ua/2"
+    assert settings["DEFAULT_REQUEST_HEADERS"] == {"Accept": SCRAPY_DEFAULT_HEADERS["Accept"],
+                                                   "accept-language": "de", "X-Scan": "1"}
+    assert settings["WEBSIM_PARAMS"] == {"crawl.batch_size": 50, "crawl.soft404_min_urls": 1,
+                                         "decision.rule2_visual": 1.01, "cluster.passes": 2}
+    assert "WEBSIM_HTTP_TIMEOUT" not in settings  # unset flags leave the declared defaults
+    config = WebsimConfig.from_settings(settings)
+    assert (config.user_agent, config.headers, config.batch_size) == ("ua/2", (("accept-language", "de"),
+                                                                              ("X-Scan", "1")), 50)
 
 
 def test_tls_helpers():

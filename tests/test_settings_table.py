@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from scrapy_websim.config import SETTINGS, SETTINGS_BY_NAME, ConfigError, PredictSettings, WebsimConfig
+from scrapy_websim.config import (PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, ConfigError,
+                                  PredictSettings, WebsimConfig, params_markdown)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,7 +31,7 @@ def docs_table():
 def test_docs_table_is_the_one_written_from_the_code():
     """docs/settings.md holds exactly what scripts/settings_table.py writes from SETTINGS
     (after changing a setting: python scripts/settings_table.py)."""
-    assert docs_table() == table_script().render(SETTINGS), "run python scripts/settings_table.py"
+    assert docs_table() == table_script().render(SETTINGS, params_markdown()), "run python scripts/settings_table.py"
 
 
 def test_docs_lists_exactly_the_table_with_its_types_and_defaults():
@@ -57,29 +58,101 @@ def test_the_settings_script_check_mode_fails_on_a_stale_table(tmp_path):
 
 
 def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
-    """Each row is built from one field declaration (default, range, description); a value just
-    outside a row's numeric range is refused with an error naming the setting and that range."""
+    """Each row (a setting or a WEBSIM_PARAMS key) is built from one field declaration (default,
+    range, description); a value just outside a row's numeric range is refused with an error
+    naming the setting or the key and that range."""
     from scrapy_websim.core.params import parse_range
     from scrapy_websim.finalize import Finalizer
 
-    kinds = {"text", "dom", "lcs", "decision", "urls", "rules", "cluster"}
-    assert {s.param.split(".")[0] for s in SETTINGS if s.param} == kinds
+    assert {s.param.split(".")[0] for s in SETTINGS if s.param} == {"text", "decision", "rules"}
     assert WebsimConfig.from_settings({}) == WebsimConfig()
     assert PredictSettings.from_settings({}) == PredictSettings()
     checked = 0
-    for s in SETTINGS:
+    for s in SETTINGS + PARAMS:
         if s.type.split()[0] not in ("int", "float") or not s.range.startswith(("[", "(")):
             continue
-        valid = s.range.split(", >=")[0]
+        valid = s.range.split(", >=")[0].split(" (")[0]
         outside = parse_range(valid).hi + (1 if s.type.startswith("int") else 0.5)
+        settings = {s.name: outside} if s.name.startswith("WEBSIM_") else {"WEBSIM_PARAMS": {s.name: outside}}
+        label = s.name if s.name.startswith("WEBSIM_") else f"WEBSIM_PARAMS[{s.name!r}]"
         with pytest.raises(ConfigError) as err:
-            WebsimConfig.from_settings({s.name: outside})
-            PredictSettings.from_settings({s.name: outside})
-            Finalizer.params_from_settings({s.name: outside}, WebsimConfig())
-        assert str(err.value).startswith(f"{s.name} must be "), str(err.value)
-        assert f" in {valid}, got " in str(err.value), str(err.value)
+            WebsimConfig.from_settings(settings)
+        assert str(err.value).startswith(f"{label} must be "), str(err.value)
+        assert f" in {valid}" in str(err.value), str(err.value)
+        # the object that reads the value checks it too
+        if s.name.startswith(("predict.", "WEBSIM_PREDICT_")):
+            with pytest.raises(ConfigError, match=re.escape(label)):
+                PredictSettings.from_settings(settings)
+        elif s.param or not s.name.startswith(("crawl.", "WEBSIM_")):
+            with pytest.raises(ConfigError, match=re.escape(label)):
+                Finalizer.params_from_settings(settings, WebsimConfig())
         checked += 1
-    assert checked >= 40
+    assert checked >= 60
+
+
+def test_settings_are_few_and_the_internals_are_keys():
+    """What a user sets is a setting; the algorithm's internals are keys of WEBSIM_PARAMS."""
+    assert len(SETTINGS) <= 35
+    assert {"dom.max_paths", "cluster.passes", "text.max_link_density", "decision.rule2_visual",
+            "crawl.batch_size", "predict.warmup"} <= set(PARAM_KEYS)
+    assert not set(SETTINGS_BY_NAME) & set(REPLACED)
+    for name, target in REPLACED.items():
+        assert target in PARAM_KEYS or target in ("USER_AGENT", "DEFAULT_REQUEST_HEADERS"), name
+
+
+def test_params_reach_the_objects_and_python_objects_still_work():
+    from scrapy_websim.core.params import ClusterParams, DomParams, TextParams
+    from scrapy_websim.finalize import Finalizer
+
+    p = Finalizer.params_from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,
+                                                          "text.max_link_density": "0.4",
+                                                          "urls.keep_params": "a, b"}}, WebsimConfig())
+    assert (p.cluster.passes, p.features.dom.max_paths, p.features.text.max_link_density) == (2, 100, 0.4)
+    assert p.features.urls.keep_params == ("a", "b")
+    # -s WEBSIM_PARAMS='{...}' on a command line is the dict's JSON text
+    c = WebsimConfig.from_settings({"WEBSIM_PARAMS": '{"crawl.batch_size": 7, "crawl.stable_early": "false"}'})
+    assert (c.batch_size, c.stable_early) == (7, False)
+    assert PredictSettings.from_settings({"WEBSIM_PARAMS": {"predict.warmup": 5}}).warmup == 5
+    # the Python API: the objects are built directly, with the same checks
+    assert ClusterParams(passes=2).validate().passes == 2 and DomParams(max_paths=3).max_paths == 3
+    with pytest.raises(ValueError, match="max_link_density must be in"):
+        TextParams(max_link_density=0).validate()
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"text.max_link_densty": 0.5}, "unknown WEBSIM_PARAMS key 'text.max_link_densty'; did you mean "
+                                    "'text.max_link_density'?"),
+    ({"max_paths": 5}, "did you mean 'dom.max_paths'?"),
+    ({"cluster.pases": 2}, "did you mean 'cluster.passes'?"),
+    ({"decision.rule1_text": 0.5}, "WEBSIM_PARAMS key 'decision.rule1_text' is the setting WEBSIM_TEXT_THRESHOLD"),
+    ({"cluster.min_html_len": 5}, "cannot be set: it follows rules.thin_html_bytes"),
+    ({"rules.login_keywords": ["x"]}, "it follows WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE"),
+    ({"dom.max_paths": 0}, "WEBSIM_PARAMS['dom.max_paths'] must be an integer in [1, 100000], got 0"),
+    ("[1, 2]", "WEBSIM_PARAMS must be a dict like {'cluster.passes': 2}"),
+])
+def test_a_bad_params_key_or_value_stops_the_crawl_at_start(params, message):
+    with pytest.raises(ConfigError) as err:
+        WebsimConfig.from_settings({"WEBSIM_PARAMS": params})
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("WEBSIM_DOM_MAX_PATHS", "WEBSIM_DOM_MAX_PATHS was removed: use WEBSIM_PARAMS={'dom.max_paths': ...}"),
+    ("WEBSIM_CLUSTER_PASSES", "use WEBSIM_PARAMS={'cluster.passes': ...}"),
+    ("WEBSIM_PREDICT_WARMUP", "use WEBSIM_PARAMS={'predict.warmup': ...}"),
+    ("WEBSIM_USER_AGENT", "WEBSIM_USER_AGENT was removed: use Scrapy's USER_AGENT setting"),
+    ("WEBSIM_HEADERS", "WEBSIM_HEADERS was removed: use Scrapy's DEFAULT_REQUEST_HEADERS setting"),
+])
+def test_a_removed_setting_names_its_replacement(name, message):
+    with pytest.raises(ConfigError) as err:
+        WebsimConfig.from_settings({name: 1})
+    assert message in str(err.value)
+
+
+def test_the_docs_list_the_params_keys_as_the_code_does():
+    text = open(os.path.join(ROOT, "docs", "settings.md"), encoding="utf-8").read()
+    assert params_markdown() in text, (
+        "docs/settings.md's WEBSIM_PARAMS table differs from the code; run python scripts/settings_table.py")
 
 
 def test_every_setting_has_a_description_and_a_group():

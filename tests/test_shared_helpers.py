@@ -42,15 +42,15 @@ def test_range_specs_read_as_the_error_message():
     assert parse_range("(0, 1]").text == "in (0, 1]" and not parse_range("(0, 1]").holds(0)
 
 
-def test_cluster_parameter_errors_name_the_setting():
-    # ClusterParams used its own message form ("ClusterParams.x=20: valid range is 0..11"), which
-    # build_params could not rewrite to the setting's name; it now uses the shared one.
-    from scrapy_websim.config import CLUSTER_SETTINGS, ConfigError, build_params
+def test_cluster_parameter_errors_name_the_key():
+    # ClusterParams raises the shared FieldError form, which build_params rewrites to the name the
+    # user wrote (here the WEBSIM_PARAMS key).
+    from scrapy_websim.config import ConfigError, build_params
     from scrapy_websim.core.match.cluster import ClusterParams
 
     try:
-        build_params({"WEBSIM_PREFILTER_SIMHASH_DISTANCE": 20}, ClusterParams, CLUSTER_SETTINGS)
+        build_params({"WEBSIM_PARAMS": {"cluster.simhash_distance": 20}}, ClusterParams)
     except ConfigError as exc:
-        assert str(exc) == "WEBSIM_PREFILTER_SIMHASH_DISTANCE must be an integer in [0, 11], got 20"
+        assert str(exc) == "WEBSIM_PARAMS['cluster.simhash_distance'] must be an integer in [0, 11], got 20"
     else:
         raise AssertionError("no error")

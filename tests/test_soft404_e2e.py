@@ -30,7 +30,7 @@ def test_custom_404_templates_are_e3_only_with_calibration(tmp_path):
         urls, truth = url_list(servers, 3)
         with open(os.path.join(str(tmp_path), "urls.txt"), "w", encoding="utf-8") as fh:
             fh.write("\n".join(urls) + "\n")
-        # 8 URLs per origin: below WEBSIM_SOFT404_MIN_URLS, so the default crawl makes no probe
+        # 8 URLs per origin: below crawl.soft404_min_urls (WEBSIM_PARAMS), so the default crawl makes no probe
         plain = _crawl(tmp_path, "plain", [])
         calibrated = _crawl(tmp_path, "calibrated", ["--calibrate-404"])
 

@@ -1,7 +1,7 @@
-"""Kept browser tabs (``WEBSIM_TAB_REUSE``) render each page as a fresh tab would: one tab serves a
-list of pages in turn (one page in flight) and every record and feature equals the crawl with a new
-tab per page, through a 404, a page that asks to stay (``beforeunload``), a page built by a script
-after load and a page whose timers keep running."""
+"""Kept browser tabs (``WEBSIM_PARAMS`` key ``crawl.tab_reuse``) render each page as a fresh tab
+would: one tab serves a list of pages in turn (one page in flight) and every record and feature
+equals the crawl with a new tab per page, through a 404, a page that asks to stay
+(``beforeunload``), a page built by a script after load and a page whose timers keep running."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ FEATURES = ("status_code", "title", "page_type", "text_len", "simhash", "text_ha
 def _run(tmp_path, urls, name, reuse):
     out_dir = tmp_path / name
     out_dir.mkdir()
-    result = crawl(out_dir, urls, extra=["--per-host", "1", "-s", f"WEBSIM_TAB_REUSE={reuse}",
+    result = crawl(out_dir, urls, extra=["--per-host", "1", "-s", f'WEBSIM_PARAMS={{"crawl.tab_reuse": {reuse}}}',
                                          "-s", f"WEBSIM_FEATURES_FILE={out_dir / 'features.jsonl'}"])
     with open(out_dir / "features.jsonl", encoding="utf-8") as fh:
         features = [rec for rec in map(json.loads, filter(str.strip, fh)) if "id" in rec]

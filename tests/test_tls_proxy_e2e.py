@@ -37,7 +37,7 @@ PARAGRAPHS = "".join(
 )
 ARTICLE = (f"<!doctype html><html><head><title>Appliance notes</title><link rel='stylesheet' href='/style.css'>"
            f"</head><body><main><h1>Appliance notes</h1>{PARAGRAPHS}<img src='/pixel.gif' alt=''></main>"
-           f"<script>fetch('/api/ping')</script></body></html>")
+           f"<script>fetch('/api/ping?ua=' + encodeURIComponent(navigator.userAgent))</script></body></html>")
 LOGIN = ("<!doctype html><html><head><title>Sign in</title></head><body><h1>Sign in</h1>"
          "<form method='post' action='/login'><label>Username <input name='user'></label>"
          "<label>Password <input type='password' name='pw'></label><button>Log in</button></form>"
@@ -175,7 +175,7 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy_websim.cli", "-l", "-", "-o", str(out), "--ports", f"{A},{B}",
              "-H", "X-Scan: websim-test", "-H", "Accept-Language: de", "--cookie", "session=abc123; theme=dark",
-             "--user-agent", "websim-test-UA/1.0", "--delay", "1", "--per-host", "2",
+             "-s", "USER_AGENT=websim-test-UA/1.0", "--delay", "1", "--per-host", "2",
              "-s", "RANDOMIZE_DOWNLOAD_DELAY=false"],
             input="\n".join(lines) + "\n", cwd=str(tmp_path), capture_output=True, text=True, timeout=400,
             env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
@@ -220,17 +220,21 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
     assert by[f"https://localhost:{A}/login"]["cluster_kind"] == "L1"
     assert by[f"http://127.0.0.1:{B}/login"]["cluster_kind"] == "L1"
 
-    # headers, cookies and User-Agent on every navigation and every sub-request, on both schemes
+    # headers (-H: Scrapy's DEFAULT_REQUEST_HEADERS), cookies and Scrapy's USER_AGENT on every navigation
+    # and every sub-request, on both schemes
     got = recorder.requests
     for port in (A, B):
         for path in ("/article", "/style.css", "/pixel.gif", "/api/ping"):
-            seen = [r for r in got if r["port"] == port and r["path"] == path]
+            seen = [r for r in got if r["port"] == port and r["path"].split("?")[0] == path]
             assert seen, (port, path)
             for r in seen:
                 h = {k.lower(): v for k, v in r["headers"].items()}
                 assert h.get("x-scan") == "websim-test", (port, path, h)
                 assert "session=abc123" in h.get("cookie", "") and "theme=dark" in h.get("cookie", ""), (port, path, h)
                 assert h.get("user-agent") == "websim-test-UA/1.0", (port, path, h)
+        # the page's own navigator.userAgent is Scrapy's USER_AGENT too
+        pings = [r["path"] for r in got if r["port"] == port and r["path"].startswith("/api/ping")]
+        assert pings and all(p == "/api/ping?ua=websim-test-UA%2F1.0" for p in pings), pings
         nav = [r for r in got if r["port"] == port and r["path"] == "/article"]
         assert all({k.lower(): v for k, v in r["headers"].items()}.get("accept-language") == "de" for r in nav)
 

@@ -18,4 +18,4 @@ CONCURRENT_REQUESTS = 8
 
 # A few of scrapy-websim's settings (docs/settings.md lists them all, with types and defaults).
 WEBSIM_STABLE_TIMEOUT = 10
-WEBSIM_PROGRESS_INTERVAL = 10
+WEBSIM_PARAMS = {"crawl.progress_interval": 10}

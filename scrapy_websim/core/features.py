@@ -110,7 +110,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.dom_counts = features["dom_counts"]
     record.tag_paths = features["tag_paths"]
     record.depth_hist = features["depth_hist"]
-    record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags)
+    record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags, include_head=params.lcs.include_head)
     record.signals, record.fingerprint = signals.rule_features(
         doc, record.title, params.rules, url=record.final_url or record.url)
     heading = first_heading(doc)

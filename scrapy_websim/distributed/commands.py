@@ -1,7 +1,7 @@
 """``websim push | worker | collect | status``: the distributed mode's commands (see docs/distributed.md).
 
 * ``websim push -l urls.txt --redis redis://HOST:6379/0 --job NAME [--replace]``
-* ``websim worker --redis ... --job NAME [-t 20] [--page-timeout 20] [--lease-timeout 120] [-s NAME=VALUE]``
+* ``websim worker --redis ... --job NAME [-t N] [--page-timeout S] [--lease-timeout S] [-s NAME=VALUE]``
 * ``websim status --redis ... --job NAME [--watch SECONDS]``
 * ``websim collect --redis ... --job NAME -o result.json [-o result.csv] [--partial] [--features-file F]``
 
@@ -79,15 +79,16 @@ def push_main(argv: List[str]) -> int:
 
 
 def worker_main(argv: List[str]) -> int:
-    from scrapy_websim.cli import _add_decision_options, _render_settings, _settings_from_args  # noqa: PLC0415
+    from scrapy_websim.cli import (  # noqa: PLC0415
+        _add_decision_options, _add_timeout_options, _merged, _render_settings, _settings_from_args)
+    from scrapy_websim.config import default  # noqa: PLC0415
 
     parser = _job_parser("websim worker", "Render the URLs of a job from its shared Redis queue until none is left.")
     parser.add_argument("-t", "--threads", type=int, default=20, help="concurrent requests (default 20)")
-    parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds for the HTTP response (default 10)")
-    parser.add_argument("--page-timeout", type=float, default=20.0, help="seconds for a whole page (default 20)")
+    _add_timeout_options(parser)
     parser.add_argument("--lease-timeout", type=float, default=None,
                         help="seconds before the URLs of a worker that stopped renewing are rendered again "
-                             "(default 120)")
+                             f"(default {default('WEBSIM_REDIS_LEASE_TIMEOUT'):g}, or the page timeout if larger)")
     parser.add_argument("--loglevel", default="INFO", help="Scrapy log level (default INFO)")
     _add_decision_options(parser)
     args = parser.parse_args(argv)
@@ -104,7 +105,7 @@ def worker_main(argv: List[str]) -> int:
     }
     if args.lease_timeout is not None:
         base["WEBSIM_REDIS_LEASE_TIMEOUT"] = args.lease_timeout
-    base.update(settings)
+    base = _merged(base, settings)
 
     from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
     from scrapy.settings import Settings  # noqa: PLC0415

@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch_tls
 
@@ -161,7 +162,8 @@ _CUT_HTML_JS = """(max) => {
   if (html.length <= max && wellFormed(html)) return null;
   d.innerHTML = '';
   const kept = html.slice(0, max);
-  return [wellFormed(kept) ? kept : kept.replace(/[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/g, '\\uFFFD'), html.length];
+  const lone = /[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/g;
+  return [wellFormed(kept) ? kept : kept.replace(lone, '\\uFFFD'), html.length];
 }"""
 
 # After two animation frames (so what the wait saw is painted; at most 250 ms, a page may stop
@@ -177,19 +179,22 @@ _TIMINGS_JS = """async () => {
 
 @dataclass(frozen=True)
 class CaptureOptions:
-    viewport: tuple = (1280, 800)
-    stable_timeout: float = 10.0
-    network_idle_ms: int = 500
-    dom_stable_checks: int = 3
-    dom_check_interval_ms: int = 100
+    """What a render takes from the crawl's :class:`WebsimConfig` (``render.capture_options``); the
+    defaults are the config's."""
+
+    viewport: tuple = WebsimConfig.viewport
+    stable_timeout: float = WebsimConfig.stable_timeout
+    network_idle_ms: int = WebsimConfig.network_idle_ms
+    dom_stable_checks: int = WebsimConfig.dom_stable_checks
+    dom_check_interval_ms: int = WebsimConfig.dom_check_interval_ms
     #: End the wait as soon as the page is provably done (:func:`wait_stable`).
-    stable_early: bool = True
+    stable_early: bool = WebsimConfig.stable_early
     screenshot: bool = True
     #: A PNG screenshot (``WEBSIM_SCREENSHOTS_DIR`` keeps them); otherwise a JPEG, all the pHash and
     #: the report's thumbnail need (:data:`SCREENSHOT_JPEG_QUALITY`).
     png: bool = True
-    cookies: str = ""  # WEBSIM_COOKIES, set in the page's context before navigation
-    favicon: bool = True  # WEBSIM_FAVICON: hash the page's favicon (once per favicon URL and crawl)
+    cookies: str = WebsimConfig.cookies  # WEBSIM_COOKIES, set in the page's context before navigation
+    favicon: bool = WebsimConfig.favicon  # WEBSIM_FAVICON: hash the page's favicon (once per favicon URL and crawl)
 
 
 class NetworkTracker:

@@ -1,18 +1,20 @@
 """What scanning many hosts needs from the renderer: TLS details, headers, cookies, UA and proxy.
 
 * :func:`context_kwargs` are the Playwright browser-context options (``playwright_context_kwargs``
-  of every render request): certificate errors ignored unless ``WEBSIM_STRICT_TLS``, the user's
-  headers and cookies on every request of the page (sub-requests included), the User-Agent.
+  of every render request): certificate errors ignored unless ``WEBSIM_STRICT_TLS``, the headers
+  the user put in Scrapy's ``DEFAULT_REQUEST_HEADERS`` on every request of the page (sub-requests
+  included) and Scrapy's ``USER_AGENT`` as the browser's own when the user set one (scrapy-playwright
+  already puts Scrapy's User-Agent header on every request of the page).
 * :func:`watch_tls` (run in the page-init callback, before navigation) subscribes to Chromium's
   ``Security.visibleSecurityStateChanged`` over CDP; :func:`tls_state` reads the last state in the
   capture step: the certificate's subject, issuer, validity and ``certificateNetworkError``, the
   error Chromium would have shown an interstitial for (``ERR_CERT_AUTHORITY_INVALID`` ...) had
   certificate errors not been ignored.
-* :class:`WebsimScanDownloaderMiddleware` puts the same headers, cookies and User-Agent on every
-  Scrapy request (the navigation request of a rendered page takes Scrapy's headers, and the
-  fallback HTTP client sends them as they are) and sends requests that are *not* rendered through
-  ``WEBSIM_PROXY`` (``meta["proxy"]``, handled by Scrapy's ``HttpProxyMiddleware``). Chromium gets
-  the proxy as a launch option (see ``addon.py``).
+* :class:`WebsimScanDownloaderMiddleware` puts ``WEBSIM_COOKIES`` on every Scrapy request (the
+  navigation request of a rendered page takes Scrapy's headers, and the fallback HTTP client sends
+  them as they are; Scrapy's own middlewares add its headers and User-Agent) and sends requests that
+  are *not* rendered through ``WEBSIM_PROXY`` (``meta["proxy"]``, handled by Scrapy's
+  ``HttpProxyMiddleware``). Chromium gets the proxy as a launch option (see ``addon.py``).
 """
 
 from __future__ import annotations
@@ -271,14 +273,12 @@ def apply_tls(record: Any, fields: Dict[str, Any]) -> None:
 
 
 class WebsimScanDownloaderMiddleware:
-    """``WEBSIM_HEADERS`` / ``WEBSIM_COOKIES`` / ``WEBSIM_USER_AGENT`` on every request, and
-    ``WEBSIM_PROXY`` for requests Scrapy's own client fetches (rendered ones use Chromium's proxy)."""
+    """``WEBSIM_COOKIES`` on every request, and ``WEBSIM_PROXY`` for requests Scrapy's own client
+    fetches (rendered ones use Chromium's proxy)."""
 
     def __init__(self, config: WebsimConfig) -> None:
-        self.headers = list(config.headers)
-        self.cookies = cookie_pairs(config.cookies)  # through Scrapy's CookiesMiddleware (700), which
-        if config.user_agent:                         # rebuilds the Cookie header from its jar
-            self.headers.append(("User-Agent", config.user_agent))
+        # through Scrapy's CookiesMiddleware (700), which rebuilds the Cookie header from its jar
+        self.cookies = cookie_pairs(config.cookies)
         self.proxy = config.proxy
         self.socks = config.proxy.lower().startswith("socks")
         self._verified: Dict[Tuple[str, int], str] = {}  # (host, port) -> tls_error, one check per origin
@@ -288,8 +288,6 @@ class WebsimScanDownloaderMiddleware:
         return cls(WebsimConfig.from_crawler(crawler))
 
     def process_request(self, request: Any, spider: Any = None) -> None:
-        for name, value in self.headers:
-            request.headers[name] = value
         if self.cookies and isinstance(request.cookies, dict):
             for name, value in self.cookies:
                 request.cookies.setdefault(name, value)

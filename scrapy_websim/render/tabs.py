@@ -1,4 +1,4 @@
-"""Browser tabs reused from one page to the next (``WEBSIM_TAB_REUSE``).
+"""Browser tabs reused from one page to the next (``WEBSIM_PARAMS`` key ``crawl.tab_reuse``).
 
 scrapy-playwright opens a new tab for every request and closes it after. Each new tab costs
 Chromium a new renderer process (start-up, a fresh V8 heap and Blink document machinery): on

@@ -93,7 +93,7 @@ class UrlListSpider(scrapy.Spider):
 
     def probe_requests(self, done: Any = ()) -> Iterator[Request]:
         """Soft-404 probes (``core/match/soft404.py``): ``WEBSIM_SOFT404_PROBES`` random paths of
-        each origin with at least ``WEBSIM_SOFT404_MIN_URLS`` URLs in the list (origins in
+        each origin with at least ``crawl.soft404_min_urls`` (``WEBSIM_PARAMS``) URLs in the list (origins in
         ``done`` were probed by an earlier run of the job). Sent first: they are few, and the
         labels need them only at the end."""
         config = self.config

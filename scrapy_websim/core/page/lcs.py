@@ -221,7 +221,8 @@ def lcs_similarity_bound(a: str, b: str) -> float:
 def structure_similarity(
     measure: str, paths_sim: float, seq_a: Optional[str], seq_b: Optional[str]
 ) -> float:
-    """The structure similarity chosen by ``WEBSIM_STRUCTURE_MEASURE``.
+    """The structure similarity chosen by ``DecisionParams.structure_measure`` (``WEBSIM_PARAMS`` key
+    ``decision.structure_measure``).
 
     ``paths_sim`` is the SPEC section 4 measure (counts cosine + tag-path Jaccard), computed by the
     caller; "lcs" ignores it, "both" is the mean of the two. The LCS is only computed when needed.

@@ -11,8 +11,10 @@
 
 The algorithm modules import their object from here and re-export it (``from
 scrapy_websim.core.page.text import TextParams`` keeps working); ``config.py`` builds the
-``WEBSIM_*`` settings table from these declarations. A new tunable is one ``param(...)`` field in
-the module of its package (and, for a setting, one row in ``config._CORE``).
+``WEBSIM_*`` settings table and the ``WEBSIM_PARAMS`` keys (``"text.max_link_density"``: the
+object's key in ``config.PARAM_OBJECTS`` and the field's name) from these declarations. A new
+tunable is one ``param(...)`` field in the module of its package; it is a ``WEBSIM_PARAMS`` key at
+once, or its own setting with ``setting="WEBSIM_X"`` (see :func:`.base.param`).
 
 Pure package: no Scrapy import, and no import of the algorithm modules (they import it).
 """

@@ -10,8 +10,8 @@ A range is written as it reads in the error message: ``"[0, 1]"``, ``"(0, 1]"``,
 ``"number [0, 1]"``: an int or float, bools refused) and before a note
 (``"[0, 1.01] (above 1 disables rule 2)"``). The error is always
 ``"{field} must be {an integer |a number }{in RANGE|>= LO}{ note}, got {value!r}"``, raised as a
-:class:`FieldError` that ``config.build_params`` re-raises naming the ``WEBSIM_*`` setting instead of
-the field. A field with ``choices`` fails with ``"{field} must be one of 'a', 'b', got {value!r}"``;
+:class:`FieldError` that ``config.build_params`` re-raises naming the setting (or the ``WEBSIM_PARAMS``
+key) instead of the field. A field with ``choices`` fails with ``"{field} must be one of 'a', 'b', got {value!r}"``;
 one whose default is a bool with ``"{field} must be True or False, got {value!r}"``; one whose
 default is a tuple of strings (or ``()``) with ``"{field} must be a sequence of non-empty strings,
 got {value!r}"``.
@@ -39,7 +39,7 @@ _KIND_TEXT = {None: "", "int": "an integer ", "number": "a number "}
 
 class FieldError(ValueError):
     """A parameter field holds a value outside what it declares: ``str(err)`` is
-    ``"{field} {problem}"``, and ``config.build_params`` names the ``WEBSIM_*`` setting instead."""
+    ``"{field} {problem}"``, and ``config.build_params`` names the setting or ``WEBSIM_PARAMS`` key instead."""
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field} {problem}")
@@ -100,7 +100,10 @@ def check_ranges(obj: Any, **specs: str) -> None:
 def param(default: Any, spec: str = "", doc: str = "", *, choices: Sequence[Any] = (), **more: Any) -> Any:
     """A field of a frozen parameter dataclass: its ``default``, valid range ``spec`` (as above;
     ``""`` = not checked) or ``choices``, and a one-line ``doc``. ``more`` goes to the field's
-    metadata as well, for the layers above (``config.py`` keeps a setting's README type there)."""
+    metadata as well, for the layers above: ``setting="WEBSIM_X"`` makes the field a setting of its
+    own (one a user sets: a main threshold, a rule list), ``set_by="..."`` names what sets a field
+    that no one sets directly (the other fields are keys of ``WEBSIM_PARAMS``, see ``config.py``),
+    ``shown`` is the settings table's default cell where it is not the plain default."""
     return dataclasses.field(default=default, metadata={"range": spec, "doc": doc, "choices": tuple(choices), **more})
 
 

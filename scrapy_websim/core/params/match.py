@@ -32,12 +32,15 @@ class DecisionParams(Params):
     #: the tag-path Jaccard gets 1 - this
     structure_count_weight: float = param(0.5, "[0, 1]", "weight of the DOM-count cosine in paths")
     #: rule 1: text >= rule1_text and (structure >= rule1_structure or visual >= rule1_visual).
-    rule1_text: float = param(0.75, "[0, 1]", "rule 1: minimum SimHash text similarity")
+    rule1_text: float = param(0.75, "[0, 1]", "rule 1: minimum SimHash text similarity",
+                               setting="WEBSIM_TEXT_THRESHOLD")
     #: used when both pages carry a MinHash (word 3-shingle measure, ``similarity.shingle_sim``; the
     #: SimHash measure is then only the candidate filter and the fallback for older features files)
-    rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity")
-    rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity")
-    rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity")
+    rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity",
+                                  setting="WEBSIM_TEXT_JACCARD_THRESHOLD")
+    rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity",
+                                    setting="WEBSIM_STRUCTURE_THRESHOLD")
+    rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity", setting="WEBSIM_VISUAL_THRESHOLD")
     rule2_visual: float = param(0.99, "[0, 1.01] (above 1 disables rule 2)", "rule 2: visual alone (> 1 disables)")
     #: rule 2 only between screenshots that carry a picture: a near-uniform viewport (blank page,
     #: a header over white) hashes to a pHash with almost no bits set (white: 8000000000000000),
@@ -90,14 +93,17 @@ class ClusterParams(Params):
     simhash_distance: int = param(8, "int [0, 11]", "candidate SimHash distance")
     length_diff: float = param(0.5, "number [0, 1]", "candidate text-length difference")
     #: -1 = off
-    visual_distance: int = param(0, "int [-1, 11]", "visual-fallback candidates: pHash distance")
+    visual_distance: int = param(0, "int [-1, 11]", "visual-fallback candidates: pHash distance",
+                                 set_by="decision.rule2_visual")
     #: (seed behaviour)
-    same_host_only: bool = param(False, "", "compare pages of the same host only")
+    same_host_only: bool = param(False, "", "compare pages of the same host only", set_by="WEBSIM_SAME_HOST_ONLY")
     passes: int = param(0, "int [0, 1000] (0 = until done)", "canonical-centred passes per group, 0 = to completion")
     #: eligibility: the thin-page thresholds (``RuleParams.thin_html_bytes``/``thin_text_chars``,
     #: whose values the finalizer passes here), so that a page is either thin or clustered
-    min_html_len: int = param(THIN_HTML_BYTES, "int >= 0", "eligibility: rendered HTML bytes")
-    min_text_len: int = param(THIN_TEXT_CHARS, "int >= 0", "eligibility: main-text characters")
+    min_html_len: int = param(THIN_HTML_BYTES, "int >= 0", "eligibility: rendered HTML bytes",
+                              set_by="rules.thin_html_bytes")
+    min_text_len: int = param(THIN_TEXT_CHARS, "int >= 0", "eligibility: main-text characters",
+                              set_by="rules.thin_text_chars")
     #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
     #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
     #: site-wide logo heading is no evidence and would make one group of the site); 0 = off

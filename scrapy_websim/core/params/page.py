@@ -33,7 +33,7 @@ class TextParams(Params):
     #: "websim" is this module (~1 ms/page), "trafilatura" has a better F1 and is ~10x slower
     #: (bench/extraction.py).
     extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"),
-                           needs={"trafilatura": ("trafilatura", "trafilatura")})
+                           needs={"trafilatura": ("trafilatura", "trafilatura")}, setting="WEBSIM_TEXT_EXTRACTOR")
     #: A page that is not a list page is judged by its visible text (link texts included) when its
     #: article is shorter (``core.features.content_text``); 0 = only list pages.
     list_fallback_chars: int = param(200, "int [0, 1000000]", "shorter articles: judged by visible text")
@@ -73,7 +73,7 @@ class DomParams(Params):
     max_depth: int = param(64, "int [1, 10000]", "last bucket of the depth histogram")
 
 
-#: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_STRUCTURE_MEASURE``).
+#: Valid values of :attr:`LcsParams.structure_measure` (``WEBSIM_PARAMS`` key ``decision.structure_measure``).
 STRUCTURE_MEASURES = ("paths", "lcs", "both")
 
 DEFAULT_MAX_TAGS = 5000
@@ -86,6 +86,8 @@ class LcsParams(Params):
 
     #: a document-order prefix of the elements
     max_tags: int = param(DEFAULT_MAX_TAGS, f"int [1, {MAX_MAX_TAGS}]", "tag-sequence length kept for LCS")
-    include_head: bool = param(False, "", "also walk <head> (default: only <body>)")
-    #: "paths" (SPEC section 4), "lcs" (:mod:`scrapy_websim.core.page.lcs`) or "both" (their mean)
-    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
+    include_head: bool = param(False, "", "also walk the head (default: only the body)")
+    #: "paths" (tag paths and DOM counts), "lcs" (:mod:`scrapy_websim.core.page.lcs`) or "both" (their mean);
+    #: the crawl compares pages with the decision's measure (``DecisionParams.structure_measure``)
+    structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES,
+                                   set_by="decision.structure_measure")

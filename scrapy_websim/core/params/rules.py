@@ -131,16 +131,22 @@ MAINTENANCE_KEYWORDS: Tuple[str, ...] = (
 )
 
 
+#: What sets the keyword lists (their own words, or words added to them).
+_KEYWORDS = "WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE"
+
+
 @dataclass(frozen=True)
 class RuleParams(Params):
-    """Parameters of the special-page rules (WEBSIM_RULE_* settings)."""
+    """Parameters of the special-page rules."""
 
     #: the others are skipped (the next rule in priority gets its chance)
-    enabled_rules: Tuple[str, ...] = param(RULE_CODES, "", "rules that may fire")
-    error_keywords: Tuple[str, ...] = param(ERROR_KEYWORDS, "", "E3: words of an error page")
-    login_keywords: Tuple[str, ...] = param(LOGIN_KEYWORDS, "", "L1: words of a login wall")
-    waf_keywords: Tuple[str, ...] = param(WAF_KEYWORDS, "", "W1: words of a WAF block page")
-    maintenance_keywords: Tuple[str, ...] = param(MAINTENANCE_KEYWORDS, "", "M1: words of a maintenance page")
+    enabled_rules: Tuple[str, ...] = param(RULE_CODES, "", "rules that may fire", setting="WEBSIM_RULES_ENABLED",
+                                            shown="all: `E1 E3 L1 W1 M1 T1 R1 U1`")
+    error_keywords: Tuple[str, ...] = param(ERROR_KEYWORDS, "", "E3: words of an error page", set_by=_KEYWORDS)
+    login_keywords: Tuple[str, ...] = param(LOGIN_KEYWORDS, "", "L1: words of a login wall", set_by=_KEYWORDS)
+    waf_keywords: Tuple[str, ...] = param(WAF_KEYWORDS, "", "W1: words of a WAF block page", set_by=_KEYWORDS)
+    maintenance_keywords: Tuple[str, ...] = param(MAINTENANCE_KEYWORDS, "", "M1: words of a maintenance page",
+                                                  set_by=_KEYWORDS)
     thin_html_bytes: int = param(THIN_HTML_BYTES, "int [0, 10000000]", "T1: HTML below this is thin")
     thin_text_chars: int = param(THIN_TEXT_CHARS, "int [0, 10000000]", "T1: main text below this is thin")
     short_text_chars: int = param(600, "int [0, 10000000]", "keyword rules on 2xx pages need less main text")
@@ -151,7 +157,8 @@ class RuleParams(Params):
     signal_text_chars: int = param(120, "int [0, 2000]", "characters of visible text kept in the signals")
     #: "template": one cluster per rule and template across hosts; "origin": the reference tool's
     #: per-origin ids (``err5xx-{origin}``, ``errtpl-{origin}-{hash}``...)
-    scope: str = param("template", "", "rule clusters per template or per origin", choices=RULE_SCOPES)
+    scope: str = param("template", "", "rule clusters per template or per origin", choices=RULE_SCOPES,
+                       setting="WEBSIM_RULE_SCOPE")
 
     def validate(self) -> "RuleParams":
         unknown = [r for r in self.enabled_rules if r not in RULE_CODES]
