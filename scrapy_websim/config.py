@@ -583,7 +583,7 @@ REPLACED: Dict[str, str] = {
     "WEBSIM_TEXT_MAX_LINK_DENSITY": "text.max_link_density",
     "WEBSIM_TEXT_ARTICLE_MIN_SHARE": "text.article_min_share",
     "WEBSIM_TEXT_LIST_FALLBACK_CHARS": "text.list_fallback_chars",
-    "WEBSIM_TEXT_PROSE_SHARE": "text.prose_share",
+    "WEBSIM_TEXT_PROSE_SHARE": "text.paragraph_share",
     "WEBSIM_DOM_MAX_PATHS": "dom.max_paths",
     "WEBSIM_DOM_MAX_PATH_DEPTH": "dom.max_path_depth",
     "WEBSIM_MAX_TAGS": "lcs.max_tags",

@@ -298,7 +298,7 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
             return _collect_all(roots, params.max_link_density, infos)
         return _collect_all([body], 1.0, infos)
     parts = []
-    root = _prose_root(best, body, infos, params.prose_share)
+    root = _prose_root(best, body, infos, params.paragraph_share)
     if root is not best:
         _collect(root, parts, params.max_link_density, infos)
         return _join(parts)

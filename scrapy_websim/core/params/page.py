@@ -39,7 +39,7 @@ class TextParams(Params):
     list_fallback_chars: int = param(200, "int [0, 1000000]", "shorter articles: judged by visible text")
     #: The density fallback widens the best-scoring block to its lowest ancestor holding this share
     #: of the page's paragraph text (0 = never widen; ``_prose_root``).
-    prose_share: float = param(0.6, "[0, 1]", "density extraction widens to this paragraph share")
+    paragraph_share: float = param(0.6, "[0, 1]", "density extraction widens to this paragraph share")
     #: Below this share of the visible text (outside furniture, links included) a page is judged by
     #: that visible text (``core.features.content_text``).
     article_min_share: float = param(1.0, "[0, 1]", "article share of the visible text to judge by it")
