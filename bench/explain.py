@@ -42,7 +42,7 @@ from scrapy_websim.core.match import cluster, similarity  # noqa: E402
 from scrapy_websim.core.store import FeatureStore, iter_jsonl, save_jsonl  # noqa: E402
 from scrapy_websim.core.types import PageRecord, PairResult  # noqa: E402
 from scrapy_websim.explain import cluster_params_of, decision_params_of, explain_records  # noqa: E402
-from tests.sites import noisy_copy, title_of  # noqa: E402
+from scrapy_websim.testing.sites import noisy_copy, title_of  # noqa: E402
 
 DEFAULT_TEMPLATES = ("python3-doc", "postgresql-doc", "apache2-doc", "git-doc")
 

@@ -3,7 +3,7 @@
     python bench/fleet.py [--sets fleet,wiki] [--keep DIR] [--code DIR]
 
 ``fleet``: nginx (4 ports), Apache httpd (3), lighttpd (3) and Django (2), started from the Debian
-packages with tests/servers.py. Each serves its real default/error pages (404, 403, 5xx, proxy
+packages with scrapy_websim/testing/servers.py. Each serves its real default/error pages (404, 403, 5xx, proxy
 errors, basic-auth 401), directory listings, a login page with a per-request CSRF token (nginx
 ``$request_id``; Django's admin login), a WAF page with a per-request incident id, maintenance
 pages, and python3-doc pages mirrored on several servers with a per-mirror banner (mirror name and
@@ -43,8 +43,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from tests.crawl import run_websim  # noqa: E402
-from tests.servers import (  # noqa: E402
+from scrapy_websim.testing.crawl import run_websim  # noqa: E402
+from scrapy_websim.testing.servers import (  # noqa: E402
     apache_server, django_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server,
 )
 

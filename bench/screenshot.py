@@ -40,7 +40,7 @@ sys.path.insert(0, REPO)
 from bench.crawl import ensure_docs, pick_pages, static_locations  # noqa: E402
 from scrapy_websim.core.page.visual import phash_png  # noqa: E402
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser  # noqa: E402
-from tests.servers import nginx_server  # noqa: E402
+from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
 
 async def small_screenshot(page, viewport: tuple, width: int, quality: int = 90) -> bytes:

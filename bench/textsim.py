@@ -50,7 +50,7 @@ from scrapy_websim.core.features import FeatureParams, compute_features  # noqa:
 from scrapy_websim.core.match.cluster import cluster, is_eligible  # noqa: E402
 from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim  # noqa: E402
 from scrapy_websim.core.fingerprints import hamming  # noqa: E402
-from tests.sites import noisy_copy, title_of  # noqa: E402  (the same noise as the end-to-end test's copies)
+from scrapy_websim.testing.sites import noisy_copy, title_of  # noqa: E402  (the same noise as the end-to-end test's copies)
 from scrapy_websim.core.types import PageRecord  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -41,7 +41,7 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests import sites  # noqa: E402
+from scrapy_websim.testing import sites  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sites import crawl_and_score  # noqa: E402  (bench/sites.py)

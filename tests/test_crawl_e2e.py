@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
-from tests.crawl import REPO, by_url, crawl, demo_site, load
+from scrapy_websim.testing.crawl import by_url, crawl, load
+from tests.crawl import REPO, demo_site
 
 pytestmark = pytest.mark.crawl
 
@@ -164,7 +165,7 @@ def test_cli_comma_list_and_bad_output(tmp_path):
         rows = result["data"]
         assert [r["id"] for r in rows] == [1, 2]
         assert rows[0]["status_code"] == 200 and rows[1]["error"]
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     bad = run_websim(["-l", "http://127.0.0.1:9/", "-o", str(tmp_path / "r.xml")], cwd=str(tmp_path))
     assert bad.returncode == 2 and ".json, .jsonl or .csv" in bad.stderr
@@ -218,7 +219,7 @@ def test_special_pages_are_labelled(demo_crawl):
 def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
     """`websim cluster` on the crawl's features file gives the crawl's clusters, and other
     thresholds give other clusters, without rendering."""
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
     out = tmp_path / "again.json"
@@ -266,7 +267,7 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
 def test_structure_measure_setting_shows_in_output(demo_crawl, tmp_path):
     """WEBSIM_STRUCTURE_MEASURE=lcs: structure_sim is the tag-sequence LCS similarity, not the path measure."""
     from scrapy_websim.core.page.lcs import lcs_similarity
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
     out = tmp_path / "lcs.json"

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
-from tests.crawl import by_url, crawl, run_websim
+from scrapy_websim.testing.crawl import by_url, crawl, run_websim
 
 pytestmark = pytest.mark.crawl
 

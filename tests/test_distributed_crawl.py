@@ -17,8 +17,9 @@ import time
 import pytest
 
 from scrapy_websim.distributed.job import Job, connect
-from tests.crawl import REPO, crawl, demo_site, load, run_websim
-from tests.redis_server import RedisServer
+from scrapy_websim.testing.crawl import comparable, crawl, load, run_websim
+from scrapy_websim.testing.redis_server import RedisServer
+from tests.crawl import REPO, demo_site
 
 pytestmark = pytest.mark.crawl
 
@@ -26,9 +27,6 @@ PATHS = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/rivers
          "/article/comets", "/article/bees", "/js/bees", "/old/comets", "/login", "/account", "/no-such-page",
          "/gone", "/broken", "/maintenance", "/admin", "/thin", "/index.html", "/report.json"]
 TIMEOUTS = ["--http-timeout", "4", "--page-timeout", "8", "-s", "WEBSIM_STABLE_TIMEOUT=4"]
-#: What must be equal between one process and many (timings and per-request noise aside).
-SAME = ("id", "url", "normalized_url", "final_url", "redirect_chain", "status_code", "content_type", "error",
-        "title", "cluster_id", "is_canonical", "cluster_kind", "match_rule", "page_type")
 
 
 def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
@@ -68,12 +66,6 @@ def wait_for(predicate, timeout: float, what: str) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def comparable(data):
-    rows = [tuple(row[k] for k in SAME) for row in data["urls"]]
-    clusters = sorted((c["cluster_id"], c["canonical_url"], tuple(c["member_ids"]), c["kind"]) for c in data["clusters"])
-    return rows, clusters
 
 
 def test_killed_worker_loses_nothing_and_many_workers_equal_one_process(tmp_path):

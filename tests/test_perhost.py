@@ -18,7 +18,7 @@ from scrapy.settings import Settings
 from scrapy_websim.addon import Addon
 from scrapy_websim.cli import _add_scan_options, _scan_settings_from_args
 from scrapy_websim.perhost import PER_HOST_START, HostRamp, PerHostRamp, ramp_allowed
-from tests.crawl import crawl
+from scrapy_websim.testing.crawl import crawl
 
 # --- the rule of one host ---
 

@@ -16,7 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
-from tests.crawl import by_url, crawl, demo_site, run_websim
+from scrapy_websim.testing.crawl import by_url, crawl, run_websim
+from tests.crawl import demo_site
 
 pytestmark = pytest.mark.crawl
 

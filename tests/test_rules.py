@@ -1,6 +1,6 @@
 """Special-page rules on real pages served by real software on 127.0.0.1 and on built pages.
 
-The real servers (nginx, Apache httpd, Django) are started by the tests (tests/servers.py); the
+The real servers (nginx, Apache httpd, Django) are started by the tests (scrapy_websim/testing/servers.py); the
 documentation pages come from the python3-doc package (``/usr/share/doc/python3.11/html``).
 """
 
@@ -28,7 +28,7 @@ from scrapy_websim.core.page.text import extract_main_text
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url
 
-from tests.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
+from scrapy_websim.testing.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
 
 PYDOC = "/usr/share/doc/python3.11/html"
 DATA = os.path.join(os.path.dirname(__file__), "data", "rules")

@@ -1,6 +1,6 @@
 """Special-page rules end to end: real servers, real Chromium, the ``websim`` CLI, result.json.
 
-Pages come from real software started by the tests on 127.0.0.1 (tests/servers.py): nginx (its
+Pages come from real software started by the tests on 127.0.0.1 (scrapy_websim/testing/servers.py): nginx (its
 own 404 and 502 pages, a soft 404, a WAF page with a random incident id per request, 401/403
 login forms, maintenance pages at 200 and 503, thin pages, redirect chains, URL variants,
 python3-doc pages that mention error/login/maintenance), Apache httpd's error pages and the
@@ -21,8 +21,9 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from tests.crawl import REPO, by_url, crawl, load, run_websim
-from tests.servers import apache_server, django_server, free_port, have, nginx_server
+from scrapy_websim.testing.crawl import by_url, crawl, load, run_websim
+from scrapy_websim.testing.servers import apache_server, django_server, free_port, have, nginx_server
+from tests.crawl import REPO
 
 pytestmark = pytest.mark.crawl
 
@@ -352,7 +353,7 @@ PREFIX = {"E1": "err5xx", "E3": "errtpl", "L1": "loginwall", "W1": "waf", "M1": 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    from tests.servers import htpasswd_line, lighttpd_server
+    from scrapy_websim.testing.servers import htpasswd_line, lighttpd_server
 
     for binary in ("nginx", "apache2", "lighttpd"):
         if not have(binary):

@@ -271,7 +271,7 @@ def test_noise_a_server_adds_is_forgiven_and_text_of_a_pages_own_is_not():
     timestamp line and 5 "recommended" links inside the content, a banner, ~3 % of the words
     changed) against a second page of the same boilerplate, and against a page that holds all of
     the first and much more of its own (git-diff-files inside git-diff)."""
-    from tests.sites import noisy_copy
+    from scrapy_websim.testing.sites import noisy_copy
 
     removed = ("This document has been removed. Memory allocation debugging is now described in the "
                "developer guide of the portable runtime library, in its chapter on pools. Links to "

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from tests.crawl import crawl
-from tests.servers import have, nginx_server
+from scrapy_websim.testing.crawl import crawl
+from scrapy_websim.testing.servers import have, nginx_server
 
 pytestmark = [pytest.mark.crawl, pytest.mark.skipif(not have("nginx"), reason="nginx not installed")]
 

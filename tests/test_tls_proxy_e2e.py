@@ -24,8 +24,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from tests.crawl import load, run_websim
-from tests.servers import _stop, _wait_port, free_port
+from scrapy_websim.testing.crawl import load, run_websim
+from scrapy_websim.testing.servers import _stop, _wait_port, free_port
 
 pytestmark = pytest.mark.crawl
 

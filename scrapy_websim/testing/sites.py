@@ -25,7 +25,7 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 
 import lxml.html
 
-from tests.servers import nginx_server
+from scrapy_websim.testing.servers import nginx_server
 
 PY = "/usr/share/doc/python3-doc/html"
 PG = "/usr/share/doc/postgresql-doc-15/html"

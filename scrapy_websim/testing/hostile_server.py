@@ -479,7 +479,7 @@ def hostile_site(forbidden_redirect: bool = True, page_delay: float = 0.0) -> It
             s.server_close()
 
 
-def main() -> None:  # pragma: no cover - manual use: python tests/hostile_server.py
+def main() -> None:  # pragma: no cover - manual use: python -m scrapy_websim.testing.hostile_server
     with hostile_site() as site:
         print("\n".join(site.urls[:-len(UNFETCHABLE) - 1]))
         print("serving; Ctrl-C to stop")
