@@ -1,4 +1,5 @@
-"""The hostile-page crawl (``scrapy_websim/testing/hostile_server.py``) with the shipped timeouts: records, time, memory.
+"""The hostile-page crawl (``scrapy_websim/testing/hostile_server.py``) with the shipped timeouts:
+records, time, memory.
 
     python bench/hostile.py [--repeat 1] [--page-timeout 20] [--http-timeout 10] [--keep DIR]
 

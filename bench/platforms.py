@@ -202,7 +202,8 @@ def docsify_set() -> Tuple[sites.Site, Dict[str, str]]:
         seen.add(key)
         kept.append(name)
         site.files[f"md/{name}.md"] = md
-    site.files["md/README.md"] = sites.read(os.path.join(NODE_API, "index.md")) if "index" in kept else "# Node.js API\n"
+    site.files["md/README.md"] = (sites.read(os.path.join(NODE_API, "index.md")) if "index" in kept
+                                  else "# Node.js API\n")
     for k, name in enumerate(kept):
         route = "/" if name == "index" else f"/{name}"
         members = [f"A:/#{route}"]

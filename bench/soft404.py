@@ -32,8 +32,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from scrapy_websim.testing.crawl import run_websim  # noqa: E402
-from scrapy_websim.testing.soft404_fleet import fleet, score, url_list  # noqa: E402
+from scrapy_websim.testing.crawl import run_websim
+from scrapy_websim.testing.soft404_fleet import fleet, score, url_list
 
 KINDS = ["soft", "soft", "hard", "soft", "spa", "soft", "home", "soft"]
 

@@ -107,7 +107,7 @@ def wiki(tmp: str, skin: str = "vector", lang: str = "en"):
         fh.write(f'\n$wgDefaultSkin = "{skin}";\n')
     with open(os.path.join(tmp, "router.php"), "w") as fh:
         fh.write(ROUTER)
-    log = open(os.path.join(tmp, "php.log"), "w")  # noqa: SIM115
+    log = open(os.path.join(tmp, "php.log"), "w")
     server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", MEDIAWIKI, os.path.join(tmp, "router.php")],
                               stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
                               start_new_session=True)  # its own group: the workers it forks go with it

@@ -11,6 +11,6 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from example_project.demo_site.server import running as demo_site
+from example_project.demo_site.server import running as demo_site  # noqa: E402
 
 __all__ = ["REPO", "demo_site"]

@@ -57,7 +57,8 @@ def demo_crawl(tmp_path_factory):
                               capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-6000:]
     return {
-        "base": base, "mirror": mirror, "refused": refused, "inputs": [l for l in lines if l and not l.startswith("#")],
+        "base": base, "mirror": mirror, "refused": refused,
+        "inputs": [ln for ln in lines if ln and not ln.startswith("#")],
         "outs": outs, "log": proc.stderr, "json": load(outs["json"]), "features": _features(feats), "shots": shots,
     }
 
@@ -259,7 +260,8 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
     assert [r["url"] for r in data["urls"]] == sorted(rows)
     assert base + "/" in rows and base + "/article/bread" in rows
     assert "connection refused" in rows[refused]["error"]
-    group = {base + "/article/rivers", base + "/mirror/rivers", base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
+    group = {base + "/article/rivers", base + "/mirror/rivers",
+             base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
     assert len({rows[u]["cluster_id"] for u in group}) == 1 and rows[base + "/article/rivers"]["cluster_id"]
     assert rows[base + "/js/bees"]["cluster_id"] == rows[base + "/article/bees"]["cluster_id"] != ""
 

@@ -82,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         status, body = _content(self.role, self.path)
         data = body.encode("utf-8")
         self.send_response(status)

@@ -31,7 +31,7 @@ TIMEOUTS = ["--http-timeout", "4", "--page-timeout", "8", "-s", "WEBSIM_STABLE_T
 
 def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = open(os.path.join(cwd, f"worker-{time.monotonic_ns()}.log"), "w", encoding="utf-8")  # noqa: SIM115
+    log = open(os.path.join(cwd, f"worker-{time.monotonic_ns()}.log"), "w", encoding="utf-8")
     return subprocess.Popen([sys.executable, "-m", "scrapy_websim.cli", "worker", "--redis", url, "--job", job,
                              "--lease-timeout", "10", *TIMEOUTS, *extra], cwd=cwd, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -40,7 +40,7 @@ def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
 def start_project_worker(url: str, job: str, tmp: str) -> subprocess.Popen:
     """``scrapy crawl websim-worker`` in example_project: the add-on wires scrapy-redis from the settings."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")  # noqa: SIM115
+    log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")
     settings = {"WEBSIM_REDIS_URL": url, "WEBSIM_REDIS_JOB": job, "WEBSIM_REDIS_LEASE_TIMEOUT": "10",
                 "WEBSIM_HTTP_TIMEOUT": "4", "WEBSIM_PAGE_TIMEOUT": "8", "WEBSIM_STABLE_TIMEOUT": "4"}
     cmd = [sys.executable, "-m", "scrapy", "crawl", "websim-worker"]

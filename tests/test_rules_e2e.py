@@ -67,7 +67,7 @@ location = /dl/1 { return 302 /files/a.txt; }
 location = /dl/2 { return 301 /files/a.txt; }
 location = /view { default_type text/html; return 200 '<!doctype html><html><head><title>Item $arg_id</title></head><body><h1>Item $arg_id</h1><p>Item number $arg_id. %(lorem)s</p></body></html>'; }
 location /py/ { alias %(pydoc)s/; }
-"""
+"""  # noqa: E501 - an nginx `return` body is one quoted string on its line
 NGINX_FILES = {
     "soft404.html": page("Page not found | Example shop", "<h1>Oops! We couldn't find that page.</h1>"
                          "<p>It may have moved. Try the search box or go back home.</p>"),
@@ -287,7 +287,8 @@ def test_redirects_and_url_variants(site):
     assert {r["final_url"] for r in r1} == {s.ng + "/files/a.txt"}
     assert {r["cluster_kind"] for r in r1} == {"R1"}
     # URL variants: one normalized_url; /view?id=1 and ?id=2 keep their query and stay apart
-    assert len({rows[s.ng + p]["normalized_url"] for p in ("/docs/", "/docs/index.html", "/docs/?utm_source=news")}) == 1
+    variants = ("/docs/", "/docs/index.html", "/docs/?utm_source=news")
+    assert len({rows[s.ng + p]["normalized_url"] for p in variants}) == 1
     assert rows[s.ng + "/docs/index.html"]["normalized_url"] == s.ng + "/docs"
     v1, v2 = rows[s.ng + "/view?id=1"], rows[s.ng + "/view?id=2"]
     assert v1["normalized_url"] != v2["normalized_url"]
@@ -385,7 +386,8 @@ def fleet(tmp_path_factory):
                 ("nginx-401", "L1", [ng + "/secret/"]), ("acme-login", "L1", [ng + "/login"]),
                 ("apache-404", "E3", [ap + f"/missing-{n}", ap + "/a/b.html"]), ("apache-500", "E1", [ap + "/boom"]),
                 ("apache-proxy-503", "E1", [ap + "/app/x"]), ("apache-401", "L1", [ap + "/secret/"]),
-                ("lighttpd-404", "E3", [lt + f"/missing-{n}", lt + "/a/b.html"]), ("lighttpd-401", "L1", [lt + "/secret/"]),
+                ("lighttpd-404", "E3", [lt + f"/missing-{n}", lt + "/a/b.html"]),
+                ("lighttpd-401", "L1", [lt + "/secret/"]),
             ):
                 groups.setdefault(name, []).extend(urls)
                 labels[name] = label

@@ -89,7 +89,8 @@ def test_cli_exits_2_on_a_misspelt_setting(tmp_path):
     urls.write_text("http://127.0.0.1:9/\n")
     (tmp_path / "f.jsonl").write_text("")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    for args in (["-l", str(urls), "-o", str(tmp_path / "r.json")], ["cluster", str(tmp_path / "f.jsonl"), "-o", str(tmp_path / "c.json")]):
+    for args in (["-l", str(urls), "-o", str(tmp_path / "r.json")],
+                 ["cluster", str(tmp_path / "f.jsonl"), "-o", str(tmp_path / "c.json")]):
         proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", *args, "-s", "WEBSIM_TEXT_TRESHOLD=0.5"],
                               capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 2, (args, proc.stderr)

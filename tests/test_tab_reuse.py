@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.crawl, pytest.mark.skipif(not have("nginx"), reason="n
 PAGES = {
     "stay.html": "<html><head><title>Stay</title></head><body><h1>Stay here</h1><p>"
                  + "A page that asks before it is left. " * 20 + "</p><script>"
-                 "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; return 'stay'; });"
+                 "addEventListener('beforeunload', (e) => { "
+                 "e.preventDefault(); e.returnValue = 'stay'; return 'stay'; });"
                  "</script></body></html>",
     "late.html": "<html><head><title>Loading</title></head><body><p>wait</p><script>"
                  "setTimeout(() => { document.title = 'Late'; document.body.innerHTML = '<h1>Late page</h1><p>'"

@@ -62,5 +62,6 @@ def by_url(data: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
 def comparable(data: Dict[str, Any]) -> Tuple[List[tuple], List[tuple]]:
     """The rows (``SAME`` fields) and clusters of a result JSON, for comparing two crawls."""
     rows = [tuple(row[k] for k in SAME) for row in data["urls"]]
-    clusters = sorted((c["cluster_id"], c["canonical_url"], tuple(c["member_ids"]), c["kind"]) for c in data["clusters"])
+    clusters = sorted((c["cluster_id"], c["canonical_url"], tuple(c["member_ids"]), c["kind"])
+                      for c in data["clusters"])
     return rows, clusters

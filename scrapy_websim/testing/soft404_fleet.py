@@ -72,7 +72,8 @@ def content_body(site: int, slug: str) -> Tuple[str, str]:
 
 
 def home_body(site: int) -> Tuple[str, str]:
-    return f"Site {site}", f"<main><h1>Welcome to site {site}</h1><p>{_text(site, 60)}</p><p>{_text(site + 3, 50)}</p></main>"
+    return f"Site {site}", (f"<main><h1>Welcome to site {site}</h1><p>{_text(site, 60)}</p>"
+                            f"<p>{_text(site + 3, 50)}</p></main>")
 
 
 _rid = itertools.count(1000)
@@ -97,7 +98,7 @@ def make_handler(site: int, kind: str, slugs: List[str]):
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path.split("?")[0]
             if path == "/favicon.ico":
                 return self._send(200, f"icon-of-site-{site}".encode(), "image/x-icon")
