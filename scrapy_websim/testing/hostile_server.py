@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Dict, Iterator, List
+from typing import Callable, Dict, Iterator, List, Optional
 
 #: The text that would prove a local file was read (``/etc/passwd`` starts with it).
 LOCAL_FILE_MARK = "root:x:0:0"
@@ -78,8 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.counters[key] = self.server.counters.get(key, 0) + n
 
-    def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8", headers: Dict[str, str] = None,
-             reason: str = None) -> None:
+    def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
+             headers: Optional[Dict[str, str]] = None, reason: Optional[str] = None) -> None:
         self.send_response(status, reason)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -103,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def stream(self, key: str, head: bytes, chunk: bytes, interval: float, ctype: str,
-               extra_headers: Dict[str, str] = None) -> None:
+               extra_headers: Optional[Dict[str, str]] = None) -> None:
         """Send ``head`` then ``chunk`` every ``interval`` s forever (until the client goes)."""
         self.send_response(200)
         self.send_header("Content-Type", ctype)
@@ -313,7 +313,7 @@ def _non_http(h: _Handler) -> None:
     h.raw(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n\0\1\2 this is not HTTP\r\n")
 
 
-def _status(code: int, reason: str = None) -> Callable[[_Handler], None]:
+def _status(code: int, reason: Optional[str] = None) -> Callable[[_Handler], None]:
     def handler(h: _Handler) -> None:
         if code in (204, 304):
             h.send_response(code, reason)
