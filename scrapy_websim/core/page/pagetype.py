@@ -47,6 +47,9 @@ article-extraction-benchmark pages (detail) 173/181. Reproduce with
 
 from __future__ import annotations
 
+import argparse
+import gzip
+import json
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -516,12 +519,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     Files may be gzipped (``.gz``). Prints the count of each label (and, with ``--expect``, the
     accuracy); ``-v`` prints every page's label and signals.
     """
-    # only for this command line: importing the module stays cheap
-    import argparse  # noqa: PLC0415
-    import gzip  # noqa: PLC0415
-    import json  # noqa: PLC0415
-
-    import lxml.html  # noqa: PLC0415
+    import lxml.html  # noqa: PLC0415  # only this command line parses: the crawl hands a parsed tree
 
     parser = argparse.ArgumentParser(prog="python -m scrapy_websim.core.page.pagetype")
     parser.add_argument("files", nargs="+")

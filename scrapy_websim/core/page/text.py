@@ -21,6 +21,7 @@ The tokens and hashes of the extracted text (SimHash, MinHash) are in
 
 from __future__ import annotations
 
+import copy
 import re
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -260,8 +261,6 @@ def _few_blocks(el) -> bool:
 
 
 def _trafilatura(doc) -> str:
-    import copy  # noqa: PLC0415
-
     import trafilatura  # noqa: PLC0415  # optional: only when asked for
 
     # trafilatura prunes the tree it is given: hand it a copy
