@@ -79,7 +79,8 @@ def main() -> None:
     urls = [u.strip() for u in open(args.urls, encoding="utf-8") if u.strip()]
     executable, _tried = find_browser("")
     process = CrawlerProcess({
-        "DOWNLOAD_HANDLERS": {s: "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler" for s in ("http", "https")},
+        "DOWNLOAD_HANDLERS": {s: "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+                              for s in ("http", "https")},
         "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
         "PLAYWRIGHT_LAUNCH_OPTIONS": {"executable_path": executable, "headless": True, "args": list(DEFAULT_ARGS)},

@@ -15,7 +15,8 @@ length ratio, visual from pHash distance, structure from the length ratio; rule 
 ``seconds`` times ``cluster()`` (candidate generation, passes and every compare call) on compact
 keys (wall clock; the line before also gives its CPU seconds, which other load does not inflate);
 ``explicit_edges`` counts the pairs of distinct hash entries the joins produced (pairs already
-known connected are skipped on large inputs); ``peak_rss_mb`` is the process's peak RSS measured before the brute-force check;
+known connected are skipped on large inputs); ``peak_rss_mb`` is the process's peak RSS measured
+before the brute-force check;
 ``candidates`` is the number of candidate pairs compared (calls of ``compare``); ``pairs_differ``
 is |same-cluster pairs of the fast result XOR those of an exhaustive reference| (all pairs tested,
 default for N <= 100k; ``na`` above unless ``--brute full``). When the full check is off,
@@ -38,8 +39,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.match.cluster import ClusterKeys, ClusterParams, cluster  # noqa: E402
-from scrapy_websim.core.types import PairResult  # noqa: E402
+from scrapy_websim.core.match.cluster import ClusterKeys, ClusterParams, cluster
+from scrapy_websim.core.types import PairResult
 
 
 #: Largest near-duplicate family (a mirror or templated section); not a function of n, so the share
@@ -49,7 +50,8 @@ FAMILY_CAP = 3000
 
 def generate(n: int, seed: int = 1):
     rng = np.random.default_rng(seed)
-    sim = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, n).astype(np.uint64)
+    sim = (rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+           + rng.integers(0, 2, n).astype(np.uint64))
     ph = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
     tlen = np.clip(rng.lognormal(np.log(2000), 1.0, n), 200, 200000).astype(np.int64)
     status = np.where(rng.random(n) < 0.97, 200, rng.choice([201, 203, 206], n)).astype(np.int32)
@@ -122,7 +124,8 @@ def brute_force_edges(sim, ph, tlen, host, params):
         # lengths beyond 1/(1-diff) of the longest row (or the noise allowance above it) can never
         # pass; all other j > row are tested
         top = slen[min(start + block, n) - 1]
-        stop = int(np.searchsorted(slen, max(top / max(1e-12, 1 - params.length_diff), top + params.length_noise_chars), "right"))
+        longest = max(top / max(1e-12, 1 - params.length_diff), top + params.length_noise_chars)
+        stop = int(np.searchsorted(slen, longest, "right"))
         cols = order[start:stop]
         x = sim[rows][:, None] ^ sim[cols][None, :]
         la = tlen[rows][:, None].astype(np.float64)
@@ -303,8 +306,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.n is None:
         for n in (10_000, 100_000, 1_000_000):
-            out = subprocess.run([sys.executable, __file__, "--n", str(n), "--brute", args.brute, "--seed", str(args.seed)],
-                                 check=True, capture_output=True, text=True).stdout
+            out = subprocess.run([sys.executable, __file__, "--n", str(n), "--brute", args.brute,
+                                  "--seed", str(args.seed)], check=True, capture_output=True, text=True).stdout
             print(out.strip().splitlines()[-1], flush=True)
         return
     full = args.brute == "full" or (args.brute == "auto" and args.n <= 100_000)

@@ -75,9 +75,9 @@ def _roles(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def generate(n: int, path: str, seed: int = 1) -> None:
-    from bench.cluster import generate as keys  # noqa: PLC0415
-    from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-    from scrapy_websim.core.types import PageRecord  # noqa: PLC0415
+    from bench.cluster import generate as keys
+    from scrapy_websim.core.store import FeatureStore
+    from scrapy_websim.core.types import PageRecord
 
     sim, ph, tlen, status, host = keys(n, seed)
     rng = np.random.default_rng(seed + 7)
@@ -130,7 +130,8 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
         rec.final_url = rec.url
         rec.normalized_url = url[other]
     elif role == 7:  # predicted duplicate, not rendered
-        for name in ("text_len", "html_len", "dense_len", "status_code", "simhash", "phash", "text_hash", "fingerprint"):
+        for name in ("text_len", "html_len", "dense_len", "status_code", "simhash", "phash", "text_hash",
+                     "fingerprint"):
             setattr(rec, name, 0 if name in ("text_len", "html_len", "dense_len", "status_code") else None)
         rec.rendered, rec.final_url, rec.predicted_duplicate_of = False, "", url[other]
         rec.minhash = rec.dense_minhash = rec.tag_seq = ""
@@ -141,10 +142,10 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
 
 
 def finalize(store_path: str, out: str) -> str:
-    from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
+    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.core.store import FeatureStore
+    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.output import write_atomically
 
     t0, c0 = time.perf_counter(), time.process_time()
     params = Finalizer.params_from_settings({}, WebsimConfig())

@@ -23,8 +23,8 @@ fixed order (an inventory where a few hosts hold most URLs).
 Figures, per crawl:
 
 * ``pps``: pages per second from the first to the last listed page nginx served to that crawl
-  (nginx's ``$msec`` access log; the pages' missing stylesheets are 404 pages and do not count), which is the crawl's steady rate without interpreter and browser
-  start-up;
+  (nginx's ``$msec`` access log; the pages' missing stylesheets are 404 pages and do not count),
+  which is the crawl's steady rate without interpreter and browser start-up;
 * CPU seconds per page of the whole process tree (the crawl process, Playwright's node driver and
   every Chromium process), from per-process samples every 0.2 s, split by process kind, or from
   ``wait4``'s rusage of the reaped tree when that is larger (Chromium's processes are not all
@@ -65,7 +65,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from scrapy_websim.addon import max_pages_in_flight  # noqa: E402
-from tests.servers import nginx_server  # noqa: E402
+from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
 DOCS = {  # name -> (apt package, glob of pages, share of the list)
     "python": ("python3-doc", "/usr/share/doc/python3.11/html/library/*.html", 0.35),

@@ -33,9 +33,9 @@ from typing import List
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests.crawl import demo_site, load  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-from tests.test_distributed_crawl import comparable  # noqa: E402
+from scrapy_websim.testing.crawl import comparable, load  # noqa: E402
+from scrapy_websim.testing.redis_server import RedisServer  # noqa: E402
+from example_project.demo_site.server import running as demo_site  # noqa: E402
 
 DEMO_PATHS = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/rivers", "/article/bread",
               "/article/comets", "/article/bees", "/js/bees", "/old/comets", "/login", "/account", "/no-such-page",
@@ -44,7 +44,7 @@ DEMO_PATHS = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/r
 
 def websim(args: List[str], cwd: str, log: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    fh = open(log, "w", encoding="utf-8")  # noqa: SIM115
+    fh = open(log, "w", encoding="utf-8")
     return subprocess.Popen([sys.executable, "-m", "scrapy_websim.cli", *args], cwd=cwd, env=env, stdout=fh,
                             stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -71,7 +71,7 @@ def main() -> None:
     work = args.keep or tempfile.mkdtemp(prefix="websim-bench-dist-")
     os.makedirs(work, exist_ok=True)
     timeouts = ["--http-timeout", "5", "--page-timeout", "10", "-s", "WEBSIM_STABLE_TIMEOUT=5"]
-    from scrapy_websim.distributed.job import Job, connect  # noqa: PLC0415
+    from scrapy_websim.distributed.job import Job, connect
 
     with demo_site(2) as (base, mirror), RedisServer(os.path.join(work, "redis")) as redis_server:
         urls = [base + p for p in DEMO_PATHS] + [mirror + "/article/rivers", "this is not a url"]
@@ -94,8 +94,8 @@ def main() -> None:
         job = Job(connect(redis_server.url), "bench")
         worker_args = ["worker", "--redis", redis_server.url, "--job", "bench", "-t", str(args.threads),
                        "--lease-timeout", "30", *timeouts]
-        workers = [(websim(worker_args, work, os.path.join(work, f"worker{i}.log")), os.path.join(work, f"worker{i}.log"))
-                   for i in range(args.workers)]
+        logs = [os.path.join(work, f"worker{i}.log") for i in range(args.workers)]
+        workers = [(websim(worker_args, work, log), log) for log in logs]
         if args.kill_one:
             while job.counts()["recorded"] < len(urls) // 3:
                 time.sleep(0.5)

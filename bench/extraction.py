@@ -3,8 +3,11 @@
 Scoring follows the benchmark's README: ``\\w+`` tokens, 4-gram shingles with multiplicity,
 per-page TP/FP/FN normalised by their sum, precision/recall averaged over pages, F1 from the means.
 
-    python bench/extraction.py [--data /work/shared/data/article-extraction-benchmark]
-                               [--only websim,trafilatura,readability]
+    python bench/extraction.py --data DIR [--only websim,trafilatura,readability]
+    EXTRACTION_BENCHMARK_DIR=DIR python bench/extraction.py
+
+``DIR`` is a copy of the article-extraction-benchmark (its ``ground-truth.json`` and
+``html/<key>.html.gz`` files); ``--data`` wins over the environment variable.
 
 Speed is the median ms per page of the extraction alone, on a tree already parsed by
 ``lxml.html.fromstring`` (what the feature pipeline has); extractors that need a string
@@ -27,7 +30,7 @@ import lxml.html
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from scrapy_websim.core.page.text import TextParams, extract_main_text  # noqa: E402
+from scrapy_websim.core.page.text import TextParams, extract_main_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -72,15 +75,27 @@ def run_readability(html: str, doc):
     return lxml.html.fromstring(summary).text_content() if summary.strip() else ""
 
 
-EXTRACTORS = {"websim": run_websim, "trafilatura_tree": run_trafilatura_tree, "trafilatura": run_trafilatura, "readability": run_readability}
+EXTRACTORS = {"websim": run_websim, "trafilatura_tree": run_trafilatura_tree, "trafilatura": run_trafilatura,
+              "readability": run_readability}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default="/work/shared/data/article-extraction-benchmark")
+    ap.add_argument("--data", default=os.environ.get("EXTRACTION_BENCHMARK_DIR"),
+                    help="the article-extraction-benchmark directory (default: $EXTRACTION_BENCHMARK_DIR)")
     ap.add_argument("--only", default="websim,trafilatura_tree,trafilatura,readability")
     args = ap.parse_args()
-    truth = json.load(open(os.path.join(args.data, "ground-truth.json"), encoding="utf-8"))
+    if not args.data:
+        ap.error("no benchmark data: pass --data DIR or set EXTRACTION_BENCHMARK_DIR to the "
+                 "article-extraction-benchmark directory (ground-truth.json and html/*.html.gz)")
+    truth_path = os.path.join(args.data, "ground-truth.json")
+    if not os.path.isfile(truth_path):
+        ap.error(f"{args.data!r} is not the article-extraction-benchmark: {truth_path} is missing")
+    unknown = sorted(set(args.only.split(",")) - set(EXTRACTORS))
+    if unknown:
+        ap.error(f"--only: unknown extractor(s) {', '.join(unknown)}; known: {', '.join(EXTRACTORS)}")
+    with open(truth_path, encoding="utf-8") as fh:
+        truth = json.load(fh)
     pages = []
     for key, item in sorted(truth.items()):
         path = os.path.join(args.data, "html", key + ".html.gz")

@@ -37,14 +37,14 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import lxml.html  # noqa: E402
+import lxml.html
 
-from scrapy_websim.core import fingerprints  # noqa: E402
-from scrapy_websim.core.page import dom, lcs, pagetype, text  # noqa: E402
-from scrapy_websim.core.rules import signals  # noqa: E402
-from scrapy_websim.core.features import FeatureParams, compute_features, parse_html  # noqa: E402
-from scrapy_websim.core.types import PageRecord  # noqa: E402
-from scrapy_websim.core.page.visual import phash_png  # noqa: E402
+from scrapy_websim.core import fingerprints
+from scrapy_websim.core.page import dom, lcs, pagetype, text
+from scrapy_websim.core.rules import signals
+from scrapy_websim.core.features import FeatureParams, compute_features, parse_html
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.page.visual import phash_png
 
 CORPUS_DIR = "/tmp/websim-corpus-html"
 PYDOC_DIR = "/usr/share/doc/python3.11/html"
@@ -126,14 +126,14 @@ def main() -> None:
     for path in files:
         html = open(path, encoding="utf-8", errors="replace").read()
         sizes.append(len(html))
-        parses.append(_best(lambda: lxml.html.fromstring(html), args.repeat))
+        parses.append(_best(lambda html=html: lxml.html.fromstring(html), args.repeat))
         rec = PageRecord(id=0, url="http://127.0.0.1/" + os.path.basename(path), title="")
-        feats.append(_best(lambda: compute_features(rec, html, b"", params), args.repeat))
+        feats.append(_best(lambda rec=rec, html=html: compute_features(rec, html, b"", params), args.repeat))
         doc = parse_html(html)
         if doc is None:
             continue
         for name, step in steps.items():
-            parts[name].append(_best(lambda: step(html, doc, rec), args.repeat))
+            parts[name].append(_best(lambda step=step, html=html, doc=doc, rec=rec: step(html, doc, rec), args.repeat))
     png, kind = _screenshot_png()
     ph = [_best(lambda: phash_png(png), 1) for _ in range(20)]
     print(f"pages from {source}: {len(files)}, median HTML {statistics.median(sizes) / 1024:.0f} KiB")

@@ -3,7 +3,7 @@
     python bench/fleet.py [--sets fleet,wiki] [--keep DIR] [--code DIR]
 
 ``fleet``: nginx (4 ports), Apache httpd (3), lighttpd (3) and Django (2), started from the Debian
-packages with tests/servers.py. Each serves its real default/error pages (404, 403, 5xx, proxy
+packages with scrapy_websim/testing/servers.py. Each serves its real default/error pages (404, 403, 5xx, proxy
 errors, basic-auth 401), directory listings, a login page with a per-request CSRF token (nginx
 ``$request_id``; Django's admin login), a WAF page with a per-request incident id, maintenance
 pages, and python3-doc pages mirrored on several servers with a per-mirror banner (mirror name and
@@ -43,8 +43,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from tests.crawl import run_websim  # noqa: E402
-from tests.servers import (  # noqa: E402
+from scrapy_websim.testing.crawl import run_websim
+from scrapy_websim.testing.servers import (
     apache_server, django_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server,
 )
 
@@ -187,7 +187,8 @@ def build_fleet(stack: ExitStack, tmp: str) -> Truth:
             ng + "/blocked": ("acme-waf", "W1"),
             ng + "/maint.html": ("maint-200", "M1"),
             ng + "/app/login": ("grafite-login", "L1"),
-            ng + f"/shop/blue-widget-{n}": ("shop-404", "E3"), ng + "/shop/a/very/long/product/path/x": ("shop-404", "E3"),
+            ng + f"/shop/blue-widget-{n}": ("shop-404", "E3"),
+            ng + "/shop/a/very/long/product/path/x": ("shop-404", "E3"),
         })
     for n in range(3):  # Apache httpd
         files = dict(LISTING_FILES, **{"index.html": read("/usr/share/apache2/default-site/index.html")})
@@ -244,7 +245,8 @@ placeholder="Search Fleetwiki"><input type="submit" value="Go"></form></div></di
 <li><a href="/wiki/Special:Random">Random page</a></li><li><a href="/wiki/Help:Contents">Help</a></li></ul></nav>
 <nav id="p-tb"><h3>Tools</h3><ul><li><a href="/wiki/Special:SpecialPages">Special pages</a></li></ul></nav></div>
 <main id="content"><h1 id="firstHeading">{heading}</h1><div id="bodyContent">{body}</div></main>
-<footer id="footer"><ul><li>This page was last edited on {stamp}.</li><li><a href="/wiki/Privacy">Privacy policy</a></li>
+<footer id="footer"><ul><li>This page was last edited on {stamp}.</li>
+<li><a href="/wiki/Privacy">Privacy policy</a></li>
 <li><a href="/wiki/About">About Fleetwiki</a></li><li>Request {rid}</li></ul></footer></body></html>"""
 
 MISSING_BODY = ("<p><b>Fleetwiki does not have an article with this exact name.</b> There is currently no text "
@@ -258,16 +260,45 @@ LOGIN_BODY = ("<form method=post action=\"/w/index.php?title=Special:UserLogin\"
               "name=wpRemember> Keep me logged in</label><button>Log in</button></form>"
               "<p><a href=\"/wiki/Special:PasswordReset\">Forgot your password?</a></p>")
 CJK_SPECIAL = {
-    "/cjk/maint-zh": (200, "系统维护中", "<h1>系统维护中</h1><p>尊敬的用户，本站正在进行系统维护，预计两小时后恢复访问。给您带来的不便，敬请谅解。</p>", "M1"),
-    "/cjk/maint-ja": (200, "メンテナンスのお知らせ", "<h1>ただいまメンテナンス中です</h1><p>ご迷惑をおかけしております。現在、システムメンテナンスを実施しております。終了まで今しばらくお待ちください。</p>", "M1"),
-    "/cjk/maint-tw": (200, "網站維護中", "<h1>網站維護中</h1><p>本站正在進行例行維護，請稍後再來。造成不便，敬請見諒。</p>", "M1"),
-    "/cjk/maint-ja-503": (503, "メンテナンス中", "<h1>メンテナンス中</h1><p>現在メンテナンス中のため、サービスを一時停止しております。</p>", "E1"),
-    "/cjk/notfound-zh": (200, "页面不存在", "<h1>抱歉，您访问的页面不存在</h1><p>您要找的页面可能已被删除或暂时不可用。<a href=/>返回首页</a></p>", "E3"),
-    "/cjk/notfound-ja": (404, "ページが見つかりません", "<h1>ページが見つかりません</h1><p>お探しのページは見つかりませんでした。URLをご確認ください。</p>", "E3"),
-    "/cjk/login-ja": (200, "ログイン", "<h1>会員ログイン</h1><form method=post><label>メールアドレス<input name=mail></label><label>パスワード<input type=password name=pw></label><button>ログイン</button></form><a href=/reset>パスワードを忘れた方はこちら</a>", "L1"),
-    "/cjk/login-zh": (200, "用户登录", "<h1>用户登录</h1><form method=post><input name=u placeholder=用户名><input type=password name=p placeholder=密码><button>登录</button></form><a href=/forgot>忘记密码？</a>", "L1"),
-    "/cjk/waf-zh": (403, "访问被拒绝", "<h1>访问被拒绝</h1><p>您的请求已被网站防火墙拦截。如有疑问请联系管理员。</p><p>事件编号：{rid}</p>", "W1"),
-    "/cjk/waf-ja": (403, "アクセスが拒否されました", "<h1>アクセスが拒否されました</h1><p>不正なアクセスと判断されたため、リクエストはブロックされました。</p><p>ID: {rid}</p>", "W1"),
+    "/cjk/maint-zh": (200, "系统维护中",
+                      "<h1>系统维护中</h1><p>"
+                      "尊敬的用户，本站正在进行系统维护，预计两小时后恢复访问。"
+                      "给您带来的不便，敬请谅解。"
+                      "</p>", "M1"),
+    "/cjk/maint-ja": (200, "メンテナンスのお知らせ",
+                      "<h1>ただいまメンテナンス中です</h1><p>"
+                      "ご迷惑をおかけしております。現在、システムメンテナンスを実施しております。"
+                      "終了まで今しばらくお待ちください。"
+                      "</p>", "M1"),
+    "/cjk/maint-tw": (200, "網站維護中",
+                      "<h1>網站維護中</h1><p>"
+                      "本站正在進行例行維護，請稍後再來。造成不便，敬請見諒。</p>", "M1"),
+    "/cjk/maint-ja-503": (503, "メンテナンス中",
+                          "<h1>メンテナンス中</h1><p>"
+                          "現在メンテナンス中のため、サービスを一時停止しております。</p>", "E1"),
+    "/cjk/notfound-zh": (200, "页面不存在",
+                         "<h1>抱歉，您访问的页面不存在</h1><p>"
+                         "您要找的页面可能已被删除或暂时不可用。<a href=/>返回首页</a></p>", "E3"),
+    "/cjk/notfound-ja": (404, "ページが見つかりません",
+                         "<h1>ページが見つかりません</h1><p>"
+                         "お探しのページは見つかりませんでした。URLをご確認ください。</p>", "E3"),
+    "/cjk/login-ja": (200, "ログイン",
+                      "<h1>会員ログイン</h1><form method=post><label>メールアドレス"
+                      "<input name=mail></label><label>パスワード"
+                      "<input type=password name=pw></label><button>ログイン</button></form>"
+                      "<a href=/reset>パスワードを忘れた方はこちら</a>", "L1"),
+    "/cjk/login-zh": (200, "用户登录",
+                      "<h1>用户登录</h1><form method=post><input name=u placeholder=用户名>"
+                      "<input type=password name=p placeholder=密码><button>登录</button>"
+                      "</form><a href=/forgot>忘记密码？</a>", "L1"),
+    "/cjk/waf-zh": (403, "访问被拒绝",
+                    "<h1>访问被拒绝</h1><p>"
+                    "您的请求已被网站防火墙拦截。如有疑问请联系管理员。</p><p>"
+                    "事件编号：{rid}</p>", "W1"),
+    "/cjk/waf-ja": (403, "アクセスが拒否されました",
+                    "<h1>アクセスが拒否されました</h1><p>"
+                    "不正なアクセスと判断されたため、リクエストはブロックされました。</p>"
+                    "<p>ID: {rid}</p>", "W1"),
 }
 CJK_CONTENT = [  # (path under DEBREF or MAINT_JA, why it must stay content)
     f"{DEBREF}/ch04.zh-cn.html", f"{DEBREF}/ch04.ja.html",  # authentication and access control
@@ -284,7 +315,7 @@ MISSING_TITLES = ["Fleet_Topology", "Apache Module Matrix", "Login_Wall", "Maint
 
 def _doc_main(path: str) -> Tuple[str, str]:
     """(title, inner HTML of the body) of a debian doc page, in a wiki skin's content slot."""
-    import lxml.html  # noqa: PLC0415
+    import lxml.html
 
     doc = lxml.html.document_fromstring(open(path, "rb").read())
     title = (doc.findtext(".//title") or "").strip()
@@ -296,10 +327,10 @@ def _doc_main(path: str) -> Tuple[str, str]:
 class WikiHandler(BaseHTTPRequestHandler):
     pages: Dict[str, Tuple[int, str]] = {}
 
-    def log_message(self, *args) -> None:  # noqa: D401 - quiet
+    def log_message(self, *args) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         try:
             self._get()
         except (BrokenPipeError, ConnectionResetError):  # the browser stopped loading: fine
@@ -425,9 +456,10 @@ def run_set(name: str, truth: Truth, workdir: str, code: str = "") -> str:
     rows = {r["url"]: r for r in data["urls"]}
     missing = [u for u in urls if u not in rows]
     assert not missing and len(data["urls"]) == len(urls), f"URLs missing from the output: {missing}"
+    rule_origins = sorted((c["kind"], c.get("origins", 0), len(c["member_ids"]))
+                          for c in data["clusters"] if c["kind"] != "content")
     print(f"{name}: crawled {len(urls)} URLs in {time.monotonic() - started:.0f} s; "
-          f"{len(data['clusters'])} clusters, origins of the rule clusters: "
-          f"{sorted((c['kind'], c.get('origins', 0), len(c['member_ids'])) for c in data['clusters'] if c['kind'] != 'content')}")
+          f"{len(data['clusters'])} clusters, origins of the rule clusters: {rule_origins}")
     return score(name, truth, rows, bodies)
 
 

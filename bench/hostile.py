@@ -1,4 +1,5 @@
-"""The hostile-page crawl (``tests/hostile_server.py``) with the shipped timeouts: records, time, memory.
+"""The hostile-page crawl (``scrapy_websim/testing/hostile_server.py``) with the shipped timeouts:
+records, time, memory.
 
     python bench/hostile.py [--repeat 1] [--page-timeout 20] [--http-timeout 10] [--keep DIR]
 
@@ -32,7 +33,7 @@ sys.path.insert(0, HERE)
 
 from memory import MB, MemorySampler  # noqa: E402
 
-from tests.hostile_server import check_hostile_result, hostile_site  # noqa: E402
+from scrapy_websim.testing.hostile_server import check_hostile_result, hostile_site  # noqa: E402
 
 
 def main() -> None:

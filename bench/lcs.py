@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scrapy_websim.core.page.lcs import TAG_TABLE, lcs_length, lcs_similarity, tag_char  # noqa: E402
+from scrapy_websim.core.page.lcs import TAG_TABLE, lcs_length, lcs_similarity, tag_char
 
 N = 5000
 SMALL = 500

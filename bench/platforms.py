@@ -21,7 +21,7 @@ shipped defaults, URL list shuffled):
 
 Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an exact mirror on
 server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
-under another path (``tests/sites.py`` ``noisy_copy``: banner, time and request id per request,
+under another path (``scrapy_websim/testing/sites.py`` ``noisy_copy``: banner, time and request id per request,
 5 random links, ~3 % of the words changed). ``lost`` counts the true groups none of whose pages
 is a canonical or alone (the group's page disappeared into another page's cluster). Pages whose
 main content is the same but for the words of their own path (rustdoc's re-exports of one item
@@ -50,8 +50,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests import sites  # noqa: E402
-from tests.servers import nginx_server  # noqa: E402
+from scrapy_websim.testing import sites  # noqa: E402
+from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
 RUST_ROOTS = [os.path.expanduser("~/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"),
               "/usr/share/doc/rust-doc/html"]
@@ -202,7 +202,8 @@ def docsify_set() -> Tuple[sites.Site, Dict[str, str]]:
         seen.add(key)
         kept.append(name)
         site.files[f"md/{name}.md"] = md
-    site.files["md/README.md"] = sites.read(os.path.join(NODE_API, "index.md")) if "index" in kept else "# Node.js API\n"
+    site.files["md/README.md"] = (sites.read(os.path.join(NODE_API, "index.md")) if "index" in kept
+                                  else "# Node.js API\n")
     for k, name in enumerate(kept):
         route = "/" if name == "index" else f"/{name}"
         members = [f"A:/#{route}"]

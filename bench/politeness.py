@@ -43,7 +43,7 @@ class Host:
             def log_message(self, *args):
                 pass
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 page = self.path.startswith("/item/")
                 if page:
                     with host.lock:

@@ -130,7 +130,7 @@ def serve(site: Site) -> Tuple[ThreadingHTTPServer, str]:
     """Serve ``site`` on a free port of 127.0.0.1; returns (server, base URL)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             page = site.render(self.path)
             body = (page or "<html><body><h1>Not found</h1></body></html>").encode("utf-8")
             self.send_response(200 if page else 404)

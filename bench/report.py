@@ -14,8 +14,8 @@
    that have a status (as a crawl with WEBSIM_REPORT_DIR leaves them in ``report/thumbs``).
 3. ``write_report`` timed (``write_s``), then the report opened from disk in a fresh headless
    Chromium page (new context: no cache): ``first_view_ms`` is the wall time from ``page.goto`` to
-   the report's ready mark, set once the summary and the first clusters are painted. Also checked: no external request, the DOM size,
-   a search and a filter, and that no hostile payload ran.
+   the report's ready mark, set once the summary and the first clusters are painted. Also checked:
+   no external request, the DOM size, a search and a filter, and that no hostile payload ran.
 
 Last line exactly: ``urls=N write_s=X first_view_ms=Y report_mb=Z``.
 """
@@ -36,9 +36,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser  # noqa: E402
-from scrapy_websim.report import write_report  # noqa: E402
-from scrapy_websim.report.thumbs import make_thumbnail, thumbnail_stem  # noqa: E402
+from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
+from scrapy_websim.report import write_report
+from scrapy_websim.report.thumbs import make_thumbnail, thumbnail_stem
 
 DOC_ROOTS = ("/usr/share/doc/python3-doc/html", "/usr/share/doc/python3.11/html", "/usr/share/doc/python3.12/html")
 DOC_PAGES = ("index.html", "library/os.html", "library/json.html", "tutorial/index.html", "glossary.html",
@@ -58,7 +58,7 @@ ERRORS = ("net::ERR_CONNECTION_REFUSED", "timeout: no response in 10 s", "net::E
 
 
 class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # noqa: D401
+    def log_message(self, *args):
         pass
 
 
@@ -67,7 +67,7 @@ def real_thumbnails(browser_path: str, pages: int):
     root = next((r for r in DOC_ROOTS if os.path.isdir(r)), None)
     if root is None:
         return [], 0.0
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from playwright.sync_api import sync_playwright
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=root))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -91,7 +91,7 @@ def real_thumbnails(browser_path: str, pages: int):
 
 
 def generated_thumbnails(n: int):
-    from PIL import Image, ImageDraw  # noqa: PLC0415
+    from PIL import Image, ImageDraw
 
     out = []
     rng = random.Random(7)
@@ -133,7 +133,8 @@ def _base_rows(n: int, rng: random.Random):
         host = hosts[host_of[i]]
         port = "" if i % 11 else f":{rng.choice((8080, 8443, 3000))}"
         scheme = "https" if i % 3 else "http"
-        path = rng.choice(("/", "/login", "/admin/", "/index.php?id=%d" % i, "/docs/page-%d.html" % i, "/api/v1/%d" % i))
+        path = rng.choice(("/", "/login", "/admin/", "/index.php?id=%d" % i, "/docs/page-%d.html" % i,
+                           "/api/v1/%d" % i))
         url = f"{scheme}://{host}{port}{path}"
         rows.append({
             "id": i + 1, "url": url, "normalized_url": url, "final_url": url, "redirect_chain": [url],
@@ -199,7 +200,8 @@ def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: in
                 r["content_type"] = content_type
             if j == 0:
                 r["match_rule"] = "canonical"
-                r.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0, similarity_to_canonical=1.0)
+                r.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0,
+                         similarity_to_canonical=1.0)
             elif kind == "content":
                 r["match_rule"] = "rule1" if rng.random() < 0.85 else "rule2"
                 sims = [round(rng.uniform(0.75, 1.0), 6), round(rng.uniform(0.85, 1.0), 6),
@@ -208,8 +210,8 @@ def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: in
                          similarity_to_canonical=round(sum(sims[:3]) / 3, 6))
             else:
                 r["match_rule"] = rule or kind
-        clusters.append({"cluster_id": cid, "canonical_url": rows[canon]["url"], "member_ids": sorted(rows[m]["id"] for m in members),
-                         "kind": kind})
+        clusters.append({"cluster_id": cid, "canonical_url": rows[canon]["url"],
+                         "member_ids": sorted(rows[m]["id"] for m in members), "kind": kind})
 
     # content clusters: a long tail (share ~40% of the URLs)
     budget = int(n * 0.40)
@@ -258,7 +260,7 @@ def synthetic_result(n: int, thumb_share: float, pool, thumbs_dir: str, seed: in
 
 def open_report(browser_path: str, index: str):
     """Open the report in a fresh headless Chromium page; timings and checks."""
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from playwright.sync_api import sync_playwright
 
     out = {}
     with sync_playwright() as p:
@@ -307,7 +309,8 @@ def dir_bytes(path: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--urls", type=int, default=100_000)
-    parser.add_argument("--thumb-share", type=float, default=0.55, help="share of pages with a response that have a thumbnail")
+    parser.add_argument("--thumb-share", type=float, default=0.55,
+                        help="share of pages with a response that have a thumbnail")
     parser.add_argument("--out", help="report folder (default: a temporary one, removed unless --keep)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
@@ -315,7 +318,8 @@ def main() -> int:
     pool, thumb_ms = real_thumbnails(browser_path, len(DOC_PAGES))
     if pool:
         print(f"thumbnails of {len(pool)} python3-doc pages (1280x800 PNG -> 320 px WebP q60): "
-              f"{sum(map(len, pool)) / len(pool):.0f} bytes/page mean, {max(map(len, pool))} max, {thumb_ms:.1f} ms CPU/page")
+              f"{sum(map(len, pool)) / len(pool):.0f} bytes/page mean, {max(map(len, pool))} max, "
+              f"{thumb_ms:.1f} ms CPU/page")
     else:
         pool = generated_thumbnails(16)
         print("python3-doc not installed: generated thumbnails")
@@ -324,13 +328,15 @@ def main() -> int:
     os.makedirs(out, exist_ok=True)
     t = time.perf_counter()
     rows, clusters, meta, n_thumbs = synthetic_result(args.urls, args.thumb_share, pool, os.path.join(out, "thumbs"))
-    print(f"synthetic result: {len(rows)} URLs, {len(clusters)} clusters (largest {max(len(c['member_ids']) for c in clusters)}), "
+    largest = max(len(c["member_ids"]) for c in clusters)
+    print(f"synthetic result: {len(rows)} URLs, {len(clusters)} clusters (largest {largest}), "
           f"{n_thumbs} thumbnails ({time.perf_counter() - t:.1f} s)")
     t, cpu = time.perf_counter(), time.process_time()
     info = write_report(out, rows, clusters, meta, source="synthetic-100k.json")
     write_s, write_cpu = time.perf_counter() - t, time.process_time() - cpu
     data_mb = dir_bytes(os.path.join(out, "data")) / 1e6
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; write {write_s:.2f} s ({write_cpu:.2f} s CPU)")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"write {write_s:.2f} s ({write_cpu:.2f} s CPU)")
     print(f"report: {info.path}, data {data_mb:.1f} MB in {len(os.listdir(os.path.join(out, 'data')))} files, "
           f"thumbnails {dir_bytes(os.path.join(out, 'thumbs')) / 1e6:.1f} MB")
     view = open_report(browser_path, info.path)
@@ -338,7 +344,8 @@ def main() -> int:
           f"from the time origin, seen by Playwright's polling after {view['observed_ms']:.0f} ms, "
           f"{view['cards']} cluster cards), all data {view['all_loaded_ms']:.0f} ms, DOM {view['dom_nodes']} elements, "
           f"search {view['search_ms']:.0f} ms, filter {view['filter_ms']:.0f} ms, "
-          f"external requests {len(view['external'])}, script errors {len(view['errors'])}, hostile payload ran: {bool(view['pwned'])}")
+          f"external requests {len(view['external'])}, script errors {len(view['errors'])}, "
+          f"hostile payload ran: {bool(view['pwned'])}")
     clusters_n = len(clusters)
     alone_n = sum(1 for r in rows if not r["cluster_id"] and not r["error"])
     failed_n = sum(1 for r in rows if r["error"])

@@ -22,9 +22,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import lxml.html  # noqa: E402
+import lxml.html
 
-from scrapy_websim.core.rules.signals import (  # noqa: E402
+from scrapy_websim.core.rules.signals import (
     RuleParams,
     page_signals,
     rule_features,
@@ -59,9 +59,9 @@ def main() -> int:
             raw = fh.read()
         doc = lxml.html.document_fromstring(raw)
         title = (doc.findtext(".//title") or "").strip()
-        sig_ms.append(best_ms(lambda: page_signals(doc, title, params), args.repeat))
-        fp_ms.append(best_ms(lambda: template_fingerprint(doc), args.repeat))
-        both_ms.append(best_ms(lambda: rule_features(doc, title, params), args.repeat))
+        sig_ms.append(best_ms(lambda doc=doc, title=title: page_signals(doc, title, params), args.repeat))
+        fp_ms.append(best_ms(lambda doc=doc: template_fingerprint(doc), args.repeat))
+        both_ms.append(best_ms(lambda doc=doc, title=title: rule_features(doc, title, params), args.repeat))
         sizes.append(len(raw))
 
     def stats(xs):

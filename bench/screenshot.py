@@ -40,7 +40,7 @@ sys.path.insert(0, REPO)
 from bench.crawl import ensure_docs, pick_pages, static_locations  # noqa: E402
 from scrapy_websim.core.page.visual import phash_png  # noqa: E402
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser  # noqa: E402
-from tests.servers import nginx_server  # noqa: E402
+from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
 
 async def small_screenshot(page, viewport: tuple, width: int, quality: int = 90) -> bytes:
@@ -58,7 +58,7 @@ async def small_screenshot(page, viewport: tuple, width: int, quality: int = 90)
 
 async def viewport_jpeg(page) -> bytes:
     """What a crawl takes (scrapy_websim.render.capture.take_screenshot, no PNG asked for)."""
-    from scrapy_websim.render.capture import CaptureOptions, take_screenshot  # noqa: PLC0415
+    from scrapy_websim.render.capture import CaptureOptions, take_screenshot
 
     return await take_screenshot(page, CaptureOptions(png=False))
 
@@ -75,7 +75,7 @@ def chromium_cpu(browser_pid: int) -> float:
 
 
 async def run(urls, repeat: int) -> None:
-    from playwright.async_api import async_playwright  # noqa: PLC0415
+    from playwright.async_api import async_playwright
 
     kinds = {
         "png": lambda page: page.screenshot(type="png"),
@@ -118,7 +118,8 @@ async def run(urls, repeat: int) -> None:
     print(f"{n} pages, {repeat} captures each; load {os.getloadavg()[0]:.1f}")
     for name, s in stats.items():
         d = s["dist"]
-        print(f"  {name:13s} {statistics.median(s['ms']):6.1f} ms  chromium cpu {statistics.mean(s['cpu']):6.1f} ms (mean)  "
+        print(f"  {name:13s} {statistics.median(s['ms']):6.1f} ms  "
+              f"chromium cpu {statistics.mean(s['cpu']):6.1f} ms (mean)  "
               f"{statistics.mean(s['bytes']) / 1024:6.1f} KB  phash distance to png: mean {statistics.mean(d):.2f} "
               f"max {max(d)}  =0 {sum(x == 0 for x in d) / n:.0%}  <=2 {sum(x <= 2 for x in d) / n:.0%}")
     print(f"  cdp-jpeg-kept pHash equal to jpeg's on {sum(same_as_jpeg)}/{len(same_as_jpeg)} pages")

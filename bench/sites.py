@@ -3,7 +3,7 @@
     python bench/sites.py                 # every site
     python bench/sites.py --only cjk      # one site
 
-Sites are built from Debian documentation packages by ``tests/sites.py`` and served by three
+Sites are built from Debian documentation packages by ``scrapy_websim/testing/sites.py`` and served by three
 nginx servers on 127.0.0.1 (A; B, an exact mirror on another port; C, a mirror adding a signature
 line with its port and the time): detail pages of several templates, nginx directory listings,
 SSI noisy copies (request id and time change per request, banner, 5 random links, ~3 % of words),
@@ -27,7 +27,7 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests import sites  # noqa: E402
+from scrapy_websim.testing import sites  # noqa: E402
 
 SITES = {
     "docs": sites.DocSpec(

@@ -2,7 +2,7 @@
 
     python bench/soft404.py [--pages 16] [--dead 5] [--repeat 1]
 
-The fleet (``tests/soft404_fleet.py``): 8 servers on 127.0.0.1, each with its own "not found"
+The fleet (``scrapy_websim/testing/soft404_fleet.py``): 8 servers on 127.0.0.1, each with its own "not found"
 template that uses no word of the E3 keyword list: 5 answer unknown paths with status 200 and
 their template, 1 with status 404 and its template, 1 serves its home page for every unknown path
 (an SPA shell / catch-all route) and 1 redirects unknown paths home. Each has a home page,
@@ -32,8 +32,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from tests.crawl import run_websim  # noqa: E402
-from tests.soft404_fleet import fleet, score, url_list  # noqa: E402
+from scrapy_websim.testing.crawl import run_websim
+from scrapy_websim.testing.soft404_fleet import fleet, score, url_list
 
 KINDS = ["soft", "soft", "hard", "soft", "spa", "soft", "home", "soft"]
 

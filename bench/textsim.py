@@ -27,8 +27,8 @@ content and are counted apart as ``same_text``), ``margin`` = copy_min - diff_ma
 shipped decision (``core.match.similarity.compare``: text, structure, heading and prose length
 checks; no screenshot, so rule 1 needs structure) says: how many copies are duplicates of their
 page, how many are clustered with it (the decision and the candidate join: SimHash within the
-distance or the same h1, or title on a page without an h1), and how many pairs of different pages are duplicates (a unique page
-lost). The last line:
+distance or the same h1, or title on a page without an h1), and how many pairs of different pages
+are duplicates (a unique page lost). The last line:
 
     templates=N pages=N worst_margin=X worst_template=NAME
 """
@@ -46,12 +46,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: E402
-from scrapy_websim.core.match.cluster import cluster, is_eligible  # noqa: E402
-from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim  # noqa: E402
-from scrapy_websim.core.fingerprints import hamming  # noqa: E402
-from tests.sites import noisy_copy, title_of  # noqa: E402  (the same noise as the end-to-end test's copies)
-from scrapy_websim.core.types import PageRecord  # noqa: E402
+from scrapy_websim.core.features import FeatureParams, compute_features
+from scrapy_websim.core.match.cluster import cluster, is_eligible
+from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim
+from scrapy_websim.core.fingerprints import hamming
+from scrapy_websim.testing.sites import noisy_copy, title_of  # the same noise as the end-to-end test's copies
+from scrapy_websim.core.types import PageRecord
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_ARTICLES = os.path.join(HERE, "..", "..", "shared", "data", "article-extraction-benchmark", "html")

@@ -41,7 +41,7 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests import sites  # noqa: E402
+from scrapy_websim.testing import sites  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sites import crawl_and_score  # noqa: E402  (bench/sites.py)
@@ -107,7 +107,7 @@ def wiki(tmp: str, skin: str = "vector", lang: str = "en"):
         fh.write(f'\n$wgDefaultSkin = "{skin}";\n')
     with open(os.path.join(tmp, "router.php"), "w") as fh:
         fh.write(ROUTER)
-    log = open(os.path.join(tmp, "php.log"), "w")  # noqa: SIM115
+    log = open(os.path.join(tmp, "php.log"), "w")
     server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", MEDIAWIKI, os.path.join(tmp, "router.php")],
                               stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
                               start_new_session=True)  # its own group: the workers it forks go with it

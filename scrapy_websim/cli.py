@@ -422,8 +422,7 @@ class _Job:
         if os.path.isfile(saved):
             with open(saved, encoding="utf-8") as fh:
                 kept = [Entry(**json.loads(line)) for line in fh if line.strip()]
-            same = entries is None or [dataclasses.astuple(e) for e in entries] == [dataclasses.astuple(e) for e in kept]
-            if not same:
+            if entries is not None and list(map(dataclasses.astuple, entries)) != list(map(dataclasses.astuple, kept)):
                 self.parser.error(f"--resume {self.path!r} belongs to another URL list (its copy is {saved}); "
                                   "use a new directory for a new list")
             return kept

@@ -11,13 +11,15 @@ Matching clusters
        exist in both scans are the same cluster.
     2. The rest are paired greedily by the number of URLs they share (most first; ties by the two
        ids), each cluster at most once, and only clusters of one kind (a content cluster whose
-       pages became login walls has vanished, and a login-wall cluster appeared). A cluster of the new scan that shares no URL with any
-       unpaired old cluster has *appeared*; an old one left unpaired has *vanished*.
+       pages became login walls has vanished, and a login-wall cluster appeared). A cluster of the
+       new scan that shares no URL with any unpaired old cluster has *appeared*; an old one left
+       unpaired has *vanished*.
 
 What counts as a change
     * a cluster appeared or vanished;
     * a paired cluster *grew* (URLs only the new one has) and/or *shrank* (URLs only the old one
-      had), or, both ids being derived from content, changed id (the template or URL it is named after changed: an upgraded server's error page);
+      had), or, both ids being derived from content, changed id (the template or URL it is named
+      after changed: an upgraded server's error page);
     * its canonical URL changed;
     * a URL was added to or removed from the list;
     * a URL changed cluster (it was alone and is in a cluster, or the reverse, or its new cluster
@@ -158,7 +160,8 @@ def diff_scans(old: Scan, new: Scan) -> Dict[str, Any]:
     paired_new = set(pairs.values())
     appeared = [_cluster_entry(new, cid) for cid in sorted(new.members) if cid not in paired_new]
     vanished = [_cluster_entry(old, cid) for cid in sorted(old.members) if cid not in pairs]
-    changed, canonicals = [], []
+    changed: List[Dict[str, Any]] = []
+    canonicals: List[Dict[str, Any]] = []
     for o, n in sorted(pairs.items()):
         added, removed = sorted(new.members[n] - old.members[o]), sorted(old.members[o] - new.members[n])
         what = []
@@ -175,7 +178,7 @@ def diff_scans(old: Scan, new: Scan) -> Dict[str, Any]:
         oc, nc = old.canonical.get(o, ""), new.canonical.get(n, "")
         if oc != nc:
             canonicals.append({"old_cluster": o, "new_cluster": n, "old_canonical": oc, "new_canonical": nc})
-    url_changes = []
+    url_changes: List[Dict[str, Any]] = []
     for key in sorted(old.rows.keys() & new.rows.keys()):
         o, n = old.cluster_of[key], new.cluster_of[key]
         old_label = label_of(old.rows[key], old.kind.get(o, ""))
@@ -240,7 +243,8 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
         lines.append("no changes")
         return lines
     lines.append(f"clusters: {c['clusters_appeared']} appeared, {c['clusters_vanished']} vanished, "
-                 f"{c['clusters_grew']} grew, {c['clusters_shrank']} shrank, {c['clusters_renamed']} renamed; {c['canonicals_changed']} canonicals changed")
+                 f"{c['clusters_grew']} grew, {c['clusters_shrank']} shrank, {c['clusters_renamed']} renamed; "
+                 f"{c['canonicals_changed']} canonicals changed")
     lines.append(f"URLs: {c['urls_added']} added, {c['urls_removed']} removed, {c['urls_changed_cluster']} changed "
                  f"cluster, {c['urls_changed_label']} changed label")
     cl = d["clusters"]

@@ -143,7 +143,8 @@ def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionP
     if compared:
         ok, words = candidate_words(a, b, cluster_params)
         ex.data["candidates"] = ok
-        lines.append(("candidates: yes (" if ok else "candidates: no, the clustering never compares them (") + words + ")")
+        head = "candidates: yes (" if ok else "candidates: no, the clustering never compares them ("
+        lines.append(head + words + ")")
     d = similarity.judge(a, b, decision, full=True)
     ex.data["decision"] = {
         "text_sim": d.result.content_sim, "structure_sim": d.result.structure_sim,
@@ -207,7 +208,8 @@ def _clustering_words(ex: PairExplanation, a: PageRecord, b: PageRecord, d: simi
         ex.agrees = True
 
 
-def decision_params_of(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool) -> similarity.DecisionParams:
+def decision_params_of(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool
+                       ) -> similarity.DecisionParams:
     given = meta.get("decision_params") if isinstance(meta, dict) else None
     if overridden or not isinstance(given, dict):
         return base

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, clean_text
 
-Write = Callable[[str], None]
+Write = Callable[[str], object]  # a file's write: its return value is not used
 
 #: Cells starting with these would run as a formula in a spreadsheet (CSV/formula injection).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")

@@ -17,7 +17,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE = os.path.join(ROOT, "docs", "settings.md")
-START = "<!-- settings-table: start (written by python scripts/settings_table.py from scrapy_websim.config.SETTINGS; do not edit by hand) -->"
+START = ("<!-- settings-table: start (written by python scripts/settings_table.py from scrapy_websim.config.SETTINGS; "
+         "do not edit by hand) -->")
 END = "<!-- settings-table: end -->"
 
 
@@ -45,10 +46,12 @@ def render(settings, params_table: str = "") -> str:
             groups.append(s.group)
     out = []
     for group in groups:
-        out += [f"## {group}", "", "| setting | type | default | valid values | meaning |", "| --- | --- | --- | --- | --- |"]
+        out += [f"## {group}", "", "| setting | type | default | valid values | meaning |",
+                "| --- | --- | --- | --- | --- |"]
         for s in settings:
             if s.group == group:
-                out.append(f"| `{s.name}` | {_cell(s.type)} | {_cell(s.readme_default())} | {_code(s.range)} | {_cell(s.doc)} |")
+                out.append(f"| `{s.name}` | {_cell(s.type)} | {_cell(s.readme_default())} | {_code(s.range)} "
+                           f"| {_cell(s.doc)} |")
         out.append("")
     if params_table:
         out += ["### The keys of `WEBSIM_PARAMS`", "", params_table.rstrip("\n"), ""]
@@ -66,10 +69,11 @@ def split(page_text: str):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Write (or check) the settings table of docs/settings.md.")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the table differs from the code, change nothing")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the table differs from the code, change nothing")
     args = parser.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from scrapy_websim.config import SETTINGS, params_markdown
+    from scrapy_websim.config import SETTINGS, params_markdown  # noqa: PLC0415 - after the path is set
 
     with open(PAGE, encoding="utf-8") as fh:
         text = fh.read()

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Set up (Chromium, nginx, Apache, Python docs, test extras) and run the whole test suite.
+# Set up (Chromium, nginx, Apache, Python docs, test extras), lint and type-check (fail fast),
+# then run the whole test suite. Settings of ruff and mypy: pyproject.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
 PY="${PYTHON:-python3}"
+"$PY" -m ruff check .
+"$PY" -m mypy
 exec "$PY" -m pytest -q -p no:cacheprovider "$@"

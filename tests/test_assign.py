@@ -227,7 +227,7 @@ def test_deterministic_whatever_the_input_order(rnd):
     assert len([c for c in per_origin[1] if c.kind == "L1"]) == 2
 
 
-def test_real_site_grouping(nginx_site):
+def test_real_site_grouping(nginx_site):  # noqa: F811 - the fixture imported from test_rules
     """Real nginx pages (see test_rules): labels and groups after combine."""
     _base, pages = nginx_site
     records = [from_fetch(f, page_id=i) for i, (path, f) in enumerate(sorted(pages.items()))]
@@ -280,9 +280,10 @@ def test_origin_of_is_url_origin():
     from scrapy_websim.core.match.assign import origin_of
     from scrapy_websim.core.urls.normalize import url_origin
 
-    urls = ["http://a.test/x", "HTTP://A.Test:80/y?q#f", "https://a.test:443", "https://a.test:8443/p", " http://b.test/ ",
-            "http://user:pw@c.test:81/x", "http://[::1]:8080/x", "http://[::1/x", "http://a.test:99999/x", "mailto:x@y",
-            "foo", "//a.test/x", "http://bücher.de/ä", "http://a.test\\foo/x", "http://a.test?x=1", "http://a.test#f", "",
+    urls = ["http://a.test/x", "HTTP://A.Test:80/y?q#f", "https://a.test:443", "https://a.test:8443/p",
+            " http://b.test/ ", "http://user:pw@c.test:81/x", "http://[::1]:8080/x", "http://[::1/x",
+            "http://a.test:99999/x", "mailto:x@y", "foo", "//a.test/x", "http://bücher.de/ä", "http://a.test\\foo/x",
+            "http://a.test?x=1", "http://a.test#f", "",
             "http://a.test:/x", "http://a.test\t/x", "http:/a.test/x", "https://A.test.:443/", "ftp://f.test/x"]
     for url in urls + urls:  # the second time from the cache
         assert origin_of(url) == url_origin(url), url

@@ -176,7 +176,8 @@ def adversarial(seed):
             if kind == 0:  # differences only in the top 16 bits
                 add(flip(base, rnd.sample(range(48, 64), rnd.randint(0, 8))), 1000 + rnd.randint(-20, 20), tpl=tpl)
             elif kind == 1:  # lengths on both sides of 1000-char buckets and the 50 % edge
-                add(flip(base, rnd.sample(range(64), rnd.randint(0, 3))), rnd.choice([999, 1000, 1001, 500, 499, 2000, 2001]), tpl=tpl)
+                add(flip(base, rnd.sample(range(64), rnd.randint(0, 3))),
+                    rnd.choice([999, 1000, 1001, 500, 499, 2000, 2001]), tpl=tpl)
             elif kind == 2:  # chain A~B~C: each step 5 bits, ends 10 apart
                 add(flip(base, range(0, 5 * member)), 3000, tpl=tpl)
             elif kind == 3:  # same screenshot, unrelated text
@@ -218,8 +219,12 @@ PARAM_SETS = [
 ]
 
 
+def _param_id(p: ClusterParams) -> str:
+    return f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}"
+
+
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
+@pytest.mark.parametrize("params", PARAM_SETS, ids=_param_id)
 def test_adversarial_equals_reference_and_order_free(seed, params):
     pages = adversarial(seed)
     result = _equals_reference(pages, params, reference)
@@ -233,7 +238,7 @@ def test_adversarial_equals_reference_and_order_free(seed, params):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("params", PARAM_SETS[:3], ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
+@pytest.mark.parametrize("params", PARAM_SETS[:3], ids=_param_id)
 @pytest.mark.parametrize("compiled", _COMPILED)
 def test_join_skipping_connected_pairs_equals_reference(seed, params, compiled, monkeypatch):
     """Large inputs skip pairs already known connected; forced on here (in the numpy join or in
@@ -303,7 +308,7 @@ def with_exact_copies(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("params", PARAM_SETS, ids=lambda p: f"k{p.simhash_distance}v{p.visual_distance}p{p.passes}h{int(p.same_host_only)}d{p.heading_max_pages}")
+@pytest.mark.parametrize("params", PARAM_SETS, ids=_param_id)
 def test_exact_copies_always_merge_whatever_the_order(seed, params):
     pages = with_exact_copies(seed)
     result = _equals_reference(pages, params, reference_exact)
@@ -355,8 +360,9 @@ def test_random_equals_reference(rows, base, params):
     pages = []
     for n, (fam, b1, b2, length, nbits, status, host) in enumerate(rows):
         sim = flip(bases[fam], rnd.sample(range(64), nbits))
-        pages.append({"id": 1000 - n, "sim": sim, "len": length, "ph": flip(bases[fam], [b1, b2]) if b1 != b2 else bases[fam],
-                      "status": status, "host": host, "tpl": fam if b1 % 3 else 9})
+        pages.append({"id": 1000 - n, "sim": sim, "len": length,
+                      "ph": flip(bases[fam], [b1, b2]) if b1 != b2 else bases[fam], "status": status, "host": host,
+                      "tpl": fam if b1 % 3 else 9})
     want, _ = reference(pages, make_compare(pages), params)
     got, _ = fast(pages, params)
     assert got == want
@@ -368,7 +374,8 @@ def test_no_chaining_through_members():
     a = 0
     b = flip(0, range(4))
     c = flip(0, range(4, 8)) ^ b ^ 0  # 8 bits from a? b ^ (4 more) = 8 bits from a
-    pages = [{"id": 1, "sim": a, "len": 1000}, {"id": 2, "sim": b, "len": 990}, {"id": 3, "sim": flip(b, range(4, 8)), "len": 980}]
+    pages = [{"id": 1, "sim": a, "len": 1000}, {"id": 2, "sim": b, "len": 990},
+             {"id": 3, "sim": flip(b, range(4, 8)), "len": 980}]
     assert c is not None
 
     def compare(x, y):
@@ -408,8 +415,9 @@ def _record(i, **kw):
 def test_eligibility_exactly_as_spec():
     assert is_eligible(_record(1))
     assert is_eligible(_record(1, status_code=299, html_len=1024, text_len=200))
-    for bad in (dict(status_code=199), dict(status_code=300), dict(status_code=404), dict(content_type="application/pdf"),
-                dict(html_len=1023), dict(text_len=199), dict(error="timeout"), dict(content_type="")):
+    for bad in (dict(status_code=199), dict(status_code=300), dict(status_code=404),
+                dict(content_type="application/pdf"), dict(html_len=1023), dict(text_len=199), dict(error="timeout"),
+                dict(content_type="")):
         assert not is_eligible(_record(1, **bad)), bad
     assert is_eligible(_record(1, content_type="TEXT/HTML"))
     # an XHTML page clusters like an HTML one (it never did: "is HTML" had four definitions)
@@ -554,4 +562,5 @@ def test_a_short_page_meets_its_copy_that_a_server_padded():
         default = cluster(keys, same, ClusterParams())
         assert [c.member_ids for c in default.clusters] == [[1, 2]]
         assert cluster(keys, same, ClusterParams(length_noise_chars=0)).clusters == []
-        assert [c.member_ids for c in cluster(keys, same, ClusterParams(length_noise_chars=2000)).clusters] == [[1, 2, 3]]
+        lenient = cluster(keys, same, ClusterParams(length_noise_chars=2000))
+        assert [c.member_ids for c in lenient.clusters] == [[1, 2, 3]]

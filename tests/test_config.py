@@ -18,7 +18,8 @@ def test_values_from_strings_as_given_on_the_command_line():
     c = WebsimConfig.from_settings(Settings({"WEBSIM_HTTP_TIMEOUT": "3.5", "WEBSIM_PAGE_TIMEOUT": "7",
                                              "WEBSIM_SAME_HOST_ONLY": "true", "WEBSIM_VIEWPORT": "800x600",
                                              "WEBSIM_PARAMS": {"crawl.batch_size": "50"}}))
-    assert (c.http_timeout, c.page_timeout, c.same_host_only, c.viewport, c.batch_size) == (3.5, 7.0, True, (800, 600), 50)
+    assert ((c.http_timeout, c.page_timeout, c.same_host_only, c.viewport, c.batch_size)
+            == (3.5, 7.0, True, (800, 600), 50))
 
 
 @pytest.mark.parametrize("name, value, message", [

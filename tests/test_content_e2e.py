@@ -2,7 +2,7 @@
 
 The site is built from Debian documentation packages (python3-doc, postgresql-doc-15, git-doc,
 debian-reference-zh-cn/-ja) and served by three real nginx servers on 127.0.0.1 (see
-``tests/sites.py``): A, an exact mirror B on another port, and C adding a signature line with its
+``scrapy_websim/testing/sites.py``): A, an exact mirror B on another port, and C adding a signature line with its
 port and the request time. It has detail pages of three templates (including different pages that
 share most of their text: git-fetch / git-pull, the DROP pages of PostgreSQL), index pages
 (Python's genindex), nginx ``autoindex`` directory listings, SSI noisy copies (a request id and the
@@ -16,9 +16,9 @@ import random
 
 import pytest
 
-from tests import sites
-from tests.crawl import by_url, crawl, load, run_websim
-from tests.servers import have
+from scrapy_websim.testing import sites
+from scrapy_websim.testing.crawl import by_url, crawl, load, run_websim
+from scrapy_websim.testing.servers import have
 
 pytestmark = [
     pytest.mark.crawl,

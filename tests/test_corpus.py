@@ -11,9 +11,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench", "corpus"))
 
-from tune import DEFAULT_PATH, evaluate, load, pair_sims  # noqa: E402
+from tune import DEFAULT_PATH, evaluate, load, pair_sims
 
-from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, SEED_DECISION_PARAMS  # noqa: E402
+from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, SEED_DECISION_PARAMS
 
 
 def test_corpus_precision_recall():

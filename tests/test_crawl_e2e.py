@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
-from tests.crawl import REPO, by_url, crawl, demo_site, load
+from scrapy_websim.testing.crawl import by_url, crawl, load
+from tests.crawl import REPO, demo_site
 
 pytestmark = pytest.mark.crawl
 
@@ -56,7 +57,8 @@ def demo_crawl(tmp_path_factory):
                               capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-6000:]
     return {
-        "base": base, "mirror": mirror, "refused": refused, "inputs": [l for l in lines if l and not l.startswith("#")],
+        "base": base, "mirror": mirror, "refused": refused,
+        "inputs": [ln for ln in lines if ln and not ln.startswith("#")],
         "outs": outs, "log": proc.stderr, "json": load(outs["json"]), "features": _features(feats), "shots": shots,
     }
 
@@ -164,7 +166,7 @@ def test_cli_comma_list_and_bad_output(tmp_path):
         rows = result["data"]
         assert [r["id"] for r in rows] == [1, 2]
         assert rows[0]["status_code"] == 200 and rows[1]["error"]
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     bad = run_websim(["-l", "http://127.0.0.1:9/", "-o", str(tmp_path / "r.xml")], cwd=str(tmp_path))
     assert bad.returncode == 2 and ".json, .jsonl or .csv" in bad.stderr
@@ -218,7 +220,7 @@ def test_special_pages_are_labelled(demo_crawl):
 def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
     """`websim cluster` on the crawl's features file gives the crawl's clusters, and other
     thresholds give other clusters, without rendering."""
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
     out = tmp_path / "again.json"
@@ -258,7 +260,8 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
     assert [r["url"] for r in data["urls"]] == sorted(rows)
     assert base + "/" in rows and base + "/article/bread" in rows
     assert "connection refused" in rows[refused]["error"]
-    group = {base + "/article/rivers", base + "/mirror/rivers", base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
+    group = {base + "/article/rivers", base + "/mirror/rivers",
+             base + "/article/rivers?utm_source=newsletter&utm_medium=email"}
     assert len({rows[u]["cluster_id"] for u in group}) == 1 and rows[base + "/article/rivers"]["cluster_id"]
     assert rows[base + "/js/bees"]["cluster_id"] == rows[base + "/article/bees"]["cluster_id"] != ""
 
@@ -267,7 +270,7 @@ def test_structure_measure_setting_shows_in_output(demo_crawl, tmp_path):
     """--structure-measure lcs (``decision.structure_measure``): structure_sim is the tag-sequence LCS
     similarity, not the path measure."""
     from scrapy_websim.core.page.lcs import lcs_similarity
-    from tests.crawl import run_websim
+    from scrapy_websim.testing.crawl import run_websim
 
     feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
     out = tmp_path / "lcs.json"

@@ -132,7 +132,7 @@ def test_exit_status_and_clear_errors(tmp_path, capsys):
 # --- the decision's figures -----------------------------------------------------------------
 
 def _record(i, words, h1, phash=None, seed=0):
-    from scrapy_websim.core.features import FeatureParams, compute_features  # noqa: PLC0415
+    from scrapy_websim.core.features import FeatureParams, compute_features
 
     rnd = random.Random(seed)
     body = " ".join(rnd.choice(words) for _ in range(300))
@@ -162,7 +162,8 @@ def test_judge_is_compare_with_its_figures():
 def test_match_reason_names_the_canonical_and_the_thresholds():
     rec = PageRecord(id=5, url="http://t/5", minhash="00" * 8, fingerprint=0xAB, status_code=404)
     member = Assignment("cluster-00001", False, "content", "rule1", PairResult(0.9, 0.95, 0.5, 1.0, True, "rule1"))
-    assert reasons.match_reason(rec, member, 2) == "rule1 with canonical #2: text 0.900 >= 0.7 and structure 0.950 >= 0.85"
+    assert (reasons.match_reason(rec, member, 2)
+            == "rule1 with canonical #2: text 0.900 >= 0.7 and structure 0.950 >= 0.85")
     rule = Assignment("errtpl-00000000000000ab", False, "E3", "E3")
     assert reasons.match_reason(rec, rule, 3).startswith(
         "E3 error page / soft 404: status 404, template fingerprint 00000000000000ab; grouped")
@@ -170,7 +171,7 @@ def test_match_reason_names_the_canonical_and_the_thresholds():
 
 
 def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
-    from scrapy_websim.report import writer  # noqa: PLC0415
+    from scrapy_websim.report import writer
 
     n = writer.MAX_CHANGES + 7
     old = [row(i, f"http://a/{i}") for i in range(1, n + 1)]

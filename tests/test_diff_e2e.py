@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
-from tests.crawl import by_url, crawl, run_websim
+from scrapy_websim.testing.crawl import by_url, crawl, run_websim
 
 pytestmark = pytest.mark.crawl
 
@@ -82,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         status, body = _content(self.role, self.path)
         data = body.encode("utf-8")
         self.send_response(status)

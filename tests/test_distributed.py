@@ -13,7 +13,7 @@ from scrapy_websim.distributed.commands import NOT_RECORDED, _encoder, collect_m
 from scrapy_websim.distributed.job import Job, JobError, connect, scheduler_settings
 from scrapy_websim.distributed.queue import LeaseQueue
 from scrapy_websim.distributed.spider import WebsimWorkerSpider
-from tests.redis_server import RedisServer
+from scrapy_websim.testing.redis_server import RedisServer
 
 LIST = ["http://127.0.0.1:9/a", "not a url", "http://127.0.0.1:9/b", "ftp://127.0.0.1/c", "http://127.0.0.1:9/d"]
 

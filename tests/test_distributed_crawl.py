@@ -17,8 +17,9 @@ import time
 import pytest
 
 from scrapy_websim.distributed.job import Job, connect
-from tests.crawl import REPO, crawl, demo_site, load, run_websim
-from tests.redis_server import RedisServer
+from scrapy_websim.testing.crawl import comparable, crawl, load, run_websim
+from scrapy_websim.testing.redis_server import RedisServer
+from tests.crawl import REPO, demo_site
 
 pytestmark = pytest.mark.crawl
 
@@ -26,14 +27,11 @@ PATHS = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/rivers
          "/article/comets", "/article/bees", "/js/bees", "/old/comets", "/login", "/account", "/no-such-page",
          "/gone", "/broken", "/maintenance", "/admin", "/thin", "/index.html", "/report.json"]
 TIMEOUTS = ["--http-timeout", "4", "--page-timeout", "8", "-s", "WEBSIM_STABLE_TIMEOUT=4"]
-#: What must be equal between one process and many (timings and per-request noise aside).
-SAME = ("id", "url", "normalized_url", "final_url", "redirect_chain", "status_code", "content_type", "error",
-        "title", "cluster_id", "is_canonical", "cluster_kind", "match_rule", "page_type")
 
 
 def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = open(os.path.join(cwd, f"worker-{time.monotonic_ns()}.log"), "w", encoding="utf-8")  # noqa: SIM115
+    log = open(os.path.join(cwd, f"worker-{time.monotonic_ns()}.log"), "w", encoding="utf-8")
     return subprocess.Popen([sys.executable, "-m", "scrapy_websim.cli", "worker", "--redis", url, "--job", job,
                              "--lease-timeout", "10", *TIMEOUTS, *extra], cwd=cwd, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -42,7 +40,7 @@ def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
 def start_project_worker(url: str, job: str, tmp: str) -> subprocess.Popen:
     """``scrapy crawl websim-worker`` in example_project: the add-on wires scrapy-redis from the settings."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")  # noqa: SIM115
+    log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")
     settings = {"WEBSIM_REDIS_URL": url, "WEBSIM_REDIS_JOB": job, "WEBSIM_REDIS_LEASE_TIMEOUT": "10",
                 "WEBSIM_HTTP_TIMEOUT": "4", "WEBSIM_PAGE_TIMEOUT": "8", "WEBSIM_STABLE_TIMEOUT": "4"}
     cmd = [sys.executable, "-m", "scrapy", "crawl", "websim-worker"]
@@ -68,12 +66,6 @@ def wait_for(predicate, timeout: float, what: str) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def comparable(data):
-    rows = [tuple(row[k] for k in SAME) for row in data["urls"]]
-    clusters = sorted((c["cluster_id"], c["canonical_url"], tuple(c["member_ids"]), c["kind"]) for c in data["clusters"])
-    return rows, clusters
 
 
 def test_killed_worker_loses_nothing_and_many_workers_equal_one_process(tmp_path):

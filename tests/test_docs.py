@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
 

@@ -37,7 +37,8 @@ def test_compute_features_matches_the_modules(path):
     assert rec.tag_seq == lcs.tag_sequence(doc, params.lcs.max_tags)
     assert rec.page_type == page_type
     heading = first_heading(doc)
-    assert rec.signals == {**signals.page_signals(doc, "Some title", params.rules), **({"h1": heading} if heading else {})}
+    assert rec.signals == {**signals.page_signals(doc, "Some title", params.rules),
+                           **({"h1": heading} if heading else {})}
     assert rec.fingerprint == signals.template_fingerprint(doc)
     assert rec.phash is None  # no screenshot
 

@@ -35,8 +35,8 @@ class _Gen:
     def __init__(self, seed: int) -> None:
         self.rnd = random.Random(seed)
         self.table = [[f"{self.rnd.getrandbits(32):08x}" for _ in range(16)] for _ in range(128)]
-        self.structures = [{"html>body>" + ">".join(self.rnd.choices(TAGS, k=self.rnd.randint(2, 6))): self.rnd.randint(1, 9)
-                            for _ in range(25)} for _ in range(6)]
+        self.structures = [{"html>body>" + ">".join(self.rnd.choices(TAGS, k=self.rnd.randint(2, 6))):
+                            self.rnd.randint(1, 9) for _ in range(25)} for _ in range(6)]
         self.records: list = []
 
     def page(self, url: str, simhash: int, text_len: int, **kw) -> PageRecord:
@@ -45,8 +45,9 @@ class _Gen:
         rec = PageRecord(
             id=len(self.records) + 1, url=url, normalized_url=url, final_url=url, status_code=200,
             content_type="text/html", title="t", html_len=text_len * 3 + 1500, rendered=True, text_len=text_len,
-            simhash=simhash, text_hash=None if simhash is None else simhash ^ 99, minhash=mh, dense_len=text_len, dense_minhash=mh,
-            dom_counts=[100, 50, 20, 10, 2, 0, 3], tag_paths=dict(self.structures[(simhash or 0) % 6]), depth_hist=[1, 2, 3],
+            simhash=simhash, text_hash=None if simhash is None else simhash ^ 99, minhash=mh, dense_len=text_len,
+            dense_minhash=mh, dom_counts=[100, 50, 20, 10, 2, 0, 3],
+            tag_paths=dict(self.structures[(simhash or 0) % 6]), depth_hist=[1, 2, 3],
             tag_seq="abcabd" * 20, phash=rnd.getrandbits(64), fingerprint=rnd.getrandbits(64),
             signals={"vis": text_len + 100, "mv": text_len, "kw": {}, "pw": 0, "inputs": 0, "forms": 0, "fs": 0.0},
         )
@@ -85,7 +86,8 @@ class _Gen:
         rnd = self.rnd
         kind = rnd.randrange(6)
         if kind == 0 and self.records:  # redirected to another page's URL or a landing page
-            target = rnd.choice(self.records).url if rnd.random() < 0.5 else f"{rnd.choice(HOSTS)}/landing/{rnd.randrange(15)}"
+            target = (rnd.choice(self.records).url if rnd.random() < 0.5
+                      else f"{rnd.choice(HOSTS)}/landing/{rnd.randrange(15)}")
             self.page(self.url(), rnd.getrandbits(64), rnd.randint(300, 3000), final_url=target,
                       redirect_chain=["x", target])
         elif kind == 1 and self.records:  # a URL variant; its normalized form written or left to compute

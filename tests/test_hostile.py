@@ -1,4 +1,4 @@
-"""A crawl of hostile pages (``tests/hostile_server.py``) end to end: every list line is one record,
+"""A crawl of hostile pages (``scrapy_websim/testing/hostile_server.py``) end to end: every list line is one record,
 nothing hangs, transfers stop, no local file is read, the forbidden network is never reached."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from tests.crawl import run_websim
-from tests.hostile_server import UNFETCHABLE, check_hostile_result, hostile_site
+from scrapy_websim.testing.crawl import run_websim
+from scrapy_websim.testing.hostile_server import UNFETCHABLE, check_hostile_result, hostile_site
 
 pytestmark = pytest.mark.crawl
 

@@ -10,7 +10,7 @@ import pytest
 from scrapy_websim import __version__
 from scrapy_websim.config import ConfigError, WebsimConfig, parse_networks
 from scrapy_websim.render.handler import check_url
-from tests.crawl import run_websim
+from scrapy_websim.testing.crawl import run_websim
 
 
 def test_output_onto_existing_file_is_refused_and_O_overwrites(tmp_path):

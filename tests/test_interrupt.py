@@ -21,8 +21,9 @@ import time
 import psutil
 import pytest
 
-from tests.crawl import REPO, run_websim
-from tests.hostile_server import hostile_site
+from scrapy_websim.testing.crawl import run_websim
+from scrapy_websim.testing.hostile_server import hostile_site
+from tests.crawl import REPO
 
 pytestmark = pytest.mark.crawl
 

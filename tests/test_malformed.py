@@ -48,7 +48,8 @@ nasty_text = st.one_of(
 )
 STRING_FIELDS = ("url", "normalized_url", "final_url", "content_type", "error", "title", "www_authenticate",
                  "minhash", "dense_minhash", "tag_seq", "page_type", "predicted_duplicate_of", "expanded_from",
-                 "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to", "tls_sha256", "favicon_url")
+                 "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to", "tls_sha256",
+                 "favicon_url")
 
 
 def _real_records():
@@ -212,7 +213,8 @@ def test_when_clustering_fails_every_record_is_still_written(monkeypatch):
 
 
 @pytest.mark.parametrize("value, expected", [
-    ("plain", "plain"), ("a\x00b", "a\ufffdb"), ("\ud800\udc00", "\ufffd\ufffd"), ("tab\tnew\nline\r", "tab\tnew\nline\r"),
+    ("plain", "plain"), ("a\x00b", "a\ufffdb"), ("\ud800\udc00", "\ufffd\ufffd"),
+    ("tab\tnew\nline\r", "tab\tnew\nline\r"),
     ("\u202e rtl", "\u202e rtl"), ("\U0001f600", "\U0001f600"),
 ])
 def test_clean_text(value, expected):
@@ -229,9 +231,9 @@ def test_clean_value_makes_json_writable():
 def test_websim_cluster_leaves_no_temporary_files(tmp_path):
     """The offline re-cluster's store is a temporary file: removed when the command ends, whether
     it wrote the result or refused the input."""
-    import subprocess  # noqa: PLC0415
+    import subprocess
 
-    from scrapy_websim.core.store import save_jsonl  # noqa: PLC0415
+    from scrapy_websim.core.store import save_jsonl
 
     features = tmp_path / "features.jsonl"
     save_jsonl(copy.deepcopy(REAL), str(features))
@@ -257,8 +259,8 @@ def test_one_threshold_decides_thin_and_too_small_to_cluster():
     assert (params.cluster.min_html_len, params.cluster.min_text_len) == (512, 100)
     store = FeatureStore()
     for n in (1, 2):  # two copies of a 700-byte page: not thin at 512 bytes, so they must cluster
-        html = ("<html><head><title>Small</title></head><body><h1>Small page</h1><p>" + "small words here, and a few more " * 14
-                + "</p></body></html>")
+        html = ("<html><head><title>Small</title></head><body><h1>Small page</h1><p>"
+                + "small words here, and a few more " * 14 + "</p></body></html>")
         rec = PageRecord(id=n, url=f"{BASE}/small/{n}", final_url=f"{BASE}/small/{n}", status_code=200,
                          content_type="text/html", html_len=len(html.encode()), rendered=True)
         compute_features(rec, html, b"", params.features)

@@ -79,12 +79,13 @@ def test_one_failure_path_for_the_websim_spider_and_any_spider():
         assert middleware.process_exception(request, ConnectionRefusedError("Connection refused")) is None
     assert own.meta[RECORDED] and tracked.meta[RECORDED] and RECORDED not in untracked.meta
     # Chromium refuses the port: fetched again without the browser, nothing recorded yet
-    refused = Request("http://b.test:6000/", meta={"websim_track": True, "playwright": True, "playwright_page_methods": []})
+    refused = Request("http://b.test:6000/",
+                      meta={"websim_track": True, "playwright": True, "playwright_page_methods": []})
     again = middleware.process_exception(refused, Exception("net::ERR_UNSAFE_PORT at http://b.test:6000/"))
     assert again.meta["websim_static"] and not any(k.startswith("playwright") for k in again.meta)
     # https:// on a port that speaks HTTP: tried over http://, rendered
-    tls = Request("https://b.test:8080/", meta={"websim_id": 4, "websim_url": "https://b.test:8080/", "playwright": True,
-                                                 "websim_fallback_url": "http://b.test:8080/"})
+    tls = Request("https://b.test:8080/", meta={"websim_id": 4, "websim_url": "https://b.test:8080/",
+                                                 "playwright": True, "websim_fallback_url": "http://b.test:8080/"})
     retry = middleware.process_exception(tls, Exception("net::ERR_SSL_PROTOCOL_ERROR"))
     assert retry.url == "http://b.test:8080/" and retry.meta["playwright"] and retry.meta["websim_id"] == 4
     assert "websim_fallback_url" not in retry.meta

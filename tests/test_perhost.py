@@ -19,7 +19,7 @@ from scrapy_websim.addon import Addon
 from scrapy_websim.cli import _add_scan_options, _scan_settings_from_args
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.perhost import PER_HOST_START, HostRamp, PerHostRamp, ramp_allowed
-from tests.crawl import crawl
+from scrapy_websim.testing.crawl import crawl
 
 # --- the rule of one host ---
 
@@ -71,7 +71,7 @@ def test_at_the_defaults_the_limit_starts_at_two_and_rises():
     settings = _settings()
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == PER_HOST_START == 2
     assert PerHostRamp in settings.getdict("EXTENSIONS")
-    assert ramp_allowed(settings, WebsimConfig.from_settings(settings).per_host_max)
+    assert _ramp_allowed(settings)
 
 
 @pytest.mark.parametrize("argv,name,value", [
@@ -84,7 +84,7 @@ def test_at_the_defaults_the_limit_starts_at_two_and_rises():
 def test_the_users_command_line_choice_turns_the_rise_off_and_keeps_its_value(argv, name, value):
     settings = _settings(**_from_cli(*argv))
     assert settings[name] == value
-    assert not ramp_allowed(settings, WebsimConfig.from_settings(settings).per_host_max)
+    assert not _ramp_allowed(settings)
     fixed = value if name == "CONCURRENT_REQUESTS_PER_DOMAIN" else 2
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == fixed
 
@@ -94,14 +94,18 @@ def test_the_users_command_line_choice_turns_the_rise_off_and_keeps_its_value(ar
                                   {"WEBSIM_PER_HOST_MAX": 2}])
 def test_the_users_project_settings_turn_the_rise_off(user):
     settings = _settings(**user)
-    assert not ramp_allowed(settings, WebsimConfig.from_settings(settings).per_host_max)
+    assert not _ramp_allowed(settings)
     if "CONCURRENT_REQUESTS_PER_DOMAIN" in user:
         assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 8
 
 
+def _ramp_allowed(settings):
+    return ramp_allowed(settings, WebsimConfig.from_settings(settings).per_host_max)
+
+
 def test_a_ceiling_below_the_start_is_the_limit():
     settings = _settings(WEBSIM_PER_HOST_MAX=1)
-    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1 and not ramp_allowed(settings, WebsimConfig.from_settings(settings).per_host_max)
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1 and not _ramp_allowed(settings)
 
 
 def test_the_extension_declines_when_the_user_chose():

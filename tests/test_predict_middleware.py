@@ -164,7 +164,8 @@ def test_start_requests_go_through_process_start():
     out = asyncio.run(collect())
     assert isinstance(out[0], PageRecord) and out[0].id == 3
     assert isinstance(out[1], Request)
-    assert [type(o) for o in mw.process_start_requests(iter([Request("http://forum.test/t?id=900&sid=r")]))] == [PageRecord]
+    started = mw.process_start_requests(iter([Request("http://forum.test/t?id=900&sid=r")]))
+    assert [type(o) for o in started] == [PageRecord]
 
 
 @pytest.mark.parametrize(

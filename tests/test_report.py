@@ -159,7 +159,8 @@ def test_clusters_rebuilt_from_rows_of_a_jsonl_or_csv_result(tmp_path):
         out = tmp_path / ("rep-" + name)
         write_report(str(out), got_rows, got_clusters, _meta)
         m, data = load_report(str(out))
-        assert sorted((c[0], c[2]) for c in m["clusters"]) == [("cluster-00001", 3), ("cluster-00002", 2), ("errtpl-1", 2)]
+        assert (sorted((c[0], c[2]) for c in m["clusters"])
+                == [("cluster-00001", 3), ("cluster-00002", 2), ("errtpl-1", 2)])
         assert [r[0] for r in data[:3]] == [1, 2, 3]
         assert {r[0]: r[2] for r in data}[4] == HOSTILE
 
@@ -248,10 +249,12 @@ def test_thumbnail_settings(tmp_path):
     assert WebsimConfig.from_settings(Settings()).thumbnails_path == ""
     a_file = tmp_path / "f"
     a_file.write_text("x")
-    for settings, message in (({"WEBSIM_THUMBNAIL_FORMAT": "gif"}, "WEBSIM_THUMBNAIL_FORMAT must be one of 'webp', 'jpeg'"),
-                              ({"WEBSIM_THUMBNAIL_WIDTH": 5000}, "WEBSIM_THUMBNAIL_WIDTH must be an integer in [32, 1280]"),
-                              ({"WEBSIM_THUMBNAIL_QUALITY": 0}, "WEBSIM_THUMBNAIL_QUALITY must be an integer in [1, 100]"),
-                              ({"WEBSIM_REPORT_DIR": str(a_file)}, "WEBSIM_REPORT_DIR='" + str(a_file) + "' exists and is not a directory")):
+    for settings, message in (
+            ({"WEBSIM_THUMBNAIL_FORMAT": "gif"}, "WEBSIM_THUMBNAIL_FORMAT must be one of 'webp', 'jpeg'"),
+            ({"WEBSIM_THUMBNAIL_WIDTH": 5000}, "WEBSIM_THUMBNAIL_WIDTH must be an integer in [32, 1280]"),
+            ({"WEBSIM_THUMBNAIL_QUALITY": 0}, "WEBSIM_THUMBNAIL_QUALITY must be an integer in [1, 100]"),
+            ({"WEBSIM_REPORT_DIR": str(a_file)},
+             "WEBSIM_REPORT_DIR='" + str(a_file) + "' exists and is not a directory")):
         with pytest.raises(ConfigError) as err:
             WebsimConfig.from_settings(Settings(settings))
         assert message in str(err.value)

@@ -16,7 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
-from tests.crawl import by_url, crawl, demo_site, run_websim
+from scrapy_websim.testing.crawl import by_url, crawl, run_websim
+from tests.crawl import demo_site
 
 pytestmark = pytest.mark.crawl
 
@@ -35,10 +36,11 @@ class _Hostile(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         title = HOSTILE.get(self.path, "plain")
         # <title> is raw text in HTML: the browser's document.title is the payload, character for character
-        body = f"<!doctype html><html><head><title>{title}</title></head><body><h1>Hostile</h1>{PARAGRAPH}</body></html>"
+        body = (f"<!doctype html><html><head><title>{title}</title></head><body><h1>Hostile</h1>{PARAGRAPH}"
+                "</body></html>")
         data = body.encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -142,7 +144,8 @@ def test_the_demo_report_shows_its_clusters_and_special_pages(page, report):
     kinds = {c["kind"] for c in clusters.values()}
     assert {"content", "E1", "E3", "L1", "W1"} <= kinds
     for kind in kinds:
-        assert page.page.locator(f"article.card.k-{kind}").count() == sum(1 for c in clusters.values() if c["kind"] == kind)
+        shown = page.page.locator(f"article.card.k-{kind}").count()
+        assert shown == sum(1 for c in clusters.values() if c["kind"] == kind)
     # the canonical's thumbnail is there and decodes
     img = card.locator("img.shot")
     img.scroll_into_view_if_needed()
@@ -172,7 +175,8 @@ def test_open_a_cluster_shows_every_member_side_by_side(page, report):
     assert tiles.count() == 4
     assert "canonical" in tiles.nth(0).inner_text()
     page.page.wait_for_function(
-        "() => [...document.querySelectorAll('#dlg-grid img')].filter(i => i.complete && i.naturalWidth > 0).length === 4")
+        "() => [...document.querySelectorAll('#dlg-grid img')]"
+        ".filter(i => i.complete && i.naturalWidth > 0).length === 4")
     shot(page, report, "cluster")
     page.page.keyboard.press("Escape")
     assert page.page.locator("#overlay").is_hidden()
@@ -272,7 +276,8 @@ def _many(n_clusters=120, big=400, alone=500, failed=150):
         size = big if c == 0 else 2 + c % 5
         ids = [page(cluster_id=cid, cluster_kind="content", is_canonical=j == 0,
                     match_rule="canonical" if j == 0 else "rule1", content_sim=0.9) for j in range(size)]
-        clusters.append({"cluster_id": cid, "canonical_url": rows[ids[0] - 1]["url"], "member_ids": ids, "kind": "content"})
+        clusters.append({"cluster_id": cid, "canonical_url": rows[ids[0] - 1]["url"], "member_ids": ids,
+                         "kind": "content"})
     for _ in range(alone):
         page()
     for _ in range(failed):
@@ -338,7 +343,8 @@ def test_pivots_group_and_filter_pages_by_favicon_and_certificate(browser, tmp_p
         rows.append({"id": n + 1, "url": f"https://{host}/", "status_code": 200, "error": "", "title": f"panel {n}",
                      "cluster_id": "", "is_canonical": True, "match_rule": "", "cluster_kind": "",
                      "favicon_hash": shared_icon if n < 5 else other_icon if n < 7 else None,
-                     "tls_sha256": cert if n % 3 == 0 else f"{n:064x}", "tls_subject": "appliance" if n % 3 == 0 else ""})
+                     "tls_sha256": cert if n % 3 == 0 else f"{n:064x}",
+                     "tls_subject": "appliance" if n % 3 == 0 else ""})
     writer.write_report(str(tmp_path / "r"), rows, [], {})
     p = Page(browser, tmp_path / "r" / "index.html")
 

@@ -1,6 +1,6 @@
 """Special-page rules on real pages served by real software on 127.0.0.1 and on built pages.
 
-The real servers (nginx, Apache httpd, Django) are started by the tests (tests/servers.py); the
+The real servers (nginx, Apache httpd, Django) are started by the tests (scrapy_websim/testing/servers.py); the
 documentation pages come from the python3-doc package (``/usr/share/doc/python3.11/html``).
 """
 
@@ -28,7 +28,7 @@ from scrapy_websim.core.page.text import extract_main_text
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url
 
-from tests.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
+from scrapy_websim.testing.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
 
 PYDOC = "/usr/share/doc/python3.11/html"
 DATA = os.path.join(os.path.dirname(__file__), "data", "rules")
@@ -291,7 +291,7 @@ location = /older { return 302 /final.html; }
 location = /old2 { return 301 /final.html; }
 location = /view { default_type text/html; return 200 '<!doctype html><html><head><title>Item $arg_id</title></head><body><h1>Item $arg_id</h1><p>%(lorem)s</p></body></html>'; }
 location /py/ { alias %(pydoc)s/; }
-"""
+"""  # noqa: E501 - an nginx `return` body is one quoted string on its line
 NGINX_FILES = {
     "soft404.html": SOFT404,
     "maint.html": MAINT,
@@ -480,7 +480,8 @@ CJK_SPECIAL = [
     (200, "系统维护中", "<h1>系统维护中</h1><p>本站正在进行系统维护，预计两小时后恢复访问。</p>", "M1"),
     (200, "メンテナンスのお知らせ", "<h1>ただいまメンテナンス中です</h1><p>ご迷惑をおかけしております。</p>", "M1"),
     (200, "網站維護中", "<h1>網站維護中</h1><p>本站正在進行例行維護，請稍後再來。</p>", "M1"),
-    (404, "ページが見つかりません", "<h1>ページが見つかりません</h1><p>お探しのページは見つかりませんでした。</p>", "E3"),
+    (404, "ページが見つかりません",
+     "<h1>ページが見つかりません</h1><p>お探しのページは見つかりませんでした。</p>", "E3"),
     (200, "ログイン", "<h1>会員ログイン</h1><form><input name=mail><input type=password name=pw>"
                      "<button>ログイン</button></form>", "L1"),
     (403, "アクセスが拒否されました", "<h1>アクセスが拒否されました</h1><p>不正なアクセスと判断されました。</p>", "W1"),
@@ -523,7 +524,8 @@ def test_cjk_keyword_lists_leave_real_cjk_documentation_alone():
         assert special_label(whole) is None, path
         for sec in doc.xpath('//div[contains(@class, "section")][not(.//div[contains(@class, "section")])]'):
             body = lxml.html.tostring(sec, encoding="unicode")  # a leaf section: the shortest pages
-            rec = make_record(f"<html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>")
+            rec = make_record(f"<html><head><meta charset=utf-8><title>{title}</title></head>"
+                              f"<body>{body}</body></html>")
             assert special_label(rec) in (None, "T1"), (path, rec.signals["h"], rec.signals["kw"])
             sections += 1
     assert sections > 400

@@ -1,6 +1,6 @@
 """Special-page rules end to end: real servers, real Chromium, the ``websim`` CLI, result.json.
 
-Pages come from real software started by the tests on 127.0.0.1 (tests/servers.py): nginx (its
+Pages come from real software started by the tests on 127.0.0.1 (scrapy_websim/testing/servers.py): nginx (its
 own 404 and 502 pages, a soft 404, a WAF page with a random incident id per request, 401/403
 login forms, maintenance pages at 200 and 503, thin pages, redirect chains, URL variants,
 python3-doc pages that mention error/login/maintenance), Apache httpd's error pages and the
@@ -21,8 +21,9 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from tests.crawl import REPO, by_url, crawl, load, run_websim
-from tests.servers import apache_server, django_server, free_port, have, nginx_server
+from scrapy_websim.testing.crawl import by_url, crawl, load, run_websim
+from scrapy_websim.testing.servers import apache_server, django_server, free_port, have, nginx_server
+from tests.crawl import REPO
 
 pytestmark = pytest.mark.crawl
 
@@ -66,7 +67,7 @@ location = /dl/1 { return 302 /files/a.txt; }
 location = /dl/2 { return 301 /files/a.txt; }
 location = /view { default_type text/html; return 200 '<!doctype html><html><head><title>Item $arg_id</title></head><body><h1>Item $arg_id</h1><p>Item number $arg_id. %(lorem)s</p></body></html>'; }
 location /py/ { alias %(pydoc)s/; }
-"""
+"""  # noqa: E501 - an nginx `return` body is one quoted string on its line
 NGINX_FILES = {
     "soft404.html": page("Page not found | Example shop", "<h1>Oops! We couldn't find that page.</h1>"
                          "<p>It may have moved. Try the search box or go back home.</p>"),
@@ -286,7 +287,8 @@ def test_redirects_and_url_variants(site):
     assert {r["final_url"] for r in r1} == {s.ng + "/files/a.txt"}
     assert {r["cluster_kind"] for r in r1} == {"R1"}
     # URL variants: one normalized_url; /view?id=1 and ?id=2 keep their query and stay apart
-    assert len({rows[s.ng + p]["normalized_url"] for p in ("/docs/", "/docs/index.html", "/docs/?utm_source=news")}) == 1
+    variants = ("/docs/", "/docs/index.html", "/docs/?utm_source=news")
+    assert len({rows[s.ng + p]["normalized_url"] for p in variants}) == 1
     assert rows[s.ng + "/docs/index.html"]["normalized_url"] == s.ng + "/docs"
     v1, v2 = rows[s.ng + "/view?id=1"], rows[s.ng + "/view?id=2"]
     assert v1["normalized_url"] != v2["normalized_url"]
@@ -352,7 +354,7 @@ PREFIX = {"E1": "err5xx", "E3": "errtpl", "L1": "loginwall", "W1": "waf", "M1": 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    from tests.servers import htpasswd_line, lighttpd_server
+    from scrapy_websim.testing.servers import htpasswd_line, lighttpd_server
 
     for binary in ("nginx", "apache2", "lighttpd"):
         if not have(binary):
@@ -384,7 +386,8 @@ def fleet(tmp_path_factory):
                 ("nginx-401", "L1", [ng + "/secret/"]), ("acme-login", "L1", [ng + "/login"]),
                 ("apache-404", "E3", [ap + f"/missing-{n}", ap + "/a/b.html"]), ("apache-500", "E1", [ap + "/boom"]),
                 ("apache-proxy-503", "E1", [ap + "/app/x"]), ("apache-401", "L1", [ap + "/secret/"]),
-                ("lighttpd-404", "E3", [lt + f"/missing-{n}", lt + "/a/b.html"]), ("lighttpd-401", "L1", [lt + "/secret/"]),
+                ("lighttpd-404", "E3", [lt + f"/missing-{n}", lt + "/a/b.html"]),
+                ("lighttpd-401", "L1", [lt + "/secret/"]),
             ):
                 groups.setdefault(name, []).extend(urls)
                 labels[name] = label

@@ -48,7 +48,8 @@ def test_the_settings_script_check_mode_fails_on_a_stale_table(tmp_path):
     """--check exits 1 when the page's table is not the code's, and 0 when it is."""
     script = table_script()
     page = tmp_path / "settings.md"
-    page.write_text(f"# Settings\n\n{script.START}\n| `WEBSIM_GONE` | int | `1` |  | old |\n{script.END}\n", encoding="utf-8")
+    stale = "| `WEBSIM_GONE` | int | `1` |  | old |"
+    page.write_text(f"# Settings\n\n{script.START}\n{stale}\n{script.END}\n", encoding="utf-8")
     script.PAGE = str(page)
     assert script.main(["--check"]) == 1
     assert script.main([]) == 0
@@ -189,7 +190,8 @@ def test_cli_exits_2_on_a_misspelt_setting(tmp_path):
     urls.write_text("http://127.0.0.1:9/\n")
     (tmp_path / "f.jsonl").write_text("")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    for args in (["-l", str(urls), "-o", str(tmp_path / "r.json")], ["cluster", str(tmp_path / "f.jsonl"), "-o", str(tmp_path / "c.json")]):
+    for args in (["-l", str(urls), "-o", str(tmp_path / "r.json")],
+                 ["cluster", str(tmp_path / "f.jsonl"), "-o", str(tmp_path / "c.json")]):
         proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", *args, "-s", "WEBSIM_TEXT_TRESHOLD=0.5"],
                               capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 2, (args, proc.stderr)

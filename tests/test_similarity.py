@@ -244,11 +244,13 @@ def test_text_sim_judges_prose_pages_by_their_prose_too():
     links = "<div class='more-docs'><h4>Recommended</h4><ul>" + "".join(
         f"<li><a href='/p/{i}'>Managing remote repositories, their branches and their tags over ssh, part {i}</a></li>"
         for i in range(5)) + "</ul></div>"
-    a, copy, other = _rendered(1, page("status")), _rendered(2, page("status", links)), _rendered(3, page("archive", words="packs bundles exports"))
+    a, copy = _rendered(1, page("status")), _rendered(2, page("status", links))
+    other = _rendered(3, page("archive", words="packs bundles exports"))
     assert a.dense_minhash and copy.dense_minhash and a.dense_len == copy.dense_len
     whole = replace(copy, dense_minhash="")
     plain = replace(DEFAULT_DECISION_PARAMS, text_noise_shingles=0)
-    assert text_sim(a, whole, plain) < 0.6 <= text_sim(a, copy, plain)  # by plain Jaccard the link list alone splits them
+    # by plain Jaccard the link list alone splits them
+    assert text_sim(a, whole, plain) < 0.6 <= text_sim(a, copy, plain)
     assert text_sim(a, whole) >= 0.75  # the shipped measure forgives that much noise on the whole text too
     assert text_sim(a, other) < 0.6 and text_sim(a, other, plain) < 0.6
 
@@ -271,7 +273,7 @@ def test_noise_a_server_adds_is_forgiven_and_text_of_a_pages_own_is_not():
     timestamp line and 5 "recommended" links inside the content, a banner, ~3 % of the words
     changed) against a second page of the same boilerplate, and against a page that holds all of
     the first and much more of its own (git-diff-files inside git-diff)."""
-    from tests.sites import noisy_copy
+    from scrapy_websim.testing.sites import noisy_copy
 
     removed = ("This document has been removed. Memory allocation debugging is now described in the "
                "developer guide of the portable runtime library, in its chapter on pools. Links to "
@@ -382,7 +384,8 @@ def test_a_page_with_a_quarter_more_prose_is_a_page_of_its_own():
     full = _rendered(1, article(para(i) for i in range(10)))
     revision = _rendered(2, article(para(i) for i in range(7)))
     noisy = _rendered(3, article((para(i, change="many") for i in range(10)),
-                                 extra="<p>Generated on 2026-11-23 18:02:11 UTC in 0.0412 s, request 8f3a9c2e41d07b66</p>"))
+                                 extra="<p>Generated on 2026-11-23 18:02:11 UTC in 0.0412 s, "
+                                       "request 8f3a9c2e41d07b66</p>"))
     assert full.dense_len >= 1000 and revision.dense_len / full.dense_len < 0.8
     unguarded = DecisionParams(prose_min_len_ratio=0.0)
     assert compare(full, revision, unguarded).is_duplicate  # the text and the look alone merge them
@@ -439,7 +442,8 @@ def test_pages_about_two_items_of_one_kind_are_not_duplicates():
                        f"<a href='/u'>Admin</a> (talk | contribs) {s} bytes (+{s // 10}) (undo)</li>"
                        for i, s in enumerate(sizes))
         return (f"<html><head><title>Revision history of &quot;{title}&quot; - Wiki</title></head><body>"
-                f"<div id='content'><h1>Revision history of &quot;{title}&quot;</h1><p>Compare selected revisions. Legend: (cur) difference "
+                f"<div id='content'><h1>Revision history of &quot;{title}&quot;</h1>"
+                f"<p>Compare selected revisions. Legend: (cur) difference "
                 f"with latest revision, (prev) difference with preceding revision, m minor edit.</p>"
                 f"<ul>{rows}</ul></div></body></html>")
 
@@ -474,7 +478,8 @@ def test_api_pages_of_sibling_items_are_not_duplicates():
     def api(kind, name, module, doc):
         return (f"<html><head><title>{name} in {module} - Docs</title></head><body>"
                 f"<nav class='sidebar'><ul>" + "".join(f"<li><a href='/x{i}'>item_{i}</a></li>" for i in range(30))
-                + f"</ul></nav><main><h1>{kind} <span>{name}</span> <button>Copy item path</button></h1><pre>pub unsafe fn {name}&lt;T, U&gt;(x: T, "
+                + f"</ul></nav><main><h1>{kind} <span>{name}</span> <button>Copy item path</button></h1>"
+                f"<pre>pub unsafe fn {name}&lt;T, U&gt;(x: T, "
                 f"y: T) -&gt; U</pre><p>{doc} Returns a mask of the lanes, with all bits set where the "
                 f"comparison holds and no bits set where it does not. This is an intrinsic of the portable "
                 f"SIMD layer; use the methods of the vector types instead.</p></main></body></html>")

@@ -1,6 +1,6 @@
 """Soft-404 calibration and the favicon pivot, end to end: real Chromium, the ``websim`` CLI in a
 subprocess, a fleet of servers on 127.0.0.1 each with its own "not found" answer
-(``tests/soft404_fleet.py``)."""
+(``scrapy_websim/testing/soft404_fleet.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 import pytest
 
 from scrapy_websim.render.capture import favicon_hash
-from tests.crawl import load, run_websim
-from tests.soft404_fleet import fleet, score, url_list
+from scrapy_websim.testing.crawl import load, run_websim
+from scrapy_websim.testing.soft404_fleet import fleet, score, url_list
 
 pytestmark = pytest.mark.crawl
 

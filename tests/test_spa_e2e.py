@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from tests.crawl import by_url, crawl
-from tests.servers import have, nginx_server
+from scrapy_websim.testing.crawl import by_url, crawl
+from scrapy_websim.testing.servers import have, nginx_server
 
 pytestmark = [pytest.mark.crawl, pytest.mark.skipif(not have("nginx"), reason="nginx not installed")]
 

@@ -10,15 +10,16 @@ import re
 
 import pytest
 
-from tests.crawl import crawl
-from tests.servers import have, nginx_server
+from scrapy_websim.testing.crawl import crawl
+from scrapy_websim.testing.servers import have, nginx_server
 
 pytestmark = [pytest.mark.crawl, pytest.mark.skipif(not have("nginx"), reason="nginx not installed")]
 
 PAGES = {
     "stay.html": "<html><head><title>Stay</title></head><body><h1>Stay here</h1><p>"
                  + "A page that asks before it is left. " * 20 + "</p><script>"
-                 "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; return 'stay'; });"
+                 "addEventListener('beforeunload', (e) => { "
+                 "e.preventDefault(); e.returnValue = 'stay'; return 'stay'; });"
                  "</script></body></html>",
     "late.html": "<html><head><title>Loading</title></head><body><p>wait</p><script>"
                  "setTimeout(() => { document.title = 'Late'; document.body.innerHTML = '<h1>Late page</h1><p>'"

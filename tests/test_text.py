@@ -119,7 +119,8 @@ def test_boilerplate_out_article_in():
     before = lxml.html.tostring(doc)
     text = extract_main_text(doc)
     assert "ARTICLE body" in text and "Second paragraph" in text and "Headline" in text
-    for junk in ("SCRIPT", "COOKIES", "SIDEBAR", "ADVERT", "HIDDEN", "ASIDE", "FOOTER", "NOSCRIPT", "News", "color:red"):
+    for junk in ("SCRIPT", "COOKIES", "SIDEBAR", "ADVERT", "HIDDEN", "ASIDE", "FOOTER", "NOSCRIPT", "News",
+                 "color:red"):
         assert junk not in text, junk
     assert lxml.html.tostring(doc) == before  # never mutates the shared tree
 

@@ -24,8 +24,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from tests.crawl import load, run_websim
-from tests.servers import _stop, _wait_port, free_port
+from scrapy_websim.testing.crawl import load, run_websim
+from scrapy_websim.testing.servers import _stop, _wait_port, free_port
 
 pytestmark = pytest.mark.crawl
 
@@ -73,7 +73,7 @@ def _handler(recorder: Recorder, slow_navigation: float):
             with contextlib.suppress(OSError, ssl.SSLError):
                 super().handle()
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
             mode = self.headers.get("Sec-Fetch-Mode")  # Scrapy's own client sends none
             navigation = mode == "navigate" or (mode is None and self.path.split("?")[0] in ("/", "/article", "/login"))
@@ -167,7 +167,8 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
             f"http://127.0.0.1:{B}/login",
             "localhost  # a bare host: one URL per --ports entry",
             f"127.0.0.1:{B}",
-            json.dumps({"url": f"http://127.0.0.1:{B}/article?from=httpx", "title": "Appliance #1", "status_code": 200}),
+            json.dumps({"url": f"http://127.0.0.1:{B}/article?from=httpx", "title": "Appliance #1",
+                        "status_code": 200}),
             '{"url": broken',
             "gopher://127.0.0.1/",
         ] + ([f"https://localhost:{U}/article"] if U else [])
@@ -190,7 +191,8 @@ def test_self_signed_tls_headers_inputs_and_politeness(tmp_path, tls_context):
     assert all(r["expanded_from"] == "" for r in rows[:5] + rows[8:])
     if U:  # not rendered, but TLS is checked the way a browser would
         row = rows[11]
-        assert row["status_code"] == 200 and row["error"] == "" and row["tls_error"] == "ERR_CERT_AUTHORITY_INVALID", row
+        assert row["status_code"] == 200 and row["error"] == "", row
+        assert row["tls_error"] == "ERR_CERT_AUTHORITY_INVALID", row
         assert row["tls_subject"] == "localhost" and row["tls_valid_to"] > row["tls_valid_from"], row
         assert row["tls_sha256"] == tls_context.websim_sha256 and row["tls_sans"] == ["DNS:localhost"], row
     assert urls[8] == f"http://127.0.0.1:{B}/article?from=httpx" and not rows[8]["error"]

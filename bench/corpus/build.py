@@ -39,13 +39,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-import lxml.html  # noqa: E402
+import lxml.html
 
-from scrapy_websim.core.page.dom import dom_features  # noqa: E402
-from scrapy_websim.core.page.text import extract_main_text  # noqa: E402
-from scrapy_websim.core.fingerprints import simhash64  # noqa: E402
-from scrapy_websim.core.types import PageRecord  # noqa: E402
-from scrapy_websim.core.page.visual import phash_png  # noqa: E402
+from scrapy_websim.core.page.dom import dom_features
+from scrapy_websim.core.page.text import extract_main_text
+from scrapy_websim.core.fingerprints import simhash64
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.page.visual import phash_png
 
 DOCROOT = "/usr/share/doc/python3.11/html"
 CHROMIUM = "/usr/bin/chromium"

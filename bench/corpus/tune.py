@@ -18,7 +18,7 @@ from dataclasses import replace
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from scrapy_websim.core.match.similarity import (  # noqa: E402
+from scrapy_websim.core.match.similarity import (
     DEFAULT_DECISION_PARAMS,
     SEED_DECISION_PARAMS,
     DecisionParams,
@@ -27,7 +27,7 @@ from scrapy_websim.core.match.similarity import (  # noqa: E402
     text_sim,
     visual_sim,
 )
-from scrapy_websim.core.types import PageRecord  # noqa: E402
+from scrapy_websim.core.types import PageRecord
 
 DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "corpus", "features.jsonl.gz")
 

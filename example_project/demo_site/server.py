@@ -8,6 +8,7 @@ writes the list of demo URLs. Only the standard library, so tests can start it t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 TOPICS = {
@@ -179,10 +180,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.do_GET()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         parts = urlsplit(self.path)
         path = parts.path
         query = parse_qs(parts.query)
@@ -275,6 +276,19 @@ def serve(ports: List[int], host: str = "127.0.0.1") -> List[Tuple[ThreadingHTTP
         thread.start()
         out.append((httpd, thread))
     return out
+
+
+@contextlib.contextmanager
+def running(n_ports: int = 1) -> Iterator[List[str]]:
+    """Serve the site on ``n_ports`` free ports of 127.0.0.1; yields their base URLs."""
+    servers = serve([0] * n_ports)
+    try:
+        yield [f"http://127.0.0.1:{httpd.server_address[1]}" for httpd, _ in servers]
+    finally:
+        for httpd, _thread in servers:
+            httpd.stopping = True
+            httpd.shutdown()
+            httpd.server_close()
 
 
 def main(argv: Optional[List[str]] = None) -> int:

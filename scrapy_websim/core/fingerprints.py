@@ -15,7 +15,7 @@ import hashlib
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import List, Optional, Tuple
+from typing import List, Literal, Optional, Tuple
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def blake2b_digest(text: str, size: int) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=size).digest()
 
 
-def blake2b64(text: str, byteorder: str = "big") -> int:
+def blake2b64(text: str, byteorder: Literal["little", "big"] = "big") -> int:
     """The one 64-bit token/URL hash: :func:`blake2b_digest` of 8 bytes, as an int. ``byteorder``
     only because stored SimHashes were built little-endian (:func:`simhash64`)."""
     return int.from_bytes(blake2b_digest(text, 8), byteorder)

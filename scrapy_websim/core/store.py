@@ -288,7 +288,7 @@ _KEY_TYPES = ("INTEGER", "TEXT", "INTEGER", "INTEGER", "TEXT", "INTEGER", "INTEG
 def _open(path_or_file: Union[str, os.PathLike, IO[str]], mode: str) -> Tuple[IO[str], bool]:
     if hasattr(path_or_file, "read") or hasattr(path_or_file, "write"):
         return path_or_file, False  # type: ignore[return-value]
-    return open(path_or_file, mode, encoding="utf-8"), True  # type: ignore[arg-type]
+    return open(path_or_file, mode, encoding="utf-8"), True
 
 
 #: First line of a features file: says what the file is, so ``websim cluster`` can refuse others.

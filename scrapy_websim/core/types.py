@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, overload
 
 #: The url-record columns, in output order (SPEC section 8, then the additions).
 OUTPUT_FIELDS = (
@@ -74,6 +74,10 @@ def is_html_type(content_type: Optional[str], empty_is_html: bool = False) -> bo
     return ct in HTML_TYPES or (empty_is_html and not ct)
 
 
+@overload
+def hex64(value: int) -> str: ...
+@overload
+def hex64(value: None) -> None: ...
 def hex64(value: Optional[int]) -> Optional[str]:
     return None if value is None else format(value & MASK64, "016x")
 

@@ -284,7 +284,7 @@ class Job:
         if first is None:
             return 0.0
         since = max(first, now - window)
-        count = 0
+        count = 0.0
         for minute, n in self.client.hgetall(self.progress_key).items():
             start = int(minute) * 60
             if start + 60 <= since:

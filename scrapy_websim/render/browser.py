@@ -91,10 +91,10 @@ def find_browser(
     if pw:
         return pw, tried
     for name in candidates:
-        path = which(name)
-        tried.append(f"{name} on PATH: {path or 'not found'}")
-        if path and _is_executable(path):
-            return path, tried
+        found = which(name)
+        tried.append(f"{name} on PATH: {found or 'not found'}")
+        if found and _is_executable(found):
+            return found, tried
     raise BrowserNotFound(
         "No Chromium-family browser found. Tried:\n  - "
         + "\n  - ".join(tried)

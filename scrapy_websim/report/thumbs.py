@@ -46,7 +46,7 @@ def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int
             if img.width > width:
                 height = max(1, round(img.height * width / img.width))
                 # reducing_gap: a cheap integer downscale first, then a good filter on the small image
-                small = img.resize((width, height), Image.BICUBIC, reducing_gap=2.0)
+                small = img.resize((width, height), Image.Resampling.BICUBIC, reducing_gap=2.0)
             if small.mode != "RGB":  # after the resize: fewer pixels to convert
                 small = small.convert("RGB")
             if fmt == "webp":

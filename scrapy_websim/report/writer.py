@@ -244,7 +244,8 @@ def _pivot(table: Dict[str, list], key: str, host: int, label: str) -> None:
 def _top_pivots(table: Dict[str, list]) -> List[list]:
     """``[value, pages, hosts, label]`` of the values shared by most hosts (then pages), two hosts
     at least: a favicon or certificate on many hosts groups hosts that look different."""
-    ranked = sorted(((k, e) for k, e in table.items() if len(e[1]) >= 2), key=lambda kv: (-len(kv[1][1]), -kv[1][0], kv[0]))
+    ranked = sorted(((k, e) for k, e in table.items() if len(e[1]) >= 2),
+                    key=lambda kv: (-len(kv[1][1]), -kv[1][0], kv[0]))
     return [[key, entry[0], len(entry[1]), entry[2]] for key, entry in ranked[:TOP_HOSTS]]
 
 
@@ -430,7 +431,7 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
         _copy_thumbs(builder.used_thumbs, thumbs_dir, dest_thumbs)
     summary = _summary(builder, entries, meta, len(builder.used_thumbs))
 
-    chunks = []
+    chunks: List[List[Any]] = []  # [file, rows]
     start = 0
     while start < len(order) or not chunks:
         size = FIRST_CHUNK_ROWS if not chunks else CHUNK_ROWS
@@ -483,7 +484,8 @@ def _changes_payload(d: Dict[str, Any]) -> Dict[str, Any]:
 
     lists = {"appeared": d["clusters"]["appeared"], "vanished": d["clusters"]["vanished"],
              "changed": d["clusters"]["changed"], "canonicals": d["canonicals"],
-             "urls_added": d["urls"]["added"], "urls_removed": d["urls"]["removed"], "urls_changed": d["urls"]["changed"]}
+             "urls_added": d["urls"]["added"], "urls_removed": d["urls"]["removed"],
+             "urls_changed": d["urls"]["changed"]}
     # the member URLs of a whole cluster can be many: the view shows the first 20
     out = {name: cut([dict(e, urls=e["urls"][:20]) if isinstance(e, dict) and "urls" in e else e for e in entries])
            for name, entries in lists.items()}

@@ -25,7 +25,8 @@ from ..fingerprints import blake2b64, blake2b_digest
 from ..urls.normalize import UrlParams, normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
 
-__all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id", "rule_cluster_prefix"]
+__all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id",
+           "rule_cluster_prefix"]
 
 #: Cluster id prefix per rule (SPEC section 7 table).
 RULE_PREFIX = {

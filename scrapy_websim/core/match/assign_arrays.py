@@ -4,10 +4,11 @@
 :class:`PageTable` holds what assignment needs of each page, appended in id order by
 :func:`scrapy_websim.core.match.assign.add_page`; the strings that decide groups (URL, final
 URL, normalised URL, origin) are kept as 16-byte BLAKE2b digests (two different strings share one
-with probability 2**-128), the special-page group as an index into the distinct group names. :func:`assign_pages` runs the steps of the module docstring
-of ``assign.py`` in the same order with the same tie-breaks; the few strings a new cluster's id
-needs are read back through ``get(id) -> PageRecord``. The result, :class:`Assigned`, gives one
-page's :class:`Assignment` at a time and the clusters sorted by canonical id.
+with probability 2**-128), the special-page group as an index into the distinct group names.
+:func:`assign_pages` runs the steps of the module docstring of ``assign.py`` in the same order with
+the same tie-breaks; the few strings a new cluster's id needs are read back through
+``get(id) -> PageRecord``. The result, :class:`Assigned`, gives one page's :class:`Assignment` at a
+time and the clusters sorted by canonical id.
 """
 
 from __future__ import annotations
@@ -100,8 +101,11 @@ class Assigned:
         if k < 0:
             return Assignment()
         page_id = int(self.ids[pos])
-        return Assignment(self.names[k], page_id == self.canon[k], self.kind[k], self.rule_names[self.rule[pos]],
-                          PairResult(*sims) if sims is not None else PairResult())
+        pair = PairResult()
+        if sims is not None:
+            content, structure, visual, behavior = sims
+            pair = PairResult(content, structure, visual, behavior)
+        return Assignment(self.names[k], page_id == self.canon[k], self.kind[k], self.rule_names[self.rule[pos]], pair)
 
     def iter_assignments(self) -> Iterator[Assignment]:
         """One Assignment per page, in id order."""
@@ -333,12 +337,16 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
     resolved[pred] = True
     rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
     flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
+
+    def name_from(kind: str) -> Callable[[int], str]:
+        return lambda page_id: names[kind](get(page_id))
+
     for rule, keys, bit, name in (("R1", table.final, 1, "R1"), ("U1", table.route, 4, "U1route"),
                                   ("U1", table.norm, 2, "U1")):
         if rule in rules_on:
             group_alone(out, _keys(keys), ((flags & bit) != 0) & ~resolved, rank, by_rank, rule,
-                        lambda page_id, name=name: names[name](get(page_id)))
-    join_predicted(out, pred, target, rank, lambda page_id: names["predicted"](get(page_id)))
+                        name_from(name))
+    join_predicted(out, pred, target, rank, name_from("predicted"))
     return out
 
 

@@ -164,7 +164,8 @@ class _PartJoin:
         order &= (1 << nb) - 1
         self.order, self.skipping = order, (major_label, major_count, lab)
 
-    def run(self, masks: np.ndarray, labels: Optional[Callable[[], np.ndarray]]) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    def run(self, masks: np.ndarray, labels: Optional[Callable[[], np.ndarray]]
+            ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
         # by flip count, then top bit: each top bit's half of the values is built once
         schedule = sorted(masks.tolist(), key=lambda m: (bin(m).count("1"), m.bit_length()))
         leader = None

@@ -179,13 +179,15 @@ class ClusterKeys:
                    None if heading is None else heading[order])
 
 
-def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS) -> ClusterKeys:
+def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS
+               ) -> ClusterKeys:
     """Compact keys of the eligible pages among ``items`` (PageRecords or :data:`KEY_FIELDS` rows).
 
     Streams: holds ~40 bytes per eligible page, never the records themselves.
     """
     ids, status, tlen = array.array("q"), array.array("i"), array.array("q")
-    sim, has_sim, ph, has_ph, host = array.array("Q"), array.array("b"), array.array("Q"), array.array("b"), array.array("i")
+    sim, has_sim, ph, has_ph = array.array("Q"), array.array("b"), array.array("Q"), array.array("b")
+    host = array.array("i")
     exact, heading = array.array("Q"), array.array("Q")
     host_index: Dict[str, int] = {}
     for item in items:
@@ -286,11 +288,11 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         state = [parent]
         entry_ids = np.arange(ent.start.shape[0], dtype=np.int64)
 
-        def entry_labels() -> np.ndarray:
+        def entry_labels(state=state, nodes=nodes, start=ent.start, entry_ids=entry_ids) -> np.ndarray:
             # an entry's component, or a label of its own while its pages are not yet connected
             state[0][:] = _compress(state[0])  # in place: the join goes on with this array
             r = state[0][nodes]
-            low, high = np.minimum.reduceat(r, ent.start), np.maximum.reduceat(r, ent.start)
+            low, high = np.minimum.reduceat(r, start), np.maximum.reduceat(r, start)
             return np.where(low == high, low, -1 - entry_ids)
 
         for ua, ub in hamming_pairs(ent.values, k, entry_labels):
@@ -455,7 +457,8 @@ def cluster(
     n = len(keys)
     # canonical preference: status 200 first, then the text most pages serve (exact copies), then
     # longest text, then smallest id (= node index)
-    order = np.lexsort((np.arange(n), -keys.text_len, -copy_counts(keys.exact, n), (keys.status != 200).astype(np.int8)))
+    order = np.lexsort((np.arange(n), -keys.text_len, -copy_counts(keys.exact, n),
+                        (keys.status != 200).astype(np.int8)))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
 
@@ -513,7 +516,8 @@ def cluster(
             mid = int(keys.ids[m])
             member_ids.append(mid)
             assignments[mid] = Assignment(cluster_id, False, "content", result.rule or "duplicate", result)
-        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids), "content"))
+        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids),
+                                "content"))
     stats.clusters = len(clusters)
     stats.clustered_pages = len(assignments)
     return ClusterResult(assignments, clusters, stats)

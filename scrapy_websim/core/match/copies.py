@@ -66,10 +66,10 @@ def attach_exact_copies(members: Dict[int, List[Tuple[int, PairResult]]], rep: n
             cluster_of[m] = c
     for f in followers.tolist():
         r = int(rep[f])
-        c = cluster_of.get(r)
-        if c is None:
-            c = cluster_of[r] = r
+        if r not in cluster_of:
+            cluster_of[r] = r
             members[r] = []
+        c = cluster_of[r]
         result = compare(int(ids[c]), int(ids[f]))
         if not result.is_duplicate:
             result = replace(result, is_duplicate=True, rule="exact")

@@ -19,7 +19,7 @@ import numpy as np
 try:  # optional dependency
     import numba
 except ImportError:  # pragma: no cover - exercised where numba is absent
-    numba = None
+    numba = None  # type: ignore[assignment]  # the module or None: available() tells which
 
 #: Output buffer of one kernel call (pairs within k and not skipped); the caller unions them and
 #: refreshes the labels between calls.

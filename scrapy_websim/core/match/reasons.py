@@ -101,7 +101,8 @@ def match_reason(record: PageRecord, a: Optional[Assignment], canonical_id: int 
         fp = f"{record.fingerprint:016x}" if record.fingerprint is not None else "none (not rendered)"
         head = f"{kind} {RULE_NAMES[kind]}: status {record.status_code}, template fingerprint {fp}"
         tail = ("; canonical: its status-200 page, else the longest text, else the smallest id"
-                if rule == "canonical" else f"; grouped with the pages of this rule and template (canonical #{canonical_id})")
+                if rule == "canonical"
+                else f"; grouped with the pages of this rule and template (canonical #{canonical_id})")
         return head + tail
     if rule == "canonical":
         if kind == "content":

@@ -173,7 +173,8 @@ class Soft404Calibration:
         }
 
 
-def root_fingerprint_rows(rows: Iterable[Tuple[str, str, str, Optional[str]]]) -> Iterable[Tuple[str, str, Optional[int]]]:
+def root_fingerprint_rows(rows: Iterable[Tuple[str, str, str, Optional[str]]]
+                          ) -> Iterable[Tuple[str, str, Optional[int]]]:
     """``(url, first URL of the redirect chain, final_url, fingerprint hex)`` rows -> what
     :meth:`Soft404Calibration.see_page` takes."""
     for url, first, final_url, fp in rows:

@@ -15,7 +15,7 @@ returns the three :class:`~scrapy_websim.core.types.PageRecord` fields:
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, TypedDict
 
 from ..params.page import DomParams
 from ..types import DOM_COUNT_NAMES
@@ -27,13 +27,21 @@ DEFAULT_DOM_PARAMS = DomParams()
 _COUNTED = {name: i for i, name in enumerate(DOM_COUNT_NAMES) if name not in ("nodes", "text_nodes")}
 
 
+class DomFeatures(TypedDict):
+    """What :func:`dom_features` returns: three :class:`~scrapy_websim.core.types.PageRecord` fields."""
+
+    dom_counts: List[int]
+    tag_paths: Dict[str, int]
+    depth_hist: List[int]
+
+
 def _root(doc):
     root = doc.getroottree().getroot() if hasattr(doc, "getroottree") else doc
     return root if root is not None else doc
 
 
 def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
-                 params: DomParams = DEFAULT_DOM_PARAMS) -> Dict[str, object]:
+                 params: DomParams = DEFAULT_DOM_PARAMS) -> DomFeatures:
     """``{"dom_counts": [...], "tag_paths": {...}, "depth_hist": [...]}`` of a parsed page."""
     counts = [0] * len(DOM_COUNT_NAMES)
     paths: Dict[str, int] = {}

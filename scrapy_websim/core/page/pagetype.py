@@ -47,6 +47,9 @@ article-extraction-benchmark pages (detail) 173/181. Reproduce with
 
 from __future__ import annotations
 
+import argparse
+import gzip
+import json
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -141,7 +144,7 @@ _NEVER_BOILER = frozenset(("html", "body", "main", "article"))
 _WORD_SPLIT = re.compile(r"[\s_-]+")
 
 
-def _is_boiler(el: Any, tag: str) -> bool:
+def _is_boiler(el: Any, tag: Optional[str]) -> bool:
     if tag in _NEVER_BOILER:
         return False
     if tag in _BOILER_TAGS:
@@ -166,7 +169,7 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
     body = page_body(doc)
     if body is None:
         return feats
-    elements = []
+    elements: List[Any] = []
     for el in body.iter():
         if len(elements) >= params.max_nodes:
             feats["truncated"] = 1
@@ -320,7 +323,8 @@ def _region_features(feats: Dict[str, float], regions: Dict[str, List[List[int]]
         main_chars=text_chars - sum(b[0] for b in regions["boiler"]),
         list_items=n_members,
         list_chars=list_chars,
-        list_link_chars=list_link_chars, text_per_item=round((list_chars - list_link_chars) / n_members, 1) if n_members else 0.0,
+        list_link_chars=list_link_chars,
+        text_per_item=round((list_chars - list_link_chars) / n_members, 1) if n_members else 0.0,
     )
 
 
@@ -437,11 +441,11 @@ class _Profiles:
                         ll += p[2]
                 else:
                     if cut:  # current trail + child's lead close into one block
-                        c, l = tc + p[1], tl + p[2]
+                        c, lk = tc + p[1], tl + p[2]
                         if c:
                             sc += c
-                            sl += l
-                            long_, prose = _count_block(c, l, min_chars, density, long_, prose)
+                            sl += lk
+                            long_, prose = _count_block(c, lk, min_chars, density, long_, prose)
                     else:
                         lc += p[1]
                         ll += p[2]
@@ -460,22 +464,22 @@ class _Profiles:
                 else:
                     lc += n + 1
         if is_block:  # the end boundary closes the trail (the lead is empty: cut at the start)
-            for c, l in ((lc, ll), (tc, tl)):
+            for c, lk in ((lc, ll), (tc, tl)):
                 if c:
                     sc += c
-                    sl += l
-                    long_, prose = _count_block(c, l, min_chars, density, long_, prose)
+                    sl += lk
+                    long_, prose = _count_block(c, lk, min_chars, density, long_, prose)
             lc = ll = tc = tl = 0
         return _end_profile(tag, density, (cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links))
 
     def summary(self, el: Any) -> Tuple[int, int, int, int, bool]:
         """What ``_blocks(el)`` gives, summed: (prose blocks, chars, link chars, links, first in link)."""
         cut, lc, ll, prose, _, sc, sl, tc, tl, first, links = self.memo[el]
-        for c, l in ((lc, ll), (tc, tl)):
+        for c, lk in ((lc, ll), (tc, tl)):
             if c:
                 sc += c
-                sl += l
-                if c >= self.min_chars and l <= self.density * c:
+                sl += lk
+                if c >= self.min_chars and lk <= self.density * c:
                     prose += 1
         return prose, sc, sl, links, bool(first)
 
@@ -515,11 +519,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     Files may be gzipped (``.gz``). Prints the count of each label (and, with ``--expect``, the
     accuracy); ``-v`` prints every page's label and signals.
     """
-    import argparse
-    import gzip
-    import json
-
-    import lxml.html
+    import lxml.html  # noqa: PLC0415  # only this command line parses: the crawl hands a parsed tree
 
     parser = argparse.ArgumentParser(prog="python -m scrapy_websim.core.page.pagetype")
     parser.add_argument("files", nargs="+")

@@ -21,6 +21,7 @@ The tokens and hashes of the extracted text (SimHash, MinHash) are in
 
 from __future__ import annotations
 
+import copy
 import re
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -126,9 +127,9 @@ def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     links = text if in_link else 0
     for child in el:
         if not _is_skipped(child):
-            t, l = _measure(child, infos, in_link)
+            t, lk = _measure(child, infos, in_link)
             text += t
-            links += l
+            links += lk
         tail = _own_len(child.tail)
         text += tail
         if in_link:
@@ -260,9 +261,7 @@ def _few_blocks(el) -> bool:
 
 
 def _trafilatura(doc) -> str:
-    import copy
-
-    import trafilatura  # optional: only when asked for
+    import trafilatura  # noqa: PLC0415  # optional: only when asked for
 
     # trafilatura prunes the tree it is given: hand it a copy
     return trafilatura.extract(copy.deepcopy(doc), include_comments=False, include_tables=True) or ""
@@ -297,7 +296,7 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
         if roots and any(infos[r].text for r in roots):
             return _collect_all(roots, params.max_link_density, infos)
         return _collect_all([body], 1.0, infos)
-    parts = []
+    parts: List[str] = []
     root = _prose_root(best, body, infos, params.paragraph_share)
     if root is not best:
         _collect(root, parts, params.max_link_density, infos)

@@ -1,7 +1,8 @@
 """Visual feature: 64-bit perceptual hash of the viewport screenshot (SPEC section 3, "Visual").
 
-:func:`phash_png` decodes the image bytes (a JPEG at a reduced DCT scale), hashes them with ``imagehash.phash`` (8x8 DCT hash) and
-returns a Python int; the decoded image is closed before returning, so only 8 bytes outlive it.
+:func:`phash_png` decodes the image bytes (a JPEG at a reduced DCT scale), hashes them with
+``imagehash.phash`` (8x8 DCT hash) and returns a Python int; the decoded image is closed before
+returning, so only 8 bytes outlive it.
 Bit order: the hex string of ``imagehash`` read as one big-endian integer (row-major, first pixel
 of the hash matrix is the most significant bit), so ``hex64(phash_png(x)) == str(imagehash.phash(img))``.
 """
@@ -32,7 +33,7 @@ def decode_image(data: bytes, min_width: int = 256) -> Any:
     a full-size PNG took ~15-40 ms. The caller closes the image. Raises ``ValueError`` for bytes
     that are not an image.
     """
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415  # only where screenshots are decoded
 
     try:
         img = Image.open(io.BytesIO(data))
@@ -46,7 +47,7 @@ def decode_image(data: bytes, min_width: int = 256) -> Any:
 
 def phash_image(img: Any) -> int:
     """64-bit pHash of a decoded image (see the module docstring for the bit order)."""
-    import imagehash
+    import imagehash  # noqa: PLC0415  # only where screenshots are hashed
 
     return int(str(imagehash.phash(img, hash_size=8)), 16)
 

@@ -55,7 +55,8 @@ class Range(NamedTuple):
     text: str  # the message's "must be ..." part
 
     def holds(self, value: Any) -> bool:
-        if self.kind and (isinstance(value, bool) or not isinstance(value, (int, float) if self.kind == "number" else int)):
+        allowed = (int, float) if self.kind == "number" else int
+        if self.kind and (isinstance(value, bool) or not isinstance(value, allowed)):
             return False
         try:
             above = value > self.lo if self.lo_open else value >= self.lo

@@ -107,10 +107,12 @@ class ClusterParams(Params):
     #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
     #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
     #: site-wide logo heading is no evidence and would make one group of the site); 0 = off
-    heading_max_pages: int = param(32, "int [0, 10000]", "same-h1 candidates when at most this many pages share the h1, 0 = off")
+    heading_max_pages: int = param(32, "int [0, 10000]",
+                                   "same-h1 candidates when at most this many pages share the h1, 0 = off")
     #: the length check passes whenever the texts differ by at most this many characters, whatever
     #: ``length_diff`` says: what a server adds to one response (a banner, a "generated at" line,
     #: five "recommended" links) is bounded, and on a short page it is more than half the text.
     #: Measured (bench/textsim.py, 786 pages of 8 templates): noisy copies add -86 to 694
     #: characters; four short pages (222-332 characters) failed the 50 % check by 335-398.
-    length_noise_chars: int = param(600, "int [0, 10000000]", "candidate length check: characters of difference always allowed")
+    length_noise_chars: int = param(600, "int [0, 10000000]",
+                                    "candidate length check: characters of difference always allowed")

@@ -53,10 +53,12 @@ ERROR_KEYWORDS: Tuple[str, ...] = (
     "页面不存在", "页面未找到", "找不到页面", "页面找不到", "您访问的页面不存在", "你访问的页面不存在",
     "您要访问的页面不存在", "无法找到", "找不到该页面", "内容不存在", "文章不存在", "信息不存在",
     "已被删除", "出错了", "出错啦", "发生错误", "错误页面", "服务器错误", "系统错误",
-    "请求错误", "无权访问", "没有权限", "访问被拒绝", "拒绝访问", "抱歉,您访问的页面", "抱歉,您访问的页面", "链接已失效",
+    "请求错误", "无权访问", "没有权限", "访问被拒绝", "拒绝访问", "抱歉,您访问的页面", "抱歉,您访问的页面",
+    "链接已失效",
     "找不到网页", "网页不存在", "页面已失效",
     # Chinese (traditional)
-    "找不到網頁", "網頁不存在", "訪問被拒絕", "拒絕訪問", "頁面不存在", "找不到頁面", "發生錯誤", "伺服器錯誤", "系統錯誤",
+    "找不到網頁", "網頁不存在", "訪問被拒絕", "拒絕訪問", "頁面不存在", "找不到頁面", "發生錯誤", "伺服器錯誤",
+    "系統錯誤",
     # Japanese
     "ページが見つかりません", "ページが見つかりませんでした", "お探しのページは見つかりません",
     "お探しのページが見つかりません", "ページは存在しません", "ページが存在しません",
@@ -199,4 +201,5 @@ class RuleParams(Params):
                 raise ValueError(f"keyword lists exist for {tuple(field_of)}, got {rule!r}")
             base = changes.get(field_of[rule], getattr(self, field_of[rule]))
             changes[field_of[rule]] = tuple(dict.fromkeys(tuple(base) + tuple(words)))
-        return replace(self, **changes).validate()
+        # Only keyword-tuple fields are named in changes, but mypy checks **changes against every field.
+        return replace(self, **changes).validate()  # type: ignore[arg-type]

@@ -9,13 +9,13 @@ Two steps, so the HTML is read once and never kept (this module is step 1; step 
    are), keyword hits per rule split by where they occur (title, headings, body), password inputs
    and the share of the page that forms take, all of the page's *own* content: page chrome
    (``nav``, ``aside``, a site header/footer outside ``main``/``article``, navigation roles,
-   sidebar/menu/navbar-style class or id, see :func:`scrapy_websim.core.page.visible._region`) and what the page echoes of its own
-   URL are not read for keywords. :func:`template_fingerprint` hashes the normalised visible text
-   and the tag skeleton into 64 bits, with per-host and per-request tokens (host names, "at HOST
-   port N", numbers, ids, hex, timestamps, echoed paths/URLs/titles, attribute values such as CSRF
-   tokens) taken out first.
-2. :func:`~scrapy_websim.core.rules.label.special_label` (at close, on the compact :class:`~scrapy_websim.core.types.PageRecord`)
-   decides the label.
+   sidebar/menu/navbar-style class or id, see :func:`scrapy_websim.core.page.visible._region`) and what
+   the page echoes of its own URL are not read for keywords. :func:`template_fingerprint` hashes the
+   normalised visible text and the tag skeleton into 64 bits, with per-host and per-request tokens
+   (host names, "at HOST port N", numbers, ids, hex, timestamps, echoed paths/URLs/titles, attribute
+   values such as CSRF tokens) taken out first.
+2. :func:`~scrapy_websim.core.rules.label.special_label` (at close, on the compact
+   :class:`~scrapy_websim.core.types.PageRecord`) decides the label.
 
 Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
 hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings; a keyword
@@ -216,7 +216,7 @@ def _drop_echoes(pieces: List[str], url: str) -> List[str]:
     heading) that *is* the echo, or the echo in quotes inside a piece. Words that only happen to
     equal a URL segment inside longer text ("your account" on ``/account``) stay."""
     echoes, quoted = _echo_matcher(url) if url else (frozenset(), None)
-    if not echoes:
+    if not echoes or quoted is None:
         return pieces
     return [quoted.sub('""', p) for p in pieces if not _is_echo(p, echoes)]
 

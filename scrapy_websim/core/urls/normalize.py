@@ -30,7 +30,9 @@ from w3lib.url import canonicalize_url
 from ..params.urls import UrlParams
 
 try:  # courlan's broad tracker pattern (AdGuard / ClearURLs / Firefox query stripping)
-    from courlan.clean import TRACKERS_RE as _COURLAN_TRACKERS
+    from courlan.clean import TRACKERS_RE
+
+    _COURLAN_TRACKERS: Optional["re.Pattern[str]"] = TRACKERS_RE
 except ImportError:  # pragma: no cover - courlan is a declared dependency
     _COURLAN_TRACKERS = None
 

@@ -383,7 +383,7 @@ class DupePredictor:
 
     def hypotheses(self, min_total: int = 1) -> List[Tuple[str, object, DupStat, float]]:
         """All hypotheses with at least ``min_total`` observations: (kind, key, stat, probability)."""
-        out = []
+        out: List[Tuple[str, object, DupStat, float]] = []
         for kind, table in (
             ("path", self.path_stats),
             ("param", self.param_stats),
@@ -430,7 +430,7 @@ class DupePredictor:
             return 0.0, 1.0
         return wilson_bounds(stat.dup, stat.total, self._z)
 
-    def _combine(self, levels: List[Optional[DupStat]], checks: List[Optional[DupStat]] = ()) -> float:
+    def _combine(self, levels: List[Optional[DupStat]], checks: Sequence[Optional[DupStat]] = ()) -> float:
         """Specific beats general: ``levels`` run most specific first; a level's lower bound counts
         only up to the upper bounds of every more specific level and of ``checks``."""
         best = 0.0

@@ -134,7 +134,8 @@ def parse_ports(text: str) -> Tuple[Tuple[str, int], ...]:
             continue
         scheme, _, number = part.rpartition(":")
         if scheme not in ("", "http", "https") or not number.isdigit() or not 1 <= int(number) <= 65535:
-            raise UrlListError(f"--ports {text!r}: {part!r} is not a port (1-65535, optionally http:PORT or https:PORT)")
+            raise UrlListError(
+                f"--ports {text!r}: {part!r} is not a port (1-65535, optionally http:PORT or https:PORT)")
         if (scheme, int(number)) not in ports:
             ports.append((scheme, int(number)))
     if not ports:

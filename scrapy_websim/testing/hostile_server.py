@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Dict, Iterator, List
+from typing import Callable, Dict, Iterator, List, Optional
 
 #: The text that would prove a local file was read (``/etc/passwd`` starts with it).
 LOCAL_FILE_MARK = "root:x:0:0"
@@ -78,8 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.counters[key] = self.server.counters.get(key, 0) + n
 
-    def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8", headers: Dict[str, str] = None,
-             reason: str = None) -> None:
+    def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
+             headers: Optional[Dict[str, str]] = None, reason: Optional[str] = None) -> None:
         self.send_response(status, reason)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -103,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def stream(self, key: str, head: bytes, chunk: bytes, interval: float, ctype: str,
-               extra_headers: Dict[str, str] = None) -> None:
+               extra_headers: Optional[Dict[str, str]] = None) -> None:
         """Send ``head`` then ``chunk`` every ``interval`` s forever (until the client goes)."""
         self.send_response(200)
         self.send_header("Content-Type", ctype)
@@ -135,7 +135,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
     # --- dispatch ---
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if self.server.forbidden:
             self.count("forbidden_hits")
@@ -185,7 +185,8 @@ def _page(title: str, extra: str = "") -> Callable[[_Handler], None]:
 def _popups(h: _Handler) -> None:
     h.count("popup_pages")
     h.send(200, page("Popups", "<a id=a href='/popups' target=_blank>again</a><script>"
-                               "setInterval(() => { window.open('/popups'); document.getElementById('a').click(); }, 20);"
+                               "setInterval(() => { window.open('/popups'); "
+                               "document.getElementById('a').click(); }, 20);"
                                "</script>"))
 
 
@@ -258,8 +259,8 @@ def _chain(h: _Handler) -> None:
 
 
 def _bad_charset(h: _Handler) -> None:
-    h.send(200, "<html><head><title>Ch\u00e4rset</title></head><body>\u00e9t\u00e9 \u2603</body></html>".encode("utf-16"),
-           ctype="text/html; charset=x-no-such-charset")
+    body = "<html><head><title>Ch\u00e4rset</title></head><body>\u00e9t\u00e9 \u2603</body></html>"
+    h.send(200, body.encode("utf-16"), ctype="text/html; charset=x-no-such-charset")
 
 
 def _bad_bytes(h: _Handler) -> None:
@@ -312,7 +313,7 @@ def _non_http(h: _Handler) -> None:
     h.raw(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n\0\1\2 this is not HTTP\r\n")
 
 
-def _status(code: int, reason: str = None) -> Callable[[_Handler], None]:
+def _status(code: int, reason: Optional[str] = None) -> Callable[[_Handler], None]:
     def handler(h: _Handler) -> None:
         if code in (204, 304):
             h.send_response(code, reason)
@@ -393,7 +394,8 @@ ROUTES: Dict[str, Callable[[_Handler], None]] = {
     "/big": _big,
     "/gzip-bomb": _gzip_bomb,
     "/million-nodes": _page("A million nodes", "<div>" + "<b>x</b>" * 1_000_000 + "</div>"),
-    "/dom-grows": _page("Growing DOM", "<div id=g></div><script>setInterval(() => { const g = document.getElementById('g');"
+    "/dom-grows": _page("Growing DOM", "<div id=g></div><script>setInterval(() => { "
+        "const g = document.getElementById('g');"
         " for (let i = 0; i < 2000; i++) g.appendChild(document.createElement('span'))"
         ".textContent = 'grow ' + i; }, 10);</script>"),
     "/memory-eater": _page("Memory eater", "<script>const keep = []; setInterval(() => { for (let i = 0; i < 20; i++) "
@@ -435,7 +437,8 @@ ROUTES: Dict[str, Callable[[_Handler], None]] = {
     "/rtl-\u202e-path": _page("\u202eRight to left\u202c \u200f title"),
     "/console-flood": _page("Console flood", "<script>for (let i = 0; i < 20000; i++) console.log('\\ud800' + i);"
                             "console.error('x'.repeat(1000000));</script>"),
-    "/formula-title": _page("=HYPERLINK(&quot;http://evil.example&quot;)", "<script>/* </script><b>data</b> */</script>"),
+    "/formula-title": _page("=HYPERLINK(&quot;http://evil.example&quot;)",
+                            "<script>/* </script><b>data</b> */</script>"),
 }
 
 #: Paths that are list lines (``/chain/40`` is a 40-hop redirect chain; ``/longpoll``, ``/sse`` and
@@ -456,7 +459,8 @@ def hostile_site(forbidden_redirect: bool = True, page_delay: float = 0.0) -> It
     main = _Server(("127.0.0.1", 0), False, counters, lock)
     main.page_delay = page_delay
     twin = _Server((FORBIDDEN_HOST, 0), True, counters, lock)
-    threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True) for s in (main, twin)]
+    threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+               for s in (main, twin)]
     for t in threads:
         t.start()
     base = f"http://127.0.0.1:{main.server_address[1]}"
@@ -479,7 +483,7 @@ def hostile_site(forbidden_redirect: bool = True, page_delay: float = 0.0) -> It
             s.server_close()
 
 
-def main() -> None:  # pragma: no cover - manual use: python tests/hostile_server.py
+def main() -> None:  # pragma: no cover - manual use: python -m scrapy_websim.testing.hostile_server
     with hostile_site() as site:
         print("\n".join(site.urls[:-len(UNFETCHABLE) - 1]))
         print("serving; Ctrl-C to stop")

@@ -25,7 +25,7 @@ import itertools
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 WORDS = ("harbour lantern orchard meadow granite willow ember quarry saddle beacon thistle copper "
          "falcon marble prairie hollow timber canyon river summit cedar basin glacier pebble ridge "
@@ -72,7 +72,8 @@ def content_body(site: int, slug: str) -> Tuple[str, str]:
 
 
 def home_body(site: int) -> Tuple[str, str]:
-    return f"Site {site}", f"<main><h1>Welcome to site {site}</h1><p>{_text(site, 60)}</p><p>{_text(site + 3, 50)}</p></main>"
+    return f"Site {site}", (f"<main><h1>Welcome to site {site}</h1><p>{_text(site, 60)}</p>"
+                            f"<p>{_text(site + 3, 50)}</p></main>")
 
 
 _rid = itertools.count(1000)
@@ -88,7 +89,7 @@ def make_handler(site: int, kind: str, slugs: List[str]):
             pass
 
         def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
-                  headers: Dict[str, str] = None) -> None:
+                  headers: Optional[Dict[str, str]] = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
@@ -97,7 +98,7 @@ def make_handler(site: int, kind: str, slugs: List[str]):
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path.split("?")[0]
             if path == "/favicon.ico":
                 return self._send(200, f"icon-of-site-{site}".encode(), "image/x-icon")
@@ -117,7 +118,7 @@ def make_handler(site: int, kind: str, slugs: List[str]):
 
 
 @contextlib.contextmanager
-def fleet(kinds: List[str], pages: int = 8) -> Iterator[List[Dict[str, object]]]:
+def fleet(kinds: List[str], pages: int = 8) -> Iterator[List[Dict[str, Any]]]:
     """One server per entry of ``kinds`` on a free 127.0.0.1 port; yields ``[{"base", "kind",
     "site", "slugs"}]`` and stops them at the end."""
     servers = []
@@ -136,7 +137,7 @@ def fleet(kinds: List[str], pages: int = 8) -> Iterator[List[Dict[str, object]]]
             httpd.server_close()
 
 
-def dead_links(info: Dict[str, object], n: int) -> List[str]:
+def dead_links(info: Dict[str, Any], n: int) -> List[str]:
     """``n`` list entries that do not exist on the server (old documents, renamed pages)."""
     base = info["base"]
     shapes = ("/doc/retired-{k}", "/doc/{w}-{k}.html", "/archive/{w}/{k}", "/doc/{w}?page={k}")
@@ -144,7 +145,7 @@ def dead_links(info: Dict[str, object], n: int) -> List[str]:
             for k in range(n)]
 
 
-def url_list(servers: List[Dict[str, object]], dead: int) -> Tuple[List[str], Dict[str, str]]:
+def url_list(servers: List[Dict[str, Any]], dead: int) -> Tuple[List[str], Dict[str, str]]:
     """The list to crawl and its truth: url -> ``"e3"`` (a "not found" answer), ``"home"`` (a dead
     link answered with the home page or redirected there), ``"content"`` (home and content pages)."""
     urls: List[str] = []
@@ -160,7 +161,7 @@ def url_list(servers: List[Dict[str, object]], dead: int) -> Tuple[List[str], Di
     return urls, truth
 
 
-def score(rows: List[Dict[str, object]], truth: Dict[str, str]) -> Dict[str, float]:
+def score(rows: List[Dict[str, Any]], truth: Dict[str, str]) -> Dict[str, float]:
     """E3 recall over the "not found" entries, and the home/content pages labelled E3."""
     e3 = [r for r in rows if truth.get(r["url"]) == "e3"]
     found = sum(1 for r in e3 if r["cluster_kind"] == "E3")

@@ -25,7 +25,7 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 
 import lxml.html
 
-from tests.servers import nginx_server
+from scrapy_websim.testing.servers import nginx_server
 
 PY = "/usr/share/doc/python3-doc/html"
 PG = "/usr/share/doc/postgresql-doc-15/html"
@@ -145,7 +145,8 @@ def noisy_copy(html: str, titles: Sequence[str], seed: int, ssi: bool = False) -
               f"maintenance window {rng.randint(1, 28)} {rng.choice(['May', 'June', 'July'])}, build "
               f"{rng.getrandbits(40):010x}</div>")
     if ssi:
-        stamp = '<p>Generated on <!--# echo var="date_local" --> in 0.0123 s, request <!--# echo var="request_id" --></p>'
+        stamp = ('<p>Generated on <!--# echo var="date_local" --> in 0.0123 s, '
+                 'request <!--# echo var="request_id" --></p>')
     else:
         stamp = (f"<p>Generated on 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
                  f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC in "

@@ -22,6 +22,7 @@ import tempfile
 import textwrap
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Iterator, List, Mapping, Optional, Sequence
@@ -306,7 +307,7 @@ class Fetched:
 
 def fetch(url: str, timeout: float = 10.0) -> Fetched:
     """GET ``url`` (127.0.0.1 only), following redirects; HTTP errors are returned, not raised."""
-    host = urllib.request.urlparse(url).hostname
+    host = urllib.parse.urlsplit(url).hostname
     if host not in ("127.0.0.1", "localhost"):
         raise ValueError(f"tests only fetch from 127.0.0.1, not {url}")
     req = urllib.request.Request(url, headers={"User-Agent": "websim-tests"})
