@@ -37,12 +37,11 @@ class _WebsimExporter(BaseItemExporter):
                 f"(the file would no longer be valid). Use -O to overwrite it, or another file name")
         kwargs.pop("fields_to_export", None)  # the columns are the product's, in a fixed order
         super().__init__(dont_fail=True, **kwargs)
-        if not self.encoding:
-            self.encoding = "utf-8"
+        self.text_encoding: str = self.encoding or "utf-8"
 
     @classmethod
-    def from_crawler(cls, crawler: Any, file: Any, *args: Any, **kwargs: Any) -> "_WebsimExporter":
-        return cls(file, *args, crawler=crawler, **kwargs)
+    def from_crawler(cls, crawler: Any, file: Any, **kwargs: Any) -> "_WebsimExporter":
+        return cls(file, crawler=crawler, **kwargs)
 
     def export_item(self, item: Any) -> None:
         """Nothing to do: the record is already in the extension's store."""
@@ -54,7 +53,7 @@ class _WebsimExporter(BaseItemExporter):
         return websim_signals.ask(self._crawler, websim_signals.result_wanted)
 
     def _write(self, text: str) -> None:
-        self.file.write(text.encode(self.encoding))
+        self.file.write(text.encode(self.text_encoding))
 
 
 class WebsimJsonExporter(_WebsimExporter):

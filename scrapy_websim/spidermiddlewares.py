@@ -73,9 +73,9 @@ class WebsimPredictMiddleware:
                 ok = sim >= self.settings.jaccard
                 self.stats.inc_value(STATS + ("explored_confirmed" if ok else "explored_refuted"))
 
-    def _build(self) -> None:
+    def _build(self) -> DupePredictor:
         sample = self._warmup
-        self.predictor = DupePredictor(
+        self.predictor = predictor = DupePredictor(
             texts_sample=[text for _, text in sample],
             params=PredictorParams(jaccard_threshold=self.settings.jaccard, confidence=self.settings.confidence),
         )
@@ -85,6 +85,7 @@ class WebsimPredictMiddleware:
             self.predictor.add_pending(url)
         self._warmup, self._passed = [], []
         logger.info("websim: duplicate predictor warmed up on %d pages", len(sample))
+        return predictor
 
     # ------------------------------------------------------------------ deciding
 
@@ -103,24 +104,25 @@ class WebsimPredictMiddleware:
         if opt is None and not self.settings.enabled:
             return request
         self.learning = True
-        if self.predictor is None:
+        predictor = self.predictor
+        if predictor is None:
             if self.settings.warmup > 0:
                 self.stats.inc_value(STATS + "warmup")
                 if len(self._passed) < 1_000_000:
                     self._passed.append(request.url)
                 return request
-            self._build()
+            predictor = self._build()
         self.stats.inc_value(STATS + "checked")
-        prob, dupe = self.predictor.predict(request.url)
+        prob, dupe = predictor.predict(request.url)
         if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(request.url):
             # (an exact repeat is the dupefilter's business, not a prediction)
-            self.predictor.add_pending(request.url)
+            predictor.add_pending(request.url)
             return request
         if self._explore(request.url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
                 self._explored[url_key(request.url)] = dupe
-            self.predictor.add_pending(request.url)
+            predictor.add_pending(request.url)
             return request
         self.stats.inc_value(STATS + "dropped")
         logger.debug("websim: not rendering %s (p=%.4f duplicate of %s)", request.url, prob, dupe)

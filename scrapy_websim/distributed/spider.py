@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator
 
 import scrapy
 from scrapy import signals
@@ -58,13 +58,16 @@ class WebsimWorkerSpider(UrlListSpider):
     """``scrapy crawl websim-worker`` (settings ``WEBSIM_REDIS_URL`` and ``WEBSIM_REDIS_JOB``)."""
 
     name = "websim-worker"
+    #: the Redis job, set by from_crawler (which refuses to start without one)
+    job: Job
+    #: the job's queue, set by the LeaseQueue when Scrapy's scheduler opens it
+    websim_queue: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         scrapy.Spider.__init__(self, *args, **kwargs)
         self.entries, self.follow, self.max_pages = [], False, 0
         self._hosts, self._input_urls, self._discovered = set(), set(), 0
         self.lease_seconds = 120.0
-        self.job: Optional[Job] = None
         self.worker_id = worker_id()
         self._loop: Any = None
         self._started = time.time()

@@ -35,7 +35,7 @@ async def resolve_checked(host: str, port: int, denied: Callable[[List[str]], Op
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
             return None, f"DNS lookup failed for {host}: {exc}"
-        addresses = [info[4][0] for info in infos]
+        addresses = [str(info[4][0]) for info in infos]
     reason = denied(addresses)
     if reason:
         return None, f"blocked: {host} ({reason}, WEBSIM_DENY_NETWORKS)"

@@ -81,7 +81,7 @@ def _denied(addresses: Iterable[str], networks: Sequence[Network]) -> Optional[s
             address = ipaddress.ip_address(text.split("%")[0])
         except ValueError:
             continue
-        if getattr(address, "ipv4_mapped", None):
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
             address = address.ipv4_mapped
         for net in networks:
             if address.version == net.version and address in net:
@@ -105,7 +105,7 @@ async def check_url(url: str, networks: Sequence[Network]) -> Optional[str]:
             infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or None, type=socket.SOCK_STREAM)
         except OSError:
             return None  # the browser reports the DNS failure itself
-        addresses = [info[4][0] for info in infos]
+        addresses = [str(info[4][0]) for info in infos]
     reason = _denied(addresses, networks)
     return f"blocked: {host} ({reason}, WEBSIM_DENY_NETWORKS)" if reason else None
 
@@ -120,13 +120,15 @@ def _is_crash(exc: BaseException) -> bool:
 class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     """See the module docstring. Requests without ``meta["websim_render"]`` are left as they were."""
 
+    abort_request: Any  #: set by scrapy-playwright from PLAYWRIGHT_ABORT_REQUEST; wrapped below
+
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         websim = WebsimConfig.from_crawler(crawler)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
         self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
-        self._user_abort = self.abort_request
+        self._user_abort: Any = self.abort_request  # PLAYWRIGHT_ABORT_REQUEST, read by scrapy-playwright
         self.abort_request = self._abort_request
         self.guard: Optional[GuardProxy] = None
         self.tabs = TabPool(websim.tab_reuse)
@@ -186,8 +188,14 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         # A timer that cancels this very task, not asyncio.wait_for: that would run the call in a
         # new task, which yields before scrapy-playwright takes the free slot (see _kept_tab).
         task = asyncio.current_task()
+        assert task is not None  # called from a coroutine that scrapy-playwright runs as a task
         expired: List[bool] = []
-        timer = asyncio.get_running_loop().call_later(self.page_budget, lambda: (expired.append(True), task.cancel()))
+
+        def expire() -> None:
+            expired.append(True)
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.page_budget, expire)
         try:
             return await super()._create_page(request, spider)
         except asyncio.CancelledError:

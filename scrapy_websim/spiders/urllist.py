@@ -127,8 +127,9 @@ class UrlListSpider(scrapy.Spider):
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
+        requested = response.request.url if response.request is not None else response.url
         record, html, screenshot = record_from_response(response, meta.get("websim_id", 0),
-                                                        meta.get("websim_url", response.request.url))
+                                                        meta.get("websim_url", requested))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
         yield PageItem(record=record, html=html, screenshot=screenshot)
