@@ -1,4 +1,4 @@
-"""Clustering benchmark on synthetic pages (issue 4).
+"""Clustering benchmark on synthetic pages.
 
     python bench/cluster.py               # N = 10k, 100k, 1M, one child process each
     python bench/cluster.py --n 100000    # one size; the last line reads
@@ -9,7 +9,7 @@ Pages: hosts with a Zipf-like size distribution, ~45 % of the pages in near-dupl
 (sizes 2 .. a few thousand, heavy-tailed; members share the family SimHash exactly or within 1-4
 bits, lengths within +-15 %, pHash exact or within 2 bits), ~3 % in "same screenshot, different
 text" families, the rest unique (random SimHash/pHash, log-normal text length, median 2000 chars).
-The synthetic decision mirrors SPEC sections 4-5 on these features: text from SimHash distance and
+The synthetic decision mirrors the product's on these features: text from SimHash distance and
 length ratio, visual from pHash distance, structure from the length ratio; rule 1 and rule 2.
 
 ``seconds`` times ``cluster()`` (candidate generation, passes and every compare call) on compact

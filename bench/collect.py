@@ -1,4 +1,4 @@
-"""The whole end of a crawl at scale (issue 17 item 8): a real feature store in, result file out.
+"""The whole end of a crawl at scale: a real feature store in, result file out.
 
     python bench/collect.py --n 1000000        # generate, then finalize in a fresh process
     python bench/collect.py --n 1000000 --store /tmp/s1m.sqlite3 --out /tmp/r1m.json

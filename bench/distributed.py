@@ -1,4 +1,4 @@
-"""One process vs two scrapy-redis workers on the same URL list (issue 17), on 127.0.0.1 only.
+"""One process vs two scrapy-redis workers on the same URL list, on 127.0.0.1 only.
 
     python bench/distributed.py [--items 250] [--workers 2] [--threads 20] [--kill-one] [--keep DIR]
 

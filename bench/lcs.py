@@ -52,7 +52,7 @@ def same_template(rng: random.Random, page: str, change: float = 0.3) -> str:
 
 
 def textbook_lcs(a: str, b: str) -> int:
-    """The dynamic programme of seeds/dom-structure-lcs-similarity.zh.txt (full table)."""
+    """The textbook LCS dynamic programme (full table)."""
     c = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i in range(len(a)):
         for j in range(len(b)):

@@ -1,4 +1,4 @@
-"""Benchmark of the URL duplicate predictor and its spider middleware (issue 6).
+"""Benchmark of the URL duplicate predictor and its spider middleware.
 
 A generated forum/shop site is served on 127.0.0.1: list pages link to topic pages
 (``/view?topic=T``), product pages (``/item/T``) and page 2 of some topics

@@ -1,4 +1,4 @@
-"""Pair precision / recall / F1 of a real crawl on sites with a known answer (issue 11).
+"""Pair precision / recall / F1 of a real crawl on sites with a known answer.
 
     python bench/sites.py                 # every site
     python bench/sites.py --only cjk      # one site

@@ -1,4 +1,4 @@
-"""Text-measure margin per template (issue 11): is a page always closer to its noisy copy than to
+"""Text-measure margin per template: is a page always closer to its noisy copy than to
 any other page of its own template?
 
     python bench/textsim.py                  # all templates, up to 150 pages each

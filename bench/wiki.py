@@ -1,4 +1,4 @@
-"""Pair precision / recall / F1 of a real crawl of a real MediaWiki (issue 11's wiki case).
+"""Pair precision / recall / F1 of a real crawl of a real MediaWiki.
 
     python bench/wiki.py [--articles 24] [--skin vector|monobook|timeless] [-v] [--keep DIR]
     python bench/wiki.py --short-titles [--lang ja]    # one-word titles, request echoes

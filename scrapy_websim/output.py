@@ -141,7 +141,7 @@ def write_jsonl(write: Write, result: Any) -> None:
 
 
 def write_csv(write: Write, result: Any) -> None:
-    """The url records, SPEC columns in order; booleans ``true``/``false``; formulas escaped."""
+    """The url records, columns in output order; booleans ``true``/``false``; formulas escaped."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(OUTPUT_FIELDS)

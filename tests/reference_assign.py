@@ -1,5 +1,5 @@
 """The PageRecord-based assignment as it was before the end of a crawl moved to columns
-(``scrapy_websim/core/match/assign.py`` before issue 17 item 8), kept as the reference that
+(the record-based ``scrapy_websim/core/match/assign.py`` of earlier versions), kept as the reference that
 ``tests/test_finalize_columns.py`` checks the column version against: objects per page, every
 step written out plainly."""
 
@@ -161,7 +161,7 @@ def combine(
 
     # 2 (before 1 so that content wins): content clusters as given.
     _seed_content(state, content, content_clusters, by_id)
-    # 1: special pages, grouped per SPEC section 7.
+    # 1: special pages, grouped by rule.
     _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
     # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).
     _url_groups(state, [r for r in recs if r.id not in predicted], params)

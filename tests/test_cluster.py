@@ -1,4 +1,4 @@
-"""Clustering equals an all-pairs reference, whatever the input order (SPEC section 6)."""
+"""Clustering equals an all-pairs reference, whatever the input order."""
 
 import random
 
@@ -60,7 +60,7 @@ def _with_heading_keys(pages, params):
 
 
 def reference(pages, compare, params, copies=None):
-    """SPEC section 6 read literally, all pairs: components of the candidate graph, canonical,
+    """The clustering read literally, all pairs: components of the candidate graph, canonical,
     canonical-only comparisons, then the same among the unmerged (``passes`` times). ``copies``:
     exact-copy hash -> pages that have it (default: counted in ``pages``)."""
     by_id = {p["id"]: p for p in _with_heading_keys(pages, params)}

@@ -1,4 +1,4 @@
-"""Content clusters on a real multi-template site (issue 11), crawled with Chromium.
+"""Content clusters on a real multi-template site, crawled with Chromium.
 
 The site is built from Debian documentation packages (python3-doc, postgresql-doc-15, git-doc,
 debian-reference-zh-cn/-ja) and served by three real nginx servers on 127.0.0.1 (see

@@ -1,4 +1,4 @@
-"""Helpers shared across core/ (issue 15: one definition per concept).
+"""Helpers shared across core/: one definition per concept.
 
 One BLAKE2b-64 helper (core.types.blake2b64) for every token/URL hash: the values stored in
 features files, thumbnail names and cluster ids must not move when callers share it. The expected

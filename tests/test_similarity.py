@@ -113,7 +113,7 @@ def test_behavior_sim_is_cosine_of_timings():
     assert behavior_sim(a, replace(a, timings=[])) == 0.0
 
 
-# --- the decision at each threshold boundary (SPEC section 5) --------------------------------
+# --- the decision at each threshold boundary --------------------------------
 
 P = SEED_DECISION_PARAMS
 

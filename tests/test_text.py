@@ -180,7 +180,7 @@ def test_params_validate(kwargs):
     TextParams().validate()
 
 
-# --- issue 11: exact-copy hash, shingle MinHash, list text ----------------------------------
+# --- exact-copy hash, shingle MinHash, list text ----------------------------------
 
 def test_text_hash_ignores_spacing_and_case_only():
     from scrapy_websim.core.fingerprints import text_hash

@@ -1,5 +1,5 @@
 """Tokens and the hashes built on them: the one token hash, SimHash, the exact-copy hash, word
-shingles, MinHash and Jaccard (SPEC section 3, "Text"; SPEC section 9 for URLs).
+shingles, MinHash and Jaccard.
 
 Tokens are lower-cased words for space-separated scripts and overlapping character bigrams for
 CJK runs (a Chinese page does not collapse into one token; :data:`CJK_CHARS` is the one CJK

@@ -16,7 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Tuple, overload
 
-#: The url-record columns, in output order (SPEC section 8, then the additions).
+#: The url-record columns, in output order.
 OUTPUT_FIELDS = (
     "id",
     "url",
@@ -235,7 +235,7 @@ def _has_nan(value: Any) -> bool:
 
 @dataclass
 class PairResult:
-    """The four similarities of a pair and the decision (SPEC sections 4-5)."""
+    """The four similarities of a pair and the decision."""
 
     content_sim: float = 0.0
     structure_sim: float = 0.0

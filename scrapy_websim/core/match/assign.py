@@ -28,7 +28,7 @@ from .assign_arrays import Assigned, PageTable, assign_pages, expand
 __all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id",
            "rule_cluster_prefix"]
 
-#: Cluster id prefix per rule (SPEC section 7 table).
+#: Cluster id prefix per rule.
 RULE_PREFIX = {
     "E1": "err5xx",
     "E3": "errtpl",

@@ -1,4 +1,4 @@
-"""The exact Hamming join and the union-find the candidate graph is merged into (SPEC section 6).
+"""The exact Hamming join and the union-find the candidate graph is merged into.
 
 :func:`hamming_pairs` finds every pair of 64-bit values within a Hamming distance, exactly, by
 multi-index hashing (see :mod:`scrapy_websim.core.match.cluster` for how the clustering uses it);

@@ -103,7 +103,7 @@ def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
 
 
 def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> bool:
-    """SPEC section 6: status 2xx, an HTML or XHTML content type, HTML >= 1 KB, main text >= 200
+    """Eligible: status 2xx, an HTML or XHTML content type, HTML >= 1 KB, main text >= 200
     characters, and no error."""
     return _row_eligible(key_row(record), params)
 

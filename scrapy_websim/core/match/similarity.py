@@ -1,4 +1,4 @@
-"""The four pairwise similarities and the duplicate decision (SPEC sections 4-5).
+"""The four pairwise similarities and the duplicate decision.
 
 Every threshold is a field of :class:`DecisionParams`. :func:`compare` returns a
 :class:`~scrapy_websim.core.types.PairResult` carrying the four similarities and which rule fired
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-#: The seed's constants (SPEC section 5 as written): identical SimHash required.
+#: The original tool's constants: identical SimHash required.
 SEED_DECISION_PARAMS = DecisionParams(rule1_text=0.97, rule1_structure=0.85, rule1_visual=0.85)
 #: Shipped defaults, chosen on the labelled corpus (``python bench/corpus/tune.py``): the seed's
 #: text >= 0.97 (identical SimHash) misses noisy copies (a timestamp and a view counter in the

@@ -1,4 +1,4 @@
-"""DOM structure features of a rendered page (SPEC section 3, "DOM structure").
+"""DOM structure features of a rendered page.
 
 :func:`dom_features` walks an already-parsed ``lxml.html`` tree once, without modifying it, and
 returns the three :class:`~scrapy_websim.core.types.PageRecord` fields:

@@ -1,6 +1,6 @@
 """Tag-sequence structure similarity by longest common subsequence (LCS).
 
-Pure module (no scrapy / twisted / playwright). After ``seeds/dom-structure-lcs-similarity.zh.txt``:
+Pure module (no scrapy / twisted / playwright). After the DOM-structure LCS similarity method:
 a page's structure is the sequence of its element tags in document order, and two pages are
 alike in structure by ``2 * LCS(a, b) / (len(a) + len(b))``.
 
@@ -224,7 +224,7 @@ def structure_similarity(
     """The structure similarity chosen by ``DecisionParams.structure_measure`` (``WEBSIM_PARAMS`` key
     ``decision.structure_measure``).
 
-    ``paths_sim`` is the SPEC section 4 measure (counts cosine + tag-path Jaccard), computed by the
+    ``paths_sim`` is the default structure measure (counts cosine + tag-path Jaccard), computed by the
     caller; "lcs" ignores it, "both" is the mean of the two. The LCS is only computed when needed.
     A rendered page's sequence is never empty (it holds at least ``body`` or the root), so an empty
     sequence means "no HTML" (not rendered): two such pages get 0.0 from "lcs" and ``paths_sim``

@@ -1,4 +1,4 @@
-"""The prose of a page: its visible text without link lists (issue 11's second text measure).
+"""The prose of a page: its visible text without link lists.
 
 A noisy copy of a short page (a list of "recommended" links and a timestamp injected into the
 content) loses a third of its visible shingles but almost none of its prose, and the prose does not

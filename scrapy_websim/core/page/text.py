@@ -1,4 +1,4 @@
-"""Main-text extraction (SPEC section 3, "Text").
+"""Main-text extraction.
 
 Everything here reads an already-parsed ``lxml.html`` document and never mutates it: the
 orchestrator parses a page once and hands the same tree to every feature function.

@@ -1,4 +1,4 @@
-"""Visual feature: 64-bit perceptual hash of the viewport screenshot (SPEC section 3, "Visual").
+"""Visual feature: 64-bit perceptual hash of the viewport screenshot.
 
 :func:`phash_png` decodes the image bytes (a JPEG at a reduced DCT scale), hashes them with
 ``imagehash.phash`` (8x8 DCT hash) and returns a Python int; the decoded image is closed before

@@ -27,7 +27,7 @@ class DecisionParams(Params):
     text_max_distance: int = param(16, "int [1, 64]", "SimHash distance where text similarity reaches 0")
     #: visual similarity is 1 - d / this
     visual_max_distance: int = param(20, "int [1, 64]", "pHash distance where visual similarity reaches 0")
-    #: "paths" (SPEC: counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS) or "both" (their mean)
+    #: "paths" (counts cosine + tag-path Jaccard), "lcs" (tag-sequence LCS) or "both" (their mean)
     structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES)
     #: the tag-path Jaccard gets 1 - this
     structure_count_weight: float = param(0.5, "[0, 1]", "weight of the DOM-count cosine in paths")

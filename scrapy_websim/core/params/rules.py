@@ -32,7 +32,7 @@ __all__ = [
     "RuleParams",
 ]
 
-#: All rule codes in priority order (SPEC section 7). R1/U1 are applied by core.match.assign.
+#: All rule codes in priority order. R1/U1 are applied by core.match.assign.
 RULE_CODES = ("E1", "E3", "L1", "W1", "M1", "T1", "R1", "U1")
 #: How rule clusters group pages (RuleParams.scope).
 RULE_SCOPES = ("template", "origin")

@@ -1,4 +1,4 @@
-"""Special-page rules (SPEC section 7): read per page, decided at the end of the crawl.
+"""Special-page rules: read per page, decided at the end of the crawl.
 
 * :mod:`.signals`: :func:`~.signals.page_signals` and the template fingerprint, read from the
   parsed page in the pipeline (the rule parameters, codes and keyword lists are declared in

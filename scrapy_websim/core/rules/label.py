@@ -1,4 +1,4 @@
-"""The special-page label of a stored record: E1, E3, L1, W1, M1, T1 or none (SPEC section 7).
+"""The special-page label of a stored record: E1, E3, L1, W1, M1, T1 or none.
 
 :func:`special_label` runs at the end of the crawl on the compact
 :class:`~scrapy_websim.core.types.PageRecord`, from its status, headers and the signals that

@@ -1,4 +1,4 @@
-"""What the special-page rules read of a page (SPEC section 7), and the template fingerprint.
+"""What the special-page rules read of a page, and the template fingerprint.
 
 Two steps, so the HTML is read once and never kept (this module is step 1; step 2 is
 :mod:`scrapy_websim.core.rules.label`):

@@ -1,4 +1,4 @@
-"""URL normalisation for U1 and the ``normalized_url`` output field (SPEC section 7).
+"""URL normalisation for U1 and the ``normalized_url`` output field.
 
 :func:`normalize_url` is w3lib's ``canonicalize_url`` (percent-encoding, IDNA host, sorted query,
 no fragment, resolved dot segments) followed by what makes two spellings of one page equal:

@@ -1,6 +1,6 @@
-"""URL-structure SimHash: tell URLs of the same pattern without fetching them (SPEC section 9).
+"""URL-structure SimHash: tell URLs of the same pattern without fetching them.
 
-After ``seeds/url-simhash-dedup.zh.txt``: a 64-bit SimHash whose features are the URL's
+After the URL-SimHash deduplication method: a 64-bit SimHash whose features are the URL's
 components, weighted by how much they say about the page: host 4, path 3, query 2, fragment 0.5,
 scheme 0.5 (total 10), each component's weight split evenly over its segments (host labels, path
 segments, query parameters). Tokens are type-generalised, so ``/item/123?page=2`` and
