@@ -47,6 +47,13 @@ def _setdefault_component(settings: Any, name: str, path: str, priority: int) ->
 class Addon:
     """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
 
+    def __init__(self, crawler: Any = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "Addon":
+        return cls(crawler)
+
     @classmethod
     def update_pre_crawler_settings(cls, settings: Any) -> None:
         """`scrapy crawl websim` in any project: the bundled spider is found without SPIDER_MODULES
@@ -112,7 +119,12 @@ class Addon:
 
         from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
 
-        websim = WebsimConfig.from_settings(settings)  # every WEBSIM_* setting checked here first
+        # every WEBSIM_* setting checked here first; the crawler's components get this same object
+        crawler = self.crawler
+        if crawler is not None and crawler.settings is settings:
+            websim = WebsimConfig.from_crawler(crawler)
+        else:  # applied to a settings object of its own
+            websim = WebsimConfig.from_settings(settings)
         _set_if_default(settings, "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", websim.page_timeout * 1000)
         _set_if_default(settings, "DOWNLOAD_TIMEOUT", max(websim.http_timeout, websim.page_timeout))
 

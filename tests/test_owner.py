@@ -16,7 +16,8 @@ from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
 from scrapy_websim.extensions import NOT_FETCHED, Registered
 from scrapy_websim.finalize import Finalizer
-from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware
+from scrapy_websim.pipelines import WebsimPipeline
+from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
 
 
 def _crawler(**settings):
@@ -51,8 +52,20 @@ def test_without_the_extension_a_record_is_refused_with_the_way_to_enable_it():
         websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(1, "http://a.test/"))
 
 
-def test_config_and_parameters_are_built_once_per_crawler():
-    crawler = _crawler()
+def test_config_and_parameters_are_built_once_per_crawler(monkeypatch):
+    built = []
+    original = WebsimConfig.from_settings.__func__
+
+    def counted(cls, settings):
+        built.append(settings)
+        return original(cls, settings)
+
+    monkeypatch.setattr(WebsimConfig, "from_settings", classmethod(counted))
+    crawler = _crawler()  # the add-on checks the settings, the extensions are built
+    WebsimPipeline.from_crawler(crawler)
+    WebsimRenderSpiderMiddleware.from_crawler(crawler)
+    WebsimFailureDownloaderMiddleware.from_crawler(crawler)
+    assert len(built) == 1 and built[0] is crawler.settings
     assert WebsimConfig.from_crawler(crawler) is WebsimConfig.from_crawler(crawler)
     assert Finalizer.params_for(crawler) is Finalizer.params_for(crawler)
     assert WebsimConfig.from_crawler(_crawler()) is not WebsimConfig.from_crawler(crawler)
