@@ -554,7 +554,11 @@ def test_chromium_refusals_are_fetched_again_without_the_browser():
     assert static_fallback_reason(type("Failure", (), {"value": auth})()) == "ERR_INVALID_AUTH_CREDENTIALS"
     assert static_fallback_reason(Exception("net::ERR_UNSAFE_PORT")) == "ERR_UNSAFE_PORT"
     assert static_fallback_reason(Exception("net::ERR_CONNECTION_REFUSED")) == ""
-    mw = WebsimFailureDownloaderMiddleware(crawler=None)
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_websim.addon import Addon
+
+    mw = WebsimFailureDownloaderMiddleware.from_crawler(get_crawler(settings_dict={"ADDONS": {Addon: 500}}))
     req = Request("http://127.0.0.1:8080/secret/", meta={TRACK: True, "playwright": True, "playwright_page_methods": [],
                                                          "handle_httpstatus_all": True, "websim_render": True})
     again = mw.process_exception(req, auth)
