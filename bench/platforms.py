@@ -3,7 +3,7 @@
     python bench/platforms.py                       # every set
     python bench/platforms.py --only docsify -v     # one set, every URL's group and cluster
     python bench/platforms.py --rust-pages 1000     # how many rustdoc pages (default 1000)
-    python bench/platforms.py --only javadoc doxygen docute --pages 1000   # the javadoc / Doxygen page count
+    python bench/platforms.py --only javadoc doxygen --pages 1000  # javadoc / Doxygen pages
 
 The documentation comes from Debian packages and npm: ``bash scripts/setup.sh bench`` installs
 them (no test needs them).
@@ -37,12 +37,14 @@ Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an e
 server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
 under another path (``tests/sites.py`` ``noisy_copy``: banner, time and request id per request,
 5 random links, ~3 % of the words changed); javadoc and Doxygen also the page with tracking
-parameters and a mirror D in other chrome (another style sheet, a footer with a site menu). ``lost`` counts the true groups none of whose pages
-is a canonical or alone (the group's page disappeared into another page's cluster). Pages whose
-main content is the same but for the words of their own path (rustdoc's re-exports of one item
-under two paths) are arguable: the pairs between them are not counted, and they count as one
-group for ``lost`` (``arguable`` = how many such pages). ``--rescore DIR`` scores a kept crawl
-(``--keep``) again without crawling. One line per set:
+parameters and a mirror D in other chrome (another style sheet, a footer with a site menu).
+``lost`` counts the true groups none of whose pages is a canonical or alone (the group's page
+disappeared into another page's cluster). Pages whose main content is the same but for the
+words of their own path (rustdoc's re-exports of one item under two paths) are arguable: the
+pairs between them are not counted, and they count as one group for ``lost`` (``arguable`` =
+how many such pages). ``--rescore DIR`` scores a kept crawl (``--keep``) again without
+crawling; ``websim cluster DIR/SET/features.jsonl -O DIR/SET/new.json`` then ``--rescore DIR
+--rescore-file new.json`` scores another decision on the same crawl. One line per set:
 
     set=NAME urls=N groups=G missing=M precision=P recall=R f1=F lost=L false_pairs=K missed_pairs=X arguable=A
 """

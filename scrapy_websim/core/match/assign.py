@@ -8,8 +8,8 @@ true). The steps run in this order, and a page placed by an earlier step is neve
 1. **Special pages** (E1, E3, L1, W1, M1, T1; first match in that priority, "specific beats
    generic", see ``core/rules/``) do not take part in content clustering. By default
    (``RuleParams.scope == "template"``) they are grouped by rule and template fingerprint across
-   hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code),
-   so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
+   hosts (``{prefix}-{hash}``, 16 hex digits; for E1 and E3 the hash also covers the status code,
+   for T1 the page's title), so one server page on many hosts is one cluster. With ``scope == "origin"`` (the reference
    tool's ids) they are grouped per origin (``scheme://host[:port]`` of the final URL): E1 by
    origin alone (``err5xx-{origin}``), the others by origin and fingerprint
    (``{prefix}-{origin}-{fingerprint}``). E3 groups are further split so that HTML lengths within
