@@ -96,13 +96,14 @@ def main_text(html: str) -> str:
     return " ".join(re.sub(r"\d+", "0", text).split())
 
 
-def twin_key(rel: str, html: str) -> str:
+def twin_key(rel: str, html: str, by_title: bool = False) -> str:
     """The start (1,500 characters: heading, signature, first lines of its description) of the
     main content without the words of the page's own path: rustdoc documents an item re-exported
     under two paths (``std::simd::f32x4`` and ``std::simd::prelude::f32x4``) twice, the same text
     but for the path (and, further down, a list that names it). Whether two such pages are one
-    page is arguable."""
-    words = {w for w in re.split(r"[^A-Za-z0-9]+", rel) if w}
+    page is arguable. ``by_title``: the words of the page's title instead (Doxygen names its pages
+    by number; the source listings of ``gthr-default.h`` and ``gthr-posix.h`` show one code)."""
+    words = {w for w in re.split(r"[^A-Za-z0-9]+", sites.title_of(html) if by_title else rel) if w}
     return " ".join(w for w in re.split(r"[^\w]+", main_text(html)) if w and w not in words)[:1500]
 
 
@@ -141,14 +142,16 @@ def pick_pages(root: str, pattern: str, n: int, seed: int, max_bytes: int = 0,
 
 def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
                  kinds: Tuple[str, ...] = ("B", "C", "noisy"),
-                 twins: bool = True) -> Tuple[sites.Site, Dict[str, str]]:
+                 twins: str = "path") -> Tuple[sites.Site, Dict[str, str]]:
     """A site of ``pages`` of the doc tree at ``root`` served under /t/; every ``dup_every``-th
     page gets a duplicate (by turns, of ``kinds``: mirror B, mirror C with a signature line, SSI
     noisy copy under /n/, which falls back to /t/ for the page's scripts and styles; ``track``:
     the page with tracking parameters; ``D``: mirror D, the same page in other chrome, another
-    style sheet and a site footer with a menu). ``twins``: pages whose main content is the same but
-    for the words of their path are arguable (rustdoc's re-exports); without it, they are
-    different pages (javadoc's "Uses of Class X: no usage" of two classes)."""
+    style sheet and a site footer with a menu). ``twins="path"``: pages whose main content is the
+    same but for the words of their path are arguable (rustdoc's re-exports); ``"source"``: source
+    listings (``*_source.html``) whose code is the same but for the words of their title (two
+    files of one content); ``""``: such pages are different pages (javadoc's "Uses of Class X: no
+    usage" of two classes, Doxygen's ``std::hash< char >`` and ``std::hash< int >``)."""
     site = sites.Site()
     site.twins = {}  # group -> key shared by its arguable twins (see twin_key)
     titles = [sites.title_of(sites.read(os.path.join(root, p))) or p for p in pages[:200]]
@@ -164,8 +167,10 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
                 members.append(f"A:/t/{rel}?utm_source=newsletter&utm_medium=email&utm_campaign=w{k}")
             else:
                 members.append(f"{kind}:/t/{rel}")
-        if twins:
+        if twins == "path":
             site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
+        elif twins == "source" and rel.endswith("_source.html"):
+            site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)), by_title=True)
         site.add_group(members)
     tree = f"location /t/ {{ alias {root}/; {TYPES} }}\n"
     locations = {
@@ -214,14 +219,14 @@ def javadoc_set(n: int) -> Tuple[sites.Site, Dict[str, str]]:
     if not os.path.isdir(os.path.join(JAVADOC, "java.base")):
         raise SystemExit("no javadoc: apt-get install openjdk-17-doc (or bash scripts/setup.sh bench)")
     pages = pick_pages(JAVADOC, "**/*.html", n, seed=25, max_bytes=400_000, skip=("index-files/",))
-    return doc_tree_set(JAVADOC, pages, kinds=NEW_KINDS, twins=False)
+    return doc_tree_set(JAVADOC, pages, kinds=NEW_KINDS, twins="")
 
 
 def doxygen_set(n: int) -> Tuple[sites.Site, Dict[str, str]]:
     if not os.path.isdir(DOXYGEN):
         raise SystemExit("no Doxygen docs: apt-get install libstdc++-12-doc (or bash scripts/setup.sh bench)")
     return doc_tree_set(DOXYGEN, pick_pages(DOXYGEN, "*.html", n, seed=25, max_bytes=400_000), kinds=NEW_KINDS,
-                        twins=False)
+                        twins="source")
 
 
 # ------------------------------------------------------------------------------------- docsify
