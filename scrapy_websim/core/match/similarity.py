@@ -330,10 +330,14 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     ``iterator.hpp`` and ``const_iterator.hpp``). A copy of a page has its title, or one with
     words added at its start or end (a site name, "(mirror)"): an item at the very start or end
     of a title is not read here, since a mirror may rename the site in that place; a number is
-    no item (a counter, a port)."""
+    no item (a counter, a port); and two pages with one h1 say the same of themselves (a title
+    changed by the server is not another item)."""
     ta, tb = _title_words(a), _title_words(b)
     if not ta or not tb or ta == tb:
         return False
+    ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
+    if ha and ha == hb:
+        return False  # one h1: the page says the same of itself, the titles differ by something else
     n = min(len(ta), len(tb))
     prefix = 0
     while prefix < n and ta[prefix] == tb[prefix]:
