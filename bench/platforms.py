@@ -3,6 +3,10 @@
     python bench/platforms.py                       # every set
     python bench/platforms.py --only docsify -v     # one set, every URL's group and cluster
     python bench/platforms.py --rust-pages 1000     # how many rustdoc pages (default 1000)
+    python bench/platforms.py --only javadoc doxygen --pages 1000  # javadoc / Doxygen pages
+
+The documentation comes from Debian packages and npm: ``bash scripts/setup.sh bench`` installs
+them (no test needs them).
 
 Sets (all served by nginx on 127.0.0.1, crawled by ``python -m scrapy_websim.cli`` with the
 shipped defaults, URL list shuffled):
@@ -18,16 +22,29 @@ shipped defaults, URL list shuffled):
   routes ``/#/fs``, ``/#/path``... (the server sends one shell for every route). Variants of a
   route that are the same page: ``/index.html#/fs``, docsify's in-page anchor
   ``/#/fs?id=<heading>``, the same route on a mirror.
+* ``javadoc``: ``--pages`` pages of the Java SE 17 API documentation (Debian's ``openjdk-17-doc``:
+  class, package, class-use and tree pages of one template; pages over 400 KB and the A-Z
+  index left out).
+* ``doxygen``: ``--pages`` pages of libstdc++'s Doxygen reference (Debian's ``libstdc++-12-doc``:
+  class, file, member-list and source-listing pages, a navigation tree written by script).
+* ``docute``: a client-rendered app on history routes: docute (npm, on Vue 2) rendering Python's
+  documentation sources (``python3-doc``'s reStructuredText read as markdown) at
+  ``/library/json``, ``/howto/logging``... (the server sends one shell for every path), a
+  sidebar of every page on every page. Variants that are the same page: the route with tracking
+  parameters, with an in-page anchor, on a mirror.
 
 Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an exact mirror on
 server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
 under another path (``scrapy_websim/testing/sites.py`` ``noisy_copy``: banner, time and request id per request,
-5 random links, ~3 % of the words changed). ``lost`` counts the true groups none of whose pages
-is a canonical or alone (the group's page disappeared into another page's cluster). Pages whose
-main content is the same but for the words of their own path (rustdoc's re-exports of one item
-under two paths) are arguable: the pairs between them are not counted, and they count as one
-group for ``lost`` (``arguable`` = how many such pages). ``--rescore DIR`` scores a kept crawl
-(``--keep``) again without crawling. One line per set:
+5 random links, ~3 % of the words changed); javadoc and Doxygen also the page with tracking
+parameters and a mirror D in other chrome (another style sheet, a footer with a site menu).
+``lost`` counts the true groups none of whose pages is a canonical or alone (the group's page
+disappeared into another page's cluster). Pages whose main content is the same but for the
+words of their own path (rustdoc's re-exports of one item under two paths) are arguable: the
+pairs between them are not counted, and they count as one group for ``lost`` (``arguable`` =
+how many such pages). ``--rescore DIR`` scores a kept crawl (``--keep``) again without
+crawling; ``websim cluster DIR/SET/features.jsonl -O DIR/SET/new.json`` then ``--rescore DIR
+--rescore-file new.json`` scores another decision on the same crawl. One line per set:
 
     set=NAME urls=N groups=G missing=M precision=P recall=R f1=F lost=L false_pairs=K missed_pairs=X arguable=A
 """
@@ -66,21 +83,27 @@ TYPES = ("types { text/html html htm; text/css css; application/javascript js; a
 # ------------------------------------------------------------------------------------- truth
 
 
+MAIN_PATTERNS = (r"<main[^>]*>(.*)</main>",  # rustdoc, javadoc, nodejs
+                 r"<div class=\"header\">(.*)</body>",  # Doxygen: the title block and the contents
+                 r"<body[^>]*>(.*)</body>")
+
+
 def main_text(html: str) -> str:
     """The page's main content with digits masked (to find pages whose truth is arguable)."""
-    m = re.search(r"<main[^>]*>(.*)</main>", html, re.S | re.I) or re.search(r"<body[^>]*>(.*)</body>", html,
-                                                                           re.S | re.I)
+    html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S | re.I)
+    m = next(filter(None, (re.search(p, html, re.S | re.I) for p in MAIN_PATTERNS)), None)
     text = re.sub(r"<[^>]+>", " ", m.group(1) if m else html)
     return " ".join(re.sub(r"\d+", "0", text).split())
 
 
-def twin_key(rel: str, html: str) -> str:
+def twin_key(rel: str, html: str, by_title: bool = False) -> str:
     """The start (1,500 characters: heading, signature, first lines of its description) of the
     main content without the words of the page's own path: rustdoc documents an item re-exported
     under two paths (``std::simd::f32x4`` and ``std::simd::prelude::f32x4``) twice, the same text
     but for the path (and, further down, a list that names it). Whether two such pages are one
-    page is arguable."""
-    words = {w for w in re.split(r"[^A-Za-z0-9]+", rel) if w}
+    page is arguable. ``by_title``: the words of the page's title instead (Doxygen names its pages
+    by number; the source listings of ``gthr-default.h`` and ``gthr-posix.h`` show one code)."""
+    words = {w for w in re.split(r"[^A-Za-z0-9]+", sites.title_of(html) if by_title else rel) if w}
     return " ".join(w for w in re.split(r"[^\w]+", main_text(html)) if w and w not in words)[:1500]
 
 
@@ -88,16 +111,21 @@ def is_redirect_stub(html: str) -> bool:
     return bool(re.search(r"<meta[^>]+http-equiv=[\"']?refresh", html[:3000], re.I))
 
 
-def pick_pages(root: str, pattern: str, n: int, seed: int) -> List[str]:
+def pick_pages(root: str, pattern: str, n: int, seed: int, max_bytes: int = 0,
+               skip: Tuple[str, ...] = ()) -> List[str]:
     """``n`` pages (paths relative to ``root``) matching ``pattern``, no redirect stubs, no two
     with the same digit-masked main content or the same title (rustdoc documents a re-exported
-    item under each path that exports it, with one title: arguable truth)."""
+    item under each path that exports it, with one title: arguable truth); with ``max_bytes``
+    none larger (a javadoc index of every class is megabytes), none whose path starts with one
+    of ``skip``."""
     paths = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, pattern), recursive=True))
     random.Random(seed).shuffle(paths)
     out, seen = [], set()
     for rel in paths:
         if len(out) >= n:
             break
+        if rel.startswith(skip) or (max_bytes and os.path.getsize(os.path.join(root, rel)) > max_bytes):
+            continue
         html = sites.read(os.path.join(root, rel))
         if is_redirect_stub(html) or len(html) < 1024:
             continue
@@ -112,14 +140,21 @@ def pick_pages(root: str, pattern: str, n: int, seed: int) -> List[str]:
 # ------------------------------------------------------------------------------------- static doc trees
 
 
-def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[sites.Site, Dict[str, str]]:
+def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
+                 kinds: Tuple[str, ...] = ("B", "C", "noisy"),
+                 twins: str = "path") -> Tuple[sites.Site, Dict[str, str]]:
     """A site of ``pages`` of the doc tree at ``root`` served under /t/; every ``dup_every``-th
-    page gets a duplicate (by turns: mirror B, mirror C with a signature line, SSI noisy copy
-    under /n/, which falls back to /t/ for the page's scripts and styles)."""
+    page gets a duplicate (by turns, of ``kinds``: mirror B, mirror C with a signature line, SSI
+    noisy copy under /n/, which falls back to /t/ for the page's scripts and styles; ``track``:
+    the page with tracking parameters; ``D``: mirror D, the same page in other chrome, another
+    style sheet and a site footer with a menu). ``twins="path"``: pages whose main content is the
+    same but for the words of their path are arguable (rustdoc's re-exports); ``"source"``: source
+    listings (``*_source.html``) whose code is the same but for the words of their title (two
+    files of one content); ``""``: such pages are different pages (javadoc's "Uses of Class X: no
+    usage" of two classes, Doxygen's ``std::hash< char >`` and ``std::hash< int >``)."""
     site = sites.Site()
     site.twins = {}  # group -> key shared by its arguable twins (see twin_key)
     titles = [sites.title_of(sites.read(os.path.join(root, p))) or p for p in pages[:200]]
-    kinds = ("B", "C", "noisy")
     for k, rel in enumerate(pages):
         members = [f"A:/t/{rel}"]
         if k % dup_every == 0:
@@ -128,9 +163,14 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[site
                 site.files[f"n/{rel}"] = sites.noisy_copy(sites.read(os.path.join(root, rel)), titles, seed=k,
                                                           ssi=True)
                 members.append(f"A:/n/{rel}")
+            elif kind == "track":
+                members.append(f"A:/t/{rel}?utm_source=newsletter&utm_medium=email&utm_campaign=w{k}")
             else:
                 members.append(f"{kind}:/t/{rel}")
-        site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
+        if twins == "path":
+            site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
+        elif twins == "source" and rel.endswith("_source.html"):
+            site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)), by_title=True)
         site.add_group(members)
     tree = f"location /t/ {{ alias {root}/; {TYPES} }}\n"
     locations = {
@@ -139,8 +179,17 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20) -> Tuple[site
         "B": tree,
         "C": f"location /t/ {{ alias {root}/; {TYPES} sub_filter '</body>' '<address>mirror at 127.0.0.1 port "
              "$server_port, served $time_local</address></body>'; sub_filter_once on; }\n",
+        "D": f"location /t/ {{ alias {root}/; {TYPES} sub_filter_once on; sub_filter_types text/html; "
+             f"sub_filter '</head>' '<style>{CHROME_CSS}</style></head>'; "
+             f"sub_filter '</body>' '{CHROME_FOOTER}</body>'; }}\n",
     }
     return site, locations
+
+
+CHROME_CSS = "body{font-family:Georgia,serif;background:#fdfaf3;margin:0 8%} a{color:#8a2b06}"
+CHROME_FOOTER = ('<footer class="site-footer"><nav><ul><li><a href="/">Home</a></li><li><a href="/about">About '
+                 'this mirror</a></li><li><a href="/contact">Contact</a></li><li><a href="/privacy">Privacy</a>'
+                 '</li></ul></nav><p>Documentation mirror hosted by the university computing centre.</p></footer>')
 
 
 def rust_root() -> Optional[str]:
@@ -159,6 +208,25 @@ def nodejs_set() -> Tuple[sites.Site, Dict[str, str]]:
         raise SystemExit("no Node.js API docs: apt-get install nodejs-doc")
     pages = pick_pages(NODE_API, "*.html", 1000, seed=25)
     return doc_tree_set(NODE_API, [p for p in pages if p != "all.html"], dup_every=4)
+
+
+JAVADOC = "/usr/share/doc/openjdk-17-jre-headless/api"
+DOXYGEN = "/usr/share/doc/libstdc++-12-doc/libstdc++/user"
+NEW_KINDS = ("B", "C", "noisy", "track", "D")
+
+
+def javadoc_set(n: int) -> Tuple[sites.Site, Dict[str, str]]:
+    if not os.path.isdir(os.path.join(JAVADOC, "java.base")):
+        raise SystemExit("no javadoc: apt-get install openjdk-17-doc (or bash scripts/setup.sh bench)")
+    pages = pick_pages(JAVADOC, "**/*.html", n, seed=25, max_bytes=400_000, skip=("index-files/",))
+    return doc_tree_set(JAVADOC, pages, kinds=NEW_KINDS, twins="")
+
+
+def doxygen_set(n: int) -> Tuple[sites.Site, Dict[str, str]]:
+    if not os.path.isdir(DOXYGEN):
+        raise SystemExit("no Doxygen docs: apt-get install libstdc++-12-doc (or bash scripts/setup.sh bench)")
+    return doc_tree_set(DOXYGEN, pick_pages(DOXYGEN, "*.html", n, seed=25, max_bytes=400_000), kinds=NEW_KINDS,
+                        twins="source")
 
 
 # ------------------------------------------------------------------------------------- docsify
@@ -217,6 +285,87 @@ def docsify_set() -> Tuple[sites.Site, Dict[str, str]]:
             members.append(f"B:/#{route}")
         site.add_group(members)
     served = f"location /lib/ {{ alias {lib}/; {TYPES} }}\nlocation /md/ {{ {TYPES} }}\n"
+    return site, {"A": served, "B": served}
+
+
+# ------------------------------------------------------------------------------------- docute
+
+
+PY_SOURCES = ["/usr/share/doc/python3-doc/html/_sources", "/usr/share/doc/python3.11/html/_sources"]
+DOCUTE_VERSION = "4"
+
+DOCUTE_SHELL = """<!DOCTYPE html><html><head><meta charset="UTF-8"><title>Python documentation</title>
+<link rel="stylesheet" href="/lib/docute.css"></head><body><div id="docute"></div>
+<script src="/lib/vue.min.js"></script><script src="/lib/docute.js"></script>
+<script>new Docute({target: "#docute", title: "Python documentation", sourcePath: "/md/",
+router: {mode: "history"}, nav: [{title: "Home", link: "/"}], sidebar: %s})</script></body></html>"""
+
+
+def docute_lib() -> str:
+    """docute's and Vue 2's browser builds in one directory (docute 4 runs on the page's Vue)."""
+    mods = os.path.join(NPM_DIR, "node_modules")
+    if not os.path.isfile(os.path.join(mods, "docute", "dist", "docute.js")):
+        os.makedirs(NPM_DIR, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", NPM_DIR, "--no-audit", "--no-fund", f"docute@{DOCUTE_VERSION}"],
+                       check=True, capture_output=True)
+    lib = os.path.join(NPM_DIR, "docute-lib")
+    os.makedirs(lib, exist_ok=True)
+    for src in ("docute/dist/docute.js", "docute/dist/docute.css", "vue/dist/vue.min.js"):
+        shutil.copy(os.path.join(mods, src), lib)
+    return lib
+
+
+def rst_title(rst: str) -> str:
+    """The document title of a reStructuredText source (the first line under- or overlined with
+    ``=``, ``*`` or ``#``), its roles (``:mod:`json```) as plain words."""
+    lines = rst.splitlines()
+    for i in range(len(lines) - 1):
+        text, under = lines[i].strip(), lines[i + 1].strip()
+        if text and under and len(under) >= len(text) and set(under) <= set("=*#") and not set(text) <= set("=*#"):
+            return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+    return ""
+
+
+def docute_set() -> Tuple[sites.Site, Dict[str, str]]:
+    """Python's documentation sources (reStructuredText, rendered as markdown: real prose and
+    code of ~450 pages) in a docute app on history routes (``/library/json``: the server sends
+    the one shell for every path, the browser fetches and renders ``/md/library/json.md``), a
+    sidebar of every section's pages on every page. Same page: the route with tracking
+    parameters, with an in-page anchor (``#see-also``), on a mirror."""
+    root = next((r for r in PY_SOURCES if os.path.isdir(r)), None)
+    if root is None:
+        raise SystemExit("no Python documentation sources: apt-get install python3-doc")
+    lib = docute_lib()
+    site = sites.Site()
+    kept, seen = [], set()
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True)):
+        rel = os.path.relpath(path, root)[:-len(".rst.txt")]
+        rst = sites.read(path)
+        key = " ".join(re.sub(r"\d+", "0", rst).split())
+        title = rst_title(rst)
+        if key in seen or not title or title in seen or not 400 <= len(rst) <= 150_000 or rel == "index":
+            continue
+        seen |= {key, title}
+        kept.append(rel)
+        site.files[f"md/{rel}.md"] = f"# {title}\n\n" + rst
+    site.files["md/README.md"] = "# Python documentation\n\n" + "\n".join(f"* [{r}](/{r})" for r in kept[:40])
+    sections: Dict[str, list] = {}
+    for rel in kept:
+        sections.setdefault(rel.split("/")[0] if "/" in rel else "general", []).append(
+            {"title": rst_title(site.files[f"md/{rel}.md"][2:]) or rel, "link": f"/{rel}"})
+    sidebar = [{"title": name, "links": links} for name, links in sorted(sections.items())]
+    site.files["index.html"] = DOCUTE_SHELL % json.dumps(sidebar)
+    for k, rel in enumerate(kept):
+        members = [f"A:/{rel}"]
+        if k % 12 == 0:
+            members.append(f"A:/{rel}?utm_source=newsletter&utm_medium=email")
+        if k % 12 == 4:
+            members.append(f"A:/{rel}#see-also")
+        if k % 12 == 8:
+            members.append(f"B:/{rel}")
+        site.add_group(members)
+    served = (f"location /lib/ {{ alias {lib}/; {TYPES} }}\nlocation /md/ {{ {TYPES} }}\n"
+              "location / { try_files $uri /index.html; }\n")
     return site, {"A": served, "B": served}
 
 
@@ -301,10 +450,14 @@ def score_result(name: str, site: sites.Site, bases: Dict[str, str], out: str, v
             f"lost={s['lost']} false_pairs={s['false_pairs']} missed_pairs={s['missed_pairs']} arguable={s['twins']}")
 
 
+SETS = ("rustdoc", "nodejs", "docsify", "javadoc", "doxygen", "docute")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="*", choices=("rustdoc", "nodejs", "docsify"))
+    parser.add_argument("--only", nargs="*", choices=SETS)
     parser.add_argument("--rust-pages", type=int, default=1000)
+    parser.add_argument("--pages", type=int, default=1000, help="pages of the javadoc and Doxygen sets")
     parser.add_argument("-t", "--threads", type=int, default=8)
     parser.add_argument("--keep", help="keep the crawl's files in this directory")
     parser.add_argument("--rescore", metavar="DIR",
@@ -312,7 +465,9 @@ def main() -> int:
     parser.add_argument("--rescore-file", default="result.json", help="with --rescore: the result file's name")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
-    builders = {"rustdoc": lambda: rustdoc_set(args.rust_pages), "nodejs": nodejs_set, "docsify": docsify_set}
+    builders = {"rustdoc": lambda: rustdoc_set(args.rust_pages), "nodejs": nodejs_set, "docsify": docsify_set,
+                "javadoc": lambda: javadoc_set(args.pages), "doxygen": lambda: doxygen_set(args.pages),
+                "docute": docute_set}
     for name in args.only or builders:
         site, locations = builders[name]()
         if args.rescore:

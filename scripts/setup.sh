@@ -3,6 +3,7 @@
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
 #   bash scripts/setup.sh test     # also the test servers (nginx, Apache, lighttpd, Redis, tinyproxy), Debian documentation packages and test extras
+#   bash scripts/setup.sh bench    # what `test` installs, plus the documentation bench/platforms.py crawls (no test needs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -13,7 +14,7 @@ have_browser() {
   ls "${PLAYWRIGHT_BROWSERS_PATH:-$HOME/.cache/ms-playwright}"/chromium-*/chrome-linux*/chrome >/dev/null 2>&1
 }
 have_browser || need_apt+=(chromium)
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
   command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
   [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
@@ -28,6 +29,14 @@ if [ "$what" = test ]; then
   # tests/test_content_e2e.py builds its multi-template site from these documentation packages
   [ -d /usr/share/doc/postgresql-doc-15/html ] || need_apt+=(postgresql-doc-15)
   [ -f /usr/share/doc/git-doc/git-fetch.html ] || need_apt+=(git-doc)
+fi
+if [ "$what" = bench ]; then
+  # bench/platforms.py: rustdoc, Node's generator, javadoc, Doxygen; docsify and docute come from npm at run time
+  [ -d /usr/share/doc/rust-doc/html ] || [ -d "$HOME/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html" ] || need_apt+=(rust-doc)
+  [ -d /usr/share/doc/nodejs/api ] || need_apt+=(nodejs-doc)
+  [ -d /usr/share/doc/openjdk-17-jre-headless/api/java.base ] || need_apt+=(openjdk-17-doc)
+  [ -d /usr/share/doc/libstdc++-12-doc/libstdc++/user ] || need_apt+=(libstdc++-12-doc)
+  command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -46,7 +55,7 @@ fi
 
 PY="${PYTHON:-python3}"
 "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
   "$PY" -m pip install -q -e '.[test]'
 else
   "$PY" -m pip install -q -e .

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.assign import AssignParams, combine, content_cluster_id
+from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.rules.signals import RULE_CODES, RuleParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 
@@ -323,3 +324,28 @@ def test_hash_routes_are_different_pages_when_they_render_different_text():
     # one cluster per rendering: the ids differ although two normalised URLs are equal
     assert out[1].cluster_id.startswith("urlcanon-http://a.test-/#") and len(out[1].cluster_id) == 41
     assert out[6].cluster_id == "urlcanon-http://b.test:8080-/app"
+
+
+def test_thin_pages_naming_their_own_item_are_not_one_rule_cluster():
+    """Generated "no usage" pages of two classes: one template, whose only words of their own are
+    the class name (echoed from the URL, so the template fingerprint is the same); each names its
+    class in its title and is a page of its own. The same thin page on a mirror (another port,
+    in its title too) and a placeholder served on two hosts are one cluster each."""
+    def uses(name, port=8001):
+        return rec(0, f"http://127.0.0.1:{port}/api/java/awt/class-use/{name}.html",
+                   html=f"<html><head><title>Uses of Class java.awt.{name} (port {port})</title></head><body>"
+                        f"<main><h1>Uses of Class<br>java.awt.{name}</h1><p>No usage of java.awt.{name}</p></main>"
+                        + "<!-- " + "x" * 1100 + " --></body></html>")
+    placeholder = ("<html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1>"
+                   "<p>If you see this page, the web server works.</p></body></html>")
+    records = [uses("Robot"), uses("Robot", 8002), uses("Frame"),
+               rec(0, "http://127.0.0.1:8003/", html=placeholder), rec(0, "http://127.0.0.1:8004/", html=placeholder)]
+    for i, r in enumerate(records, 1):
+        r.id = i
+    assert {special_label(r) for r in records} == {"T1"}
+    assert records[0].fingerprint == records[2].fingerprint  # the class name is an echo of the URL
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    assert out[1].cluster_id == out[2].cluster_id != out[3].cluster_id
+    assert out[4].cluster_id == out[5].cluster_id and out[4].cluster_id.startswith("thin-")
+    assert out[3].is_canonical and out[3].cluster_id not in (out[1].cluster_id, out[4].cluster_id)

@@ -16,7 +16,9 @@ from scrapy_websim.core.match.similarity import (
     title_names_heading,
     prose_lengths_differ,
     items_differ,
+    judge,
     structure_sim,
+    title_items_differ,
     text_sim,
     visual_sim,
     weighted_jaccard,
@@ -418,7 +420,9 @@ def test_a_noisy_copy_whose_h1_lost_a_word_is_still_its_page():
     assert heading_sim(page, noisy) == 0.5 < DEFAULT_DECISION_PARAMS.heading_min_jaccard
     assert title_names_heading(page, noisy) and compare(page, noisy).is_duplicate
     other = module("mod_ssl", h1="Apache Module mod_tls", title="mod_tls - Apache HTTP Server Version 2.4")
-    assert compare(page, other, DecisionParams(heading_min_jaccard=0.0)).is_duplicate  # the text is one
+    no_heading = judge(page, other, DecisionParams(heading_min_jaccard=0.0))
+    # the text is one; without the heading check, the titles (one frame, two modules) keep them apart
+    assert no_heading.rule1 and no_heading.title_items_veto and not no_heading.result.is_duplicate
     assert not title_names_heading(page, other) and not compare(page, other).is_duplicate
     app_a = module("mod_ssl", title="Acme Intranet")
     app_b = module("mod_ssl", h1="Apache Module and", title="Acme Intranet")
@@ -501,3 +505,47 @@ def test_api_pages_of_sibling_items_are_not_duplicates():
     copy = at(5, "http://127.0.0.1:8081/b/std/range/legacy/struct.Range.html", "Struct", "Range", "std::range::legacy",
               "A range.")
     assert not items_differ(r, copy) and compare(r, copy).is_duplicate
+
+
+def test_titles_naming_two_items_in_one_frame_are_not_duplicates():
+    """Doxygen names its pages by number (``a08294.html``): the URL says nothing, and the pages of
+    two sibling class templates are one text but for the class name (text 0.75-0.96, structure
+    1.0). Their titles are one frame around the item; a copy of a page keeps its title or adds
+    words at its start or end (a mirror's name), and a number in a title is no item."""
+    def ref(name, url, title=None):
+        paras = "".join(f"<p>One of the function objects of the library, member {i}: it calls the operator on two "
+                        f"arguments of type _Tp and returns the result; see {name} in the standard.</p>"
+                        for i in range(6))
+        title = title or f"libstdc++: std::{name}&lt; _Tp &gt; Struct Template Reference"
+        html = (f"<html><head><title>{title}</title></head><body><div class='header'><div class='title'>"
+                f"std::{name}&lt; _Tp &gt; Struct Template Reference</div></div><div class='contents'>{paras}"
+                f"</div></body></html>")
+        return _at(_rendered(0, html), url, html)
+
+    less = ref("less", "http://127.0.0.1:8001/api/a08294.html")
+    greater = ref("greater", "http://127.0.0.1:8001/api/a08290.html")
+    assert not items_differ(less, greater)  # nothing in the URLs to read
+    d = judge(less, greater)
+    assert d.rule1 and d.title_items_veto and not d.result.is_duplicate
+    mirror = ref("less", "http://127.0.0.1:8002/api/a08294.html")
+    renamed = ref("less", "http://127.0.0.1:8003/api/a08294.html",
+                  title="libstdc++: std::less&lt; _Tp &gt; Struct Template Reference (mirror 3)")
+    for copy in (mirror, renamed):
+        assert not title_items_differ(less, copy) and compare(less, copy).is_duplicate
+    # a word more inside the frame is another item: std::hash< unsigned long > / < unsigned long long >
+    ul, ull = (ref("x", f"http://h/{n}", title=f"libstdc++: std::hash&lt; {t} &gt; Struct Reference")
+               for n, t in ((1, "unsigned long"), (2, "unsigned long long")))
+    assert title_items_differ(ul, ull)
+    # counters and items at the very start or end of a title are not read
+    inbox3, inbox4 = (ref("x", "http://h/i", title=f"Mail: inbox ({n}) - Acme") for n in (3, 4))
+    assert not title_items_differ(inbox3, inbox4)
+    start_a, start_b = (ref("x", "http://h/s", title=f"{w} - Acme docs") for w in ("Install", "Upgrade"))
+    assert not title_items_differ(start_a, start_b)
+    # one h1 on both: a word the server changed in the title is not another item
+    pages = [f"<html><head><title>{t}</title></head><body><h1>{h}</h1><p>{'Encode and decode JSON. ' * 20}</p>"
+             "</body></html>" for t, h in (("Docs: json encoder and decoder - Python", "json"),
+                                           ("Docs: json encoder or decoder - Python", "json"),
+                                           ("Docs: json encoder or decoder - Python", "json module"))]
+    same_h1, other_h1 = ([_at(_rendered(0, pages[0]), "http://h/j", pages[0]), _at(_rendered(0, p), "http://h/j", p)]
+                         for p in pages[1:])
+    assert same_h1[0].title and not title_items_differ(*same_h1) and title_items_differ(*other_h1)

@@ -83,3 +83,33 @@ def test_same_document_is_a_fragment_change_only():
     assert not same_document("http://h/a", "http://h/a")  # a plain reload loads the page anyway
     assert not same_document("http://h/a#x", "http://h/b#x")
     assert not same_document("about:blank", "http://h/#/owls")
+
+
+def test_follow_keeps_route_fragments_and_drops_anchors(tmp_path):
+    """``--follow`` from the app's root discovers each route its menu links to as a page of its own,
+    while a link to an in-page anchor (``guide.html#usage``) is the page without the anchor."""
+    shell = SHELL.replace('<a href="#/finches">Finches</a>',
+                          '<a href="#/finches">Finches</a> <a href="guide.html#usage">Usage</a>')
+    files = {"index.html": shell % json.dumps({k: list(v) for k, v in ROUTES.items()}), "guide.html": GUIDE}
+    with nginx_server(files=files) as base:
+        out = crawl(tmp_path, [f"{base}/"], extra=["--follow", "--per-host", "1"])
+    rows = by_url(out["data"])
+    assert set(rows) == {f"{base}/", f"{base}/#/", f"{base}/#/owls", f"{base}/#/herons", f"{base}/#/finches",
+                         f"{base}/guide.html"}
+    assert all(r["status_code"] == 200 for r in rows.values())
+    # each route rendered its own page: the three animal routes are pages of their own
+    for route in ("owls", "herons", "finches"):
+        assert rows[f"{base}/#/{route}"]["cluster_id"] == "", rows[f"{base}/#/{route}"]
+    assert rows[f"{base}/#/"]["cluster_id"] and rows[f"{base}/#/"]["cluster_id"] == rows[f"{base}/"]["cluster_id"]
+
+
+def test_link_target_keeps_a_route_fragment_only():
+    from scrapy_websim.core.urls.normalize import link_target
+
+    assert link_target("http://h/#/owls") == "http://h/#/owls"
+    assert link_target("http://h/app#!/users/3") == "http://h/app#!/users/3"
+    assert link_target("http://h/app#!users") == "http://h/app#!users"
+    assert link_target("http://h/guide.html#usage") == "http://h/guide.html"
+    assert link_target("http://h/guide.html#") == "http://h/guide.html"
+    assert link_target("http://h/a?x=1#section-2") == "http://h/a?x=1"
+    assert link_target("http://h/a") == "http://h/a"

@@ -13,7 +13,7 @@ from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urls.normalize import url_origin
+from scrapy_websim.core.urls.normalize import link_target, url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlListError, parse_ports, read_entries
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
@@ -54,6 +54,7 @@ class UrlListSpider(scrapy.Spider):
         self._hosts = {urlsplit(e.url).netloc.lower() for e in self.entries if e.url}
         self._input_urls = {e.url for e in self.entries if e.url}
         self._discovered = 0
+        self._routes_followed: set = set()  # discovered client-side routes (``/#/a``) already requested
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -142,14 +143,20 @@ class UrlListSpider(scrapy.Spider):
         for href in response.css("a::attr(href)").getall():
             if self.max_pages and self._discovered >= self.max_pages:
                 return
-            url = response.urljoin(href.strip()).split("#", 1)[0]
+            url = link_target(response.urljoin(href.strip()))
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or parts.netloc.lower() not in self._hosts:
                 continue
             if url in self._input_urls:
                 continue  # rendered already as an input URL
+            if parts.fragment:
+                # Scrapy's duplicate filter ignores fragments, which would make every route of an
+                # app one request: routes are filtered here instead
+                if url in self._routes_followed:
+                    continue
+                self._routes_followed.add(url)
             self._discovered += 1
-            yield self.render_request(url, 0, url, dont_filter=False)
+            yield self.render_request(url, 0, url, dont_filter=bool(parts.fragment))
 
     def on_error(self, failure: Any) -> Iterator[Any]:
         """A failed download is recorded by the failure middleware, which also retries it without

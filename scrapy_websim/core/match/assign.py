@@ -2,10 +2,10 @@
 
 Every input URL ends in exactly one cluster, or in none. The steps run in this order and a page
 placed by an earlier step is never moved: special pages grouped by rule and template fingerprint
-(``RuleParams.scope``), content clusters unchanged, then R1 (same final URL), U1 (same normalised
-URL; a fragment variant joins only when it rendered the same text), then predicted duplicates join
-the page they were predicted from. docs/special-pages.md ("How rule and content clusters combine")
-gives the ids, canonicals and ``match_rule`` of each step.
+(``RuleParams.scope``; thin pages also by title), content clusters unchanged, then R1 (same final
+URL), U1 (same normalised URL; a fragment variant joins only when it rendered the same text), then
+predicted duplicates join the page they were predicted from. docs/special-pages.md ("How rule and
+content clusters combine") gives the ids, canonicals and ``match_rule`` of each step.
 
 Memory: the steps run on columns (``assign_arrays.py``), not on records. :func:`add_page` reads
 what they need of one record (~90 bytes a page) as the end of a crawl streams the store;
@@ -14,6 +14,7 @@ what they need of one record (~90 bytes a page) as the end of a crawl streams th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
@@ -95,13 +96,30 @@ def _template_key(r: PageRecord) -> int:
     return int(_h64(f"{r.status_code}|{(r.content_type or '').split(';')[0].strip().lower()}"), 16)
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _thin_title(r: PageRecord) -> str:
+    """A thin page's title as its rule key reads it: words lower-cased, digits masked (a port or
+    a count in a placeholder's title is no other page)."""
+    return _DIGITS.sub("0", " ".join((r.title or "").lower().split()))
+
+
 def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     """(origin part, template part) of a special page's group key; ``""`` where the scope
     leaves that part out. The status code is part of an E1/E3 template: digits are normalised
-    away in the fingerprint, and a page that says only "Error 500" is not the 503 one."""
-    if scope == "origin":
-        return _origin(r), ("" if code == "E1" else f"{_template_key(r):016x}")
+    away in the fingerprint, and a page that says only "Error 500" is not the 503 one. A thin
+    page's title is part of its template: the fingerprint leaves out what a page echoes of its
+    URL, which is right for an error or login page (it names what was asked for, not what it is)
+    and wrong for a short content page, which names its own item: javadoc's "Uses of Class
+    java.awt.Robot: no usage" pages of a thousand classes are one template whose only words of
+    their own are the class name, in the title and the heading. A placeholder page served on
+    many hosts has one title everywhere."""
     template = _template_key(r)
+    if code == "T1":
+        template = int(_h64(f"{template:016x}|{_thin_title(r)}"), 16)
+    if scope == "origin":
+        return _origin(r), ("" if code == "E1" else f"{template:016x}")
     if code in ("E1", "E3"):
         template = int(_h64(f"{r.status_code}|{template:016x}"), 16)
     return "", f"{template:016x}"

@@ -184,6 +184,11 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          "URL, title and h1 lack (two items of one kind): keeps them apart")
         else:
             lines.append("item check: passed (neither page names an item of its own URL that the other lacks)")
+        if d.title_items_veto:
+            lines.append("title item check: the titles are one frame around a different item on each side "
+                         "(two items of one kind): keeps them apart")
+        else:
+            lines.append("title item check: passed (the titles do not name two items in one frame)")
     if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]

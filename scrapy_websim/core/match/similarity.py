@@ -38,6 +38,7 @@ __all__ = [
     "heading_sim",
     "prose_lengths_differ",
     "items_differ",
+    "title_items_differ",
     "compare",
     "judge",
     "PairDecision",
@@ -309,6 +310,48 @@ def items_differ(a: PageRecord, b: PageRecord) -> bool:
     return _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a)
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _title_words(record: PageRecord) -> list:
+    """The words of a page's ``<title>`` in order (``_``/``-`` joined words split, digits masked:
+    a counter or a port in a title is no other item)."""
+    return [_DIGIT_RUN.sub("0", w) for w in tokens(_WORD_JOINERS.sub(" ", (record.title or "").lower()))]
+
+
+def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
+    """The two titles are one frame (words before and words after, both non-empty) around a
+    different item on each side: ``libstdc++: std::less< _Tp > Struct Template Reference`` and
+    ``... std::greater< _Tp > ...``, ``libstdc++: exception.h File Reference`` and ``...
+    indirect_array.h ...``. A generator that names its pages by number (Doxygen's
+    ``a08294.html``) gives :func:`items_differ` nothing to read in the URL, and sibling pages
+    share their whole text but the item's name (text 0.75-0.96). The item may also be the
+    other's with a word more (``std::hash< unsigned long >`` and ``< unsigned long long >``,
+    ``iterator.hpp`` and ``const_iterator.hpp``). A copy of a page has its title, or one with
+    words added at its start or end (a site name, "(mirror)"): an item at the very start or end
+    of a title is not read here, since a mirror may rename the site in that place; a number is
+    no item (a counter, a port); and two pages with one h1 say the same of themselves (a title
+    changed by the server is not another item)."""
+    ta, tb = _title_words(a), _title_words(b)
+    if not ta or not tb or ta == tb:
+        return False
+    ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
+    if ha and ha == hb:
+        return False  # one h1: the page says the same of itself, the titles differ by something else
+    n = min(len(ta), len(tb))
+    prefix = 0
+    while prefix < n and ta[prefix] == tb[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < n - prefix and ta[-1 - suffix] == tb[-1 - suffix]:
+        suffix += 1
+    if not prefix or not suffix:
+        return False
+    own_a = set(ta[prefix:len(ta) - suffix]) - {"0"}
+    own_b = set(tb[prefix:len(tb) - suffix]) - {"0"}
+    return own_a != own_b
+
+
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -337,6 +380,7 @@ class PairDecision:
     prose_lengths: Tuple[int, int] = (0, 0)
     prose_veto: bool = False  # the prose length check keeps the pair apart
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
+    title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
 
 
@@ -378,7 +422,9 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
             decision.prose_veto = prose_lengths_differ(a, b, params)
         if not (decision.heading_veto or decision.prose_veto) or full:
             decision.items_veto = items_differ(a, b)
-        if decision.heading_veto or decision.prose_veto or decision.items_veto:
+        if not (decision.heading_veto or decision.prose_veto or decision.items_veto) or full:
+            decision.title_items_veto = title_items_differ(a, b)
+        if decision.heading_veto or decision.prose_veto or decision.items_veto or decision.title_items_veto:
             rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),

@@ -42,7 +42,7 @@ _TRACKER_PREFIXES = re.compile(
     r"^(?:ads?|mc|ga|gs|itm|mkt|ml|mtm|oly|pk|utm|vero|hsa|_hs)_"
 )
 
-__all__ = ["UrlParams", "normalize_url", "url_origin", "is_tracking_param"]
+__all__ = ["UrlParams", "normalize_url", "url_origin", "is_tracking_param", "link_target"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 
@@ -81,6 +81,15 @@ def _netloc(parts) -> str:
     if parts.username is not None:
         userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "") + "@"
     return f"{userinfo}{host}" + (f":{port}" if port is not None else "")
+
+
+def link_target(url: str) -> str:
+    """The page a link leads to: ``url`` without its fragment, unless the fragment is a route of
+    a client-rendered app (``#/settings``, ``#!/users/3``, ``#!users``): such an app sends one
+    shell for every route and renders each route's page in the browser, so the fragment names
+    the page. Any other fragment is an anchor inside the page (``#usage``, ``#section-2``)."""
+    base, sep, fragment = url.partition("#")
+    return url if sep and fragment.startswith(("/", "!")) else base
 
 
 def url_origin(url: str) -> str:
