@@ -99,7 +99,7 @@ def generate(n: int, path: str, seed: int = 1) -> None:
             id=ids[i], url=url[i], normalized_url=url[i], final_url=url[i], status_code=status_l[i],
             content_type="text/html; charset=utf-8", title=f"Page {i}", html_len=int(tlen_l[i] * 3 + 2000),
             rendered=True, text_len=tlen_l[i], simhash=sim_l[i], text_hash=sim_l[i] ^ 0x5555,
-            minhash=mh, dense_len=tlen_l[i], dense_minhash=mh, dom_counts=counts, tag_paths=paths,
+            minhash=mh, prose_len=tlen_l[i], prose_minhash=mh, dom_counts=counts, tag_paths=paths,
             depth_hist=hist, tag_seq=seq, page_type="detail", phash=ph_l[i], timings=[120.0, 300.0, 450.0],
             fingerprint=(sim_l[i] >> 3) ^ 0x1234,
             signals={"vis": tlen_l[i] + 300, "mv": tlen_l[i], "kw": {}, "pw": 0, "inputs": 0, "forms": 0, "fs": 0.0,
@@ -112,7 +112,7 @@ def generate(n: int, path: str, seed: int = 1) -> None:
 
 def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates) -> None:
     if role in (1, 2, 3):  # special pages: short, template fingerprint
-        rec.text_len, rec.html_len, rec.dense_len, rec.dense_minhash = 60, 900, 0, ""
+        rec.text_len, rec.html_len, rec.prose_len, rec.prose_minhash = 60, 900, 0, ""
         rec.status_code = {1: 404, 2: 500 + (i % 2) * 3, 3: 200}[role]
         rec.fingerprint = int(templates[(role * 20 + i % 20) % 64])
         rec.signals = dict(rec.signals, vis=80, mv=60)
@@ -120,7 +120,7 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
             rec.signals.update(pw=1, forms=1, inputs=2, fs=0.8)
             rec.html_len = 3000
     elif role == 4:  # thin
-        rec.html_len, rec.text_len, rec.dense_len = 700, 40, 0
+        rec.html_len, rec.text_len, rec.prose_len = 700, 40, 0
         rec.signals = dict(rec.signals, vis=50, mv=40)
     elif role == 5:  # redirected to a shared landing page
         rec.final_url = f"http://landing.test/{landing}"
@@ -130,11 +130,11 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
         rec.final_url = rec.url
         rec.normalized_url = url[other]
     elif role == 7:  # predicted duplicate, not rendered
-        for name in ("text_len", "html_len", "dense_len", "status_code", "simhash", "phash", "text_hash",
+        for name in ("text_len", "html_len", "prose_len", "status_code", "simhash", "phash", "text_hash",
                      "fingerprint"):
-            setattr(rec, name, 0 if name in ("text_len", "html_len", "dense_len", "status_code") else None)
+            setattr(rec, name, 0 if name in ("text_len", "html_len", "prose_len", "status_code") else None)
         rec.rendered, rec.final_url, rec.predicted_duplicate_of = False, "", url[other]
-        rec.minhash = rec.dense_minhash = rec.tag_seq = ""
+        rec.minhash = rec.prose_minhash = rec.tag_seq = ""
         rec.tag_paths, rec.dom_counts, rec.depth_hist, rec.signals = {}, [], [], {}
     elif role == 8:
         rec.content_type, rec.rendered, rec.content_length = "application/pdf", False, 50000

@@ -45,8 +45,8 @@ class _Gen:
         rec = PageRecord(
             id=len(self.records) + 1, url=url, normalized_url=url, final_url=url, status_code=200,
             content_type="text/html", title="t", html_len=text_len * 3 + 1500, rendered=True, text_len=text_len,
-            simhash=simhash, text_hash=None if simhash is None else simhash ^ 99, minhash=mh, dense_len=text_len,
-            dense_minhash=mh, dom_counts=[100, 50, 20, 10, 2, 0, 3],
+            simhash=simhash, text_hash=None if simhash is None else simhash ^ 99, minhash=mh, prose_len=text_len,
+            prose_minhash=mh, dom_counts=[100, 50, 20, 10, 2, 0, 3],
             tag_paths=dict(self.structures[(simhash or 0) % 6]), depth_hist=[1, 2, 3],
             tag_seq="abcabd" * 20, phash=rnd.getrandbits(64), fingerprint=rnd.getrandbits(64),
             signals={"vis": text_len + 100, "mv": text_len, "kw": {}, "pw": 0, "inputs": 0, "forms": 0, "fs": 0.0},
@@ -98,7 +98,7 @@ class _Gen:
             target = rnd.choice(self.records)
             dup = rnd.choice([target.url, target.final_url, "http://elsewhere.test/x", target.url])
             rec = self.page(self.url(), None, 0, rendered=False, status_code=0, html_len=0, final_url="",
-                            phash=None, minhash="", dense_minhash="", tag_paths={}, signals={},
+                            phash=None, minhash="", prose_minhash="", tag_paths={}, signals={},
                             text_hash=None, fingerprint=None, predicted_duplicate_of=dup)
             if rnd.random() < 0.1:
                 rec.predicted_duplicate_of = rec.url  # itself: a cycle

@@ -47,7 +47,7 @@ nasty_text = st.one_of(
     st.lists(st.sampled_from(NASTY), min_size=1, max_size=6).map("".join),
 )
 STRING_FIELDS = ("url", "normalized_url", "final_url", "content_type", "error", "title", "www_authenticate",
-                 "minhash", "dense_minhash", "tag_seq", "page_type", "predicted_duplicate_of", "expanded_from",
+                 "minhash", "prose_minhash", "tag_seq", "page_type", "predicted_duplicate_of", "expanded_from",
                  "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to", "tls_sha256",
                  "favicon_url")
 

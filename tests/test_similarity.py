@@ -248,8 +248,8 @@ def test_text_sim_judges_prose_pages_by_their_prose_too():
         for i in range(5)) + "</ul></div>"
     a, copy = _rendered(1, page("status")), _rendered(2, page("status", links))
     other = _rendered(3, page("archive", words="packs bundles exports"))
-    assert a.dense_minhash and copy.dense_minhash and a.dense_len == copy.dense_len
-    whole = replace(copy, dense_minhash="")
+    assert a.prose_minhash and copy.prose_minhash and a.prose_len == copy.prose_len
+    whole = replace(copy, prose_minhash="")
     plain = replace(DEFAULT_DECISION_PARAMS, text_noise_shingles=0)
     # by plain Jaccard the link list alone splits them
     assert text_sim(a, whole, plain) < 0.6 <= text_sim(a, copy, plain)
@@ -330,9 +330,9 @@ def test_list_pages_with_one_long_header_are_not_judged_by_it():
 
     a = _rendered(1, listing("alpha", "install upgrade backup restore tuning security network storage logging"))
     b = _rendered(2, listing("omega", "kernel drivers printing audio video fonts locales keyboard mouse"))
-    assert a.dense_minhash and b.dense_minhash  # the header alone is prose enough to carry one
+    assert a.prose_minhash and b.prose_minhash  # the header alone is prose enough to carry one
     assert text_sim(a, b) < 0.4 < DEFAULT_DECISION_PARAMS.rule1_jaccard
-    assert text_sim(replace(a, dense_len=a.text_len), b) > 0.8  # were it judged by its prose
+    assert text_sim(replace(a, prose_len=a.text_len), b) > 0.8  # were it judged by its prose
 
 
 def test_pages_whose_headings_name_different_things_are_not_duplicates():
@@ -388,14 +388,14 @@ def test_a_page_with_a_quarter_more_prose_is_a_page_of_its_own():
     noisy = _rendered(3, article((para(i, change="many") for i in range(10)),
                                  extra="<p>Generated on 2026-11-23 18:02:11 UTC in 0.0412 s, "
                                        "request 8f3a9c2e41d07b66</p>"))
-    assert full.dense_len >= 1000 and revision.dense_len / full.dense_len < 0.8
+    assert full.prose_len >= 1000 and revision.prose_len / full.prose_len < 0.8
     unguarded = DecisionParams(prose_min_len_ratio=0.0)
     assert compare(full, revision, unguarded).is_duplicate  # the text and the look alone merge them
     assert prose_lengths_differ(full, revision)
     assert not compare(full, revision).is_duplicate and compare(full, revision).rule == ""
     assert not prose_lengths_differ(full, noisy) and compare(full, noisy).is_duplicate
     short_full, short_revision = (_rendered(4 + k, article(para(i) for i in range(n))) for k, n in ((0, 4), (1, 3)))
-    assert short_revision.dense_len < 1000 and not prose_lengths_differ(short_full, short_revision)
+    assert short_revision.prose_len < 1000 and not prose_lengths_differ(short_full, short_revision)
     with pytest.raises(ValueError, match="prose_min_len_ratio"):
         DecisionParams(prose_min_len_ratio=1.5).validate()
 

@@ -163,3 +163,10 @@ def test_record_json_ids_and_urls_read_back():
         assert list(store.ids(start=1 << 40)) == [1 << 41]
         assert list(store.ids(stop=1 << 40, last=True)) == [3]
         assert store.urls_of([3, 1, 99]) == {3: "http://a.test/3", 1: "http://a.test/1"}
+
+
+def test_a_features_file_of_an_earlier_version_keeps_its_prose_fields():
+    """Features files written before the prose fields were named so still load them."""
+    record = PageRecord.from_json({"id": 1, "url": "http://a.test/", "dense_len": 1200, "dense_shingles": 80,
+                                   "dense_minhash": "abc"})
+    assert (record.prose_len, record.prose_shingles, record.prose_minhash) == (1200, 80, "abc")

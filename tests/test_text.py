@@ -263,14 +263,14 @@ def _prose_page(links_html="", banner=""):
             f"<div class='document'><h1>Server options</h1>{paras}{links_html}</div></body></html>")
 
 
-def test_dense_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
-    from scrapy_websim.core.page.prose import dense_text
+def test_prose_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
+    from scrapy_websim.core.page.prose import prose_text
 
     recommended = ("<div class='more-docs'><h4>Read next</h4><ul>"
                    + "".join(f"<li><a href='/p/{i}'>Another long page title number {i} of the manual</a></li>"
                              for i in range(40)) + "</ul></div>")
-    plain = dense_text(lxml.html.document_fromstring(_prose_page()))
-    noisy = dense_text(lxml.html.document_fromstring(_prose_page(recommended)))
+    plain = prose_text(lxml.html.document_fromstring(_prose_page()))
+    noisy = prose_text(lxml.html.document_fromstring(_prose_page(recommended)))
     assert "Paragraph alpha explains" in plain and "Home" not in plain
     # the wrapper is now mostly link text, yet its paragraphs stay and only the list goes
     assert "Paragraph zeta explains" in noisy and "Another long page title" not in noisy
@@ -281,6 +281,6 @@ def test_site_notices_are_furniture():
     banner = "<div class='announcement' id='ann-3f2a'>Notice 3f2a: maintenance window 12 May, build 9c1d</div>"
     doc = lxml.html.document_fromstring(_prose_page(banner=banner))
     assert "maintenance window" not in extract_main_text(doc)
-    from scrapy_websim.core.page.prose import dense_text
+    from scrapy_websim.core.page.prose import prose_text
     from scrapy_websim.core.page.text import list_text
-    assert "maintenance window" not in list_text(doc) and "maintenance window" not in dense_text(doc)
+    assert "maintenance window" not in list_text(doc) and "maintenance window" not in prose_text(doc)

@@ -15,7 +15,7 @@ import lxml.html
 
 from . import fingerprints
 from .page import dom, lcs, pagetype, text, visual
-from .page.prose import dense_text
+from .page.prose import prose_text
 from .rules import signals
 from .types import PageRecord
 from .urls import normalize
@@ -102,9 +102,9 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.simhash = fingerprints.simhash64(main_text)
     record.text_hash = fingerprints.text_hash(main_text)
     record.minhash, record.shingles = fingerprints.minhash_summary(main_text)
-    prose = dense_text(doc, params.text.max_link_density)
-    record.dense_len = len(prose)
-    record.dense_minhash, record.dense_shingles = (fingerprints.minhash_summary(prose)
+    prose = prose_text(doc, params.text.max_link_density)
+    record.prose_len = len(prose)
+    record.prose_minhash, record.prose_shingles = (fingerprints.minhash_summary(prose)
                                                    if len(prose) >= params.text.list_fallback_chars else ("", 0))
     features = dom.dom_features(doc, params.dom.max_paths, params.dom)
     record.dom_counts = features["dom_counts"]

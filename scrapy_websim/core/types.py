@@ -148,10 +148,10 @@ class PageRecord:
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
     text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
     minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.fingerprints.minhash)
-    dense_len: int = 0  # characters of the page's prose: visible text without link lists (core.page.prose.dense_text)
-    dense_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
+    prose_len: int = 0  # characters of the page's prose: visible text without link lists (core.page.prose.prose_text)
+    prose_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
     shingles: int = 0  # distinct word 3-shingles of the main text (0: unknown, an older features file)
-    dense_shingles: int = 0  # distinct word 3-shingles of the prose (0 with no dense_minhash)
+    prose_shingles: int = 0  # distinct word 3-shingles of the prose (0 with no prose_minhash)
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
@@ -215,11 +215,15 @@ class PageRecord:
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "PageRecord":
         known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs = {_RENAMED.get(k, k): v for k, v in data.items() if _RENAMED.get(k, k) in known}
         for name in _HEX64_FIELDS:
             if name in kwargs:
                 kwargs[name] = unhex64(kwargs[name])
         return cls(**kwargs)
+
+
+#: Fields of features files written by earlier versions, under their present names.
+_RENAMED = {"dense_len": "prose_len", "dense_minhash": "prose_minhash", "dense_shingles": "prose_shingles"}
 
 
 def _has_nan(value: Any) -> bool:

@@ -108,8 +108,8 @@ def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECI
             a.simhash, b.simhash, params.text_max_distance)
     if max(_prose_share(a), _prose_share(b)) < PROSE_MIN_SHARE:
         return whole
-    prose = _shingle_sim_of(a.dense_minhash, b.dense_minhash, (a.dense_len, b.dense_len),
-                            (a.dense_shingles, b.dense_shingles), params)
+    prose = _shingle_sim_of(a.prose_minhash, b.prose_minhash, (a.prose_len, b.prose_len),
+                            (a.prose_shingles, b.prose_shingles), params)
     return whole if prose is None else max(whole, prose)
 
 
@@ -142,7 +142,7 @@ PROSE_MIN_SHARE = 0.5
 
 
 def _prose_share(record: PageRecord) -> float:
-    return record.dense_len / record.text_len if record.text_len > 0 else 0.0
+    return record.prose_len / record.text_len if record.text_len > 0 else 0.0
 
 
 def _lengths_ok(len_a: int, len_b: int, params: DecisionParams) -> bool:
@@ -358,7 +358,7 @@ def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = 
     :func:`compare`; see :class:`DecisionParams`)."""
     if params.prose_min_len_ratio <= 0 or min(_prose_share(a), _prose_share(b)) < PROSE_MIN_SHARE:
         return False
-    short, long_ = sorted((a.dense_len, b.dense_len))
+    short, long_ = sorted((a.prose_len, b.prose_len))
     return short >= params.prose_len_min_chars and short < params.prose_min_len_ratio * long_
 
 
@@ -417,7 +417,7 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
             if heading is not None and heading < params.heading_min_jaccard:
                 decision.title_names_heading = title_names_heading(a, b)
                 decision.heading_veto = not decision.title_names_heading
-        decision.prose_lengths = (a.dense_len, b.dense_len)
+        decision.prose_lengths = (a.prose_len, b.prose_len)
         if not decision.heading_veto or full:
             decision.prose_veto = prose_lengths_differ(a, b, params)
         if not (decision.heading_veto or decision.prose_veto) or full:

@@ -12,10 +12,10 @@ from typing import Dict, List
 
 from .text import _BLOCK_TAGS, _join, _measured_body
 
-__all__ = ["dense_text"]
+__all__ = ["prose_text"]
 
 
-def dense_text(doc, max_link_density: float = 0.5) -> str:
+def prose_text(doc, max_link_density: float = 0.5) -> str:
     """Visible text outside page furniture without its link lists: every block whose link text is
     more than ``max_link_density`` of its text is left out (menus, "related"/"recommended" lists,
     tag clouds), unless it holds a block that is not (an article inside a link-heavy wrapper
@@ -25,11 +25,11 @@ def dense_text(doc, max_link_density: float = 0.5) -> str:
     if body is None:
         return ""
     parts: List[str] = []
-    _collect_dense(body, parts, max_link_density, infos, {})
+    _collect_prose(body, parts, max_link_density, infos, {})
     return _join(parts)
 
 
-def _dense(info, max_link_density: float) -> bool:
+def _link_dense(info, max_link_density: float) -> bool:
     return bool(info.text) and info.links > max_link_density * info.text
 
 
@@ -42,7 +42,7 @@ def _holds_prose(el, max_link_density: float, infos: Dict, memo: Dict) -> bool:
             info = infos.get(child)
             if info is None or child.tag.lower() not in _BLOCK_TAGS:
                 continue
-            if (not _dense(info, max_link_density) and info.text - info.links >= 25) or _holds_prose(
+            if (not _link_dense(info, max_link_density) and info.text - info.links >= 25) or _holds_prose(
                     child, max_link_density, infos, memo):
                 found = True
                 break
@@ -50,14 +50,14 @@ def _holds_prose(el, max_link_density: float, infos: Dict, memo: Dict) -> bool:
     return found
 
 
-def _collect_dense(el, out: List[str], max_link_density: float, infos: Dict, memo: Dict) -> None:
-    if el.tag.lower() != "body" and _dense(infos[el], max_link_density):
+def _collect_prose(el, out: List[str], max_link_density: float, infos: Dict, memo: Dict) -> None:
+    if el.tag.lower() != "body" and _link_dense(infos[el], max_link_density):
         if el.tag.lower() not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
             return
         for child in el:  # a link-heavy wrapper: keep its prose blocks, drop its own links
             if child in infos and child.tag.lower() in _BLOCK_TAGS:
                 out.append("\n")
-                _collect_dense(child, out, max_link_density, infos, memo)
+                _collect_prose(child, out, max_link_density, infos, memo)
                 out.append("\n")
         return
     if el.text:
@@ -67,7 +67,7 @@ def _collect_dense(el, out: List[str], max_link_density: float, infos: Dict, mem
             block = child.tag.lower() in _BLOCK_TAGS
             if block:
                 out.append("\n")
-            _collect_dense(child, out, max_link_density, infos, memo)
+            _collect_prose(child, out, max_link_density, infos, memo)
             if block:
                 out.append("\n")
         if child.tail:
