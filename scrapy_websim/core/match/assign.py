@@ -2,7 +2,7 @@
 
 Every input URL ends in exactly one cluster, or in none. The steps run in this order and a page
 placed by an earlier step is never moved: special pages grouped by rule and template fingerprint
-(``RuleParams.scope``; thin pages by title and words), content clusters unchanged, then R1 (same final
+(``RuleParams.scope``; thin pages also by title), content clusters unchanged, then R1 (same final
 URL), U1 (same normalised URL; a fragment variant joins only when it rendered the same text), then
 predicted duplicates join the page they were predicted from. docs/special-pages.md ("How rule and
 content clusters combine") gives the ids, canonicals and ``match_rule`` of each step.
@@ -114,15 +114,10 @@ def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     and wrong for a short content page, which names its own item: javadoc's "Uses of Class
     java.awt.Robot: no usage" pages of a thousand classes are one template whose only words of
     their own are the class name, in the title and the heading. A placeholder page served on
-    many hosts has one title everywhere. A thin page with main text is keyed by that text and its
-    title, not by the template: a copy of it in other chrome, or with a server's banner, has
-    another template fingerprint but the same few words."""
+    many hosts has one title everywhere."""
     template = _template_key(r)
     if code == "T1":
-        if r.text_hash is not None and r.text_len > 0:
-            template = int(_h64(f"text|{r.text_hash & MASK64:016x}|{_thin_title(r)}"), 16)
-        else:
-            template = int(_h64(f"{template:016x}|{_thin_title(r)}"), 16)
+        template = int(_h64(f"{template:016x}|{_thin_title(r)}"), 16)
     if scope == "origin":
         return _origin(r), ("" if code == "E1" else f"{template:016x}")
     if code in ("E1", "E3"):
