@@ -61,7 +61,8 @@ def run_site(name: str, spec: sites.DocSpec, verbose: bool = False) -> str:
 
 def crawl_and_score(name: str, site: sites.Site, bases: dict, tmp: str, verbose: bool = False) -> str:
     """Crawl the site's URLs (shuffled) with the shipped defaults and score the clusters against
-    its groups; the one-line result (``site=NAME urls=N ...``). The servers must be up."""
+    its groups; the one-line result (``site=NAME urls=N ...``). The servers must be up. ``tmp``
+    gets the URL list, the result and the features (``websim cluster`` / ``websim explain``)."""
     urls = [sites.resolve(u, bases) for u in site.urls]
     random.Random(7).shuffle(urls)
     listing = os.path.join(tmp, "urls.txt")
@@ -70,6 +71,7 @@ def crawl_and_score(name: str, site: sites.Site, bases: dict, tmp: str, verbose:
     out = os.path.join(tmp, "result.json")
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", "8",
+                           "--features-file", os.path.join(tmp, "features.jsonl"),
                            "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         return f"site={name} failed: {proc.stderr[-2000:]}"

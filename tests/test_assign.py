@@ -349,3 +349,33 @@ def test_thin_pages_naming_their_own_item_are_not_one_rule_cluster():
     assert out[1].cluster_id == out[2].cluster_id != out[3].cluster_id
     assert out[4].cluster_id == out[5].cluster_id and out[4].cluster_id.startswith("thin-")
     assert out[3].is_canonical and out[3].cluster_id not in (out[1].cluster_id, out[4].cluster_id)
+
+
+def test_a_thin_page_and_its_copy_in_other_chrome_are_one_cluster():
+    """A mirror that adds a style sheet and a site menu, or a server banner, changes the template
+    fingerprint but not the page's few words: the two are one thin cluster. A thin page with other
+    words under the same title stays apart, and one that differs only in a number joins (the
+    shape of the words masks numbers: "Ref 1234" / "Ref 98")."""
+    words = "<main><h1>Uses of Class<br>java.awt.Robot</h1><p>No usage of java.awt.Robot</p></main>"
+    head = "<html><head><title>Uses of Class java.awt.Robot</title>"
+    htmls = [head + "</head><body>" + words + "<!-- " + "x" * 1100 + " --></body></html>",
+             head + "<link rel=stylesheet href=/other.css></head><body><header><nav><ul>"
+             + "".join(f"<li><a href=/s{i}>Section {i}</a></li>" for i in range(6)) + "</ul></nav></header>"
+             + words + "<footer><p>Mirror</p></footer><!-- " + "x" * 1100 + " --></body></html>",
+             head + "</head><body><main><h1>Uses of Class<br>java.awt.Robot</h1><p>Removed in this release</p>"
+             + "</main><!-- " + "x" * 1100 + " --></body></html>",
+             head + "</head><body><main><h1>Uses of Class<br>java.awt.Robot</h1><p>Removed in release 17</p>"
+             + "</main><!-- " + "x" * 1100 + " --></body></html>",
+             head + "</head><body><main><h1>Uses of Class<br>java.awt.Robot</h1><p>Removed in release 9</p>"
+             + "</main><!-- " + "x" * 1100 + " --></body></html>"]
+    records = [rec(i, f"http://127.0.0.1:800{i}/api/Robot.html", html=html) for i, html in enumerate(htmls, 1)]
+    for r, html in zip(records, htmls):
+        compute_features(r, html, None, FeatureParams())  # the main text and its shape
+    assert {special_label(r) for r in records} == {"T1"}
+    plain, chrome, other, release17, release9 = records
+    assert plain.fingerprint != chrome.fingerprint and plain.text_shape == chrome.text_shape is not None
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    assert out[1].cluster_id == out[2].cluster_id != out[3].cluster_id
+    assert out[4].cluster_id != out[3].cluster_id and out[4].cluster_id != out[1].cluster_id
+    assert release17.text_hash != release9.text_hash and out[4].cluster_id == out[5].cluster_id

@@ -31,6 +31,7 @@ def test_compute_features_matches_the_modules(path):
     assert rec.text_len == len(expected_text)
     assert rec.simhash == fingerprints.simhash64(expected_text)
     assert rec.text_hash == fingerprints.text_hash(expected_text)
+    assert rec.text_shape == fingerprints.text_hash(signals.mask_tokens(expected_text))
     assert rec.minhash == fingerprints.minhash_hex(fingerprints.minhash(expected_text))
     assert (rec.dom_counts, rec.tag_paths, rec.depth_hist) == (
         feats["dom_counts"], feats["tag_paths"], feats["depth_hist"])

@@ -101,6 +101,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.text_len = len(main_text)
     record.simhash = fingerprints.simhash64(main_text)
     record.text_hash = fingerprints.text_hash(main_text)
+    record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text))
     record.minhash, record.shingles = fingerprints.minhash_summary(main_text)
     prose = prose_text(doc, params.text.max_link_density)
     record.prose_len = len(prose)

@@ -57,7 +57,7 @@ OUTPUT_FIELDS = (
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
 DOM_COUNT_NAMES = ("nodes", "text_nodes", "div", "a", "img", "input", "script")
 
-_HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash")
+_HEX64_FIELDS = ("simhash", "phash", "fingerprint", "text_hash", "text_shape")
 
 #: The 64 bits of every stored hash (SimHash, pHash, fingerprint, token hashes).
 MASK64 = (1 << 64) - 1
@@ -147,6 +147,7 @@ class PageRecord:
     text_len: int = 0  # main-text length in characters
     simhash: Optional[int] = None  # 64-bit SimHash of the main text
     text_hash: Optional[int] = None  # 64-bit hash of the main text's tokens (exact copies share it)
+    text_shape: Optional[int] = None  # text_hash with numbers, hosts, URLs masked (core.rules.signals.mask_tokens)
     minhash: str = ""  # 128-bin MinHash of the main text's word 3-shingles, hex (core.fingerprints.minhash)
     prose_len: int = 0  # characters of the page's prose: visible text without link lists (core.page.prose.prose_text)
     prose_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by

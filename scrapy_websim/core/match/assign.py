@@ -2,10 +2,11 @@
 
 Every input URL ends in exactly one cluster, or in none. The steps run in this order and a page
 placed by an earlier step is never moved: special pages grouped by rule and template fingerprint
-(``RuleParams.scope``; thin pages also by title), content clusters unchanged, then R1 (same final
-URL), U1 (same normalised URL; a fragment variant joins only when it rendered the same text), then
-predicted duplicates join the page they were predicted from. docs/special-pages.md ("How rule and
-content clusters combine") gives the ids, canonicals and ``match_rule`` of each step.
+(``RuleParams.scope``; thin pages by title and the shape of their words), content clusters
+unchanged, then R1 (same final URL), U1 (same normalised URL; a fragment variant joins only when
+it rendered the same text), then predicted duplicates join the page they were predicted from.
+docs/special-pages.md ("How rule and content clusters combine") gives the ids, canonicals and
+``match_rule`` of each step.
 
 Memory: the steps run on columns (``assign_arrays.py``), not on records. :func:`add_page` reads
 what they need of one record (~90 bytes a page) as the end of a crawl streams the store;
@@ -114,10 +115,16 @@ def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     and wrong for a short content page, which names its own item: javadoc's "Uses of Class
     java.awt.Robot: no usage" pages of a thousand classes are one template whose only words of
     their own are the class name, in the title and the heading. A placeholder page served on
-    many hosts has one title everywhere."""
+    many hosts has one title everywhere. A thin page with main text is keyed by that text's shape
+    (:attr:`~scrapy_websim.core.types.PageRecord.text_shape`: numbers, hosts and URLs masked) and
+    its title rather than by the template: a copy in other chrome, or with a server's banner, has
+    another fingerprint but the same few words, and "Ref 1234" / "Ref 98" are one template."""
     template = _template_key(r)
     if code == "T1":
-        template = int(_h64(f"{template:016x}|{_thin_title(r)}"), 16)
+        if r.text_shape and r.text_len > 0:
+            template = int(_h64(f"shape|{r.text_shape & MASK64:016x}|{_thin_title(r)}"), 16)
+        else:
+            template = int(_h64(f"{template:016x}|{_thin_title(r)}"), 16)
     if scope == "origin":
         return _origin(r), ("" if code == "E1" else f"{template:016x}")
     if code in ("E1", "E3"):

@@ -42,6 +42,7 @@ __all__ = [
     "page_signals",
     "rule_features",
     "template_fingerprint",
+    "mask_tokens",
 ]
 
 #: The rules whose keyword hits page_signals records.
@@ -156,7 +157,7 @@ _HOST_TOKEN = re.compile(
 _SERVER_AT = re.compile(r"\b(at|on) \S+ port \S+", re.I)
 
 
-def _normalise_text(text: str) -> str:
+def mask_tokens(text: str) -> str:
     """Per-request and per-host tokens become placeholders: a server signature's "at HOST port
     N", paths/URLs/emails, host names, anything with a digit (ids, hex, dates, times, counters,
     IP addresses, ports), long or camel-random letter runs. CJK text is kept as is."""
@@ -285,7 +286,7 @@ def _fingerprint(walk: _Walk, url: str = "") -> int:
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
     text = _strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url)
-    h.update(_normalise_text(text).encode("utf-8", "surrogatepass"))
+    h.update(mask_tokens(text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 
 
