@@ -19,6 +19,7 @@ from scrapy_websim.core.match.similarity import (
     judge,
     structure_sim,
     title_items_differ,
+    fields_differ,
     text_sim,
     visual_sim,
     weighted_jaccard,
@@ -549,3 +550,39 @@ def test_titles_naming_two_items_in_one_frame_are_not_duplicates():
     same_h1, other_h1 = ([_at(_rendered(0, pages[0]), "http://h/j", pages[0]), _at(_rendered(0, p), "http://h/j", p)]
                          for p in pages[1:])
     assert same_h1[0].title and not title_items_differ(*same_h1) and title_items_differ(*other_h1)
+
+
+def test_lists_whose_form_shows_what_each_was_asked_for_are_not_duplicates():
+    """A wiki's list of all pages, and the same list from the letter N and from F: the entries
+    from N are most of the whole list, the heading and title are one, and the letter is a single
+    character the URL item check does not read. The page shows it in its "from" field; a copy
+    under a tracking parameter shows the same, and a field the server fills by itself (the
+    language chosen) is no item."""
+    titles = ["Anchor", "Bridge", "Candle", "Falcon", "Forest", "Garden", "Harbour", "Island", "Lantern",
+              "Meadow", "Needle", "Ocean", "Pepper", "Quartz", "River", "Senate", "Timber", "Valley"]
+
+    def allpages(start, lang="en"):
+        rows = "".join(f"<li><a href='/wiki/{t}'>{t}</a></li>" for t in titles if t >= start)
+        return ("<html><head><title>All pages - Wiki</title></head><body><div id='content'><h1>All pages</h1>"
+                f"<form><label>Display pages starting at: <input type=text name=from value='{start}'></label>"
+                "<label>Display pages ending at: <input type=text name=to value=''></label>"
+                f"<select name=uselang><option value=en {'selected' if lang == 'en' else ''}>English</option>"
+                f"<option value=de {'selected' if lang == 'de' else ''}>Deutsch</option></select>"
+                f"<input type=hidden name=title value=Special:AllPages></form><ul>{rows}</ul>"
+                "<p>This list shows every page of the wiki, in alphabetical order.</p></div></body></html>")
+
+    base = "http://127.0.0.1:8080/index.php?title=Special:AllPages"
+    whole = _at(_rendered(1, allpages("")), base)
+    from_f = _at(_rendered(2, allpages("F")), base + "&from=F")
+    from_n = _at(_rendered(3, allpages("N")), base + "&from=N")
+    copy = _at(_rendered(4, allpages("N")), base + "&from=N&utm_source=x")
+    german = _at(_rendered(5, allpages("N", lang="de")), base + "&from=N")
+    assert not items_differ(from_f, from_n)  # one letter: the URL item check reads nothing
+    joined = 0
+    for a, b in ((whole, from_f), (whole, from_n), (from_f, from_n)):
+        d = judge(a, b, full=True)
+        assert d.fields_veto and not d.result.is_duplicate, (a.url, b.url)
+        joined += d.rule1
+    assert joined  # a rule joined a pair, the form check kept it apart
+    assert not fields_differ(from_n, copy) and compare(from_n, copy).is_duplicate
+    assert not fields_differ(from_n, german)  # "de" is no value its URL asked for

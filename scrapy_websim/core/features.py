@@ -117,6 +117,9 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     heading = first_heading(doc)
     if heading:
         record.signals["h1"] = heading
+    fields = shown_fields(doc)
+    if fields:
+        record.signals["fields"] = fields
     return main_text
 
 
@@ -132,3 +135,53 @@ def first_heading(doc) -> str:
         if words:
             return words[:HEADING_CHARS]
     return ""
+
+
+#: Form fields kept per page (``signals["fields"]``) and characters of each value.
+MAX_FIELDS = 12
+FIELD_VALUE_CHARS = 100
+#: Input types whose value a person does not read as what the page shows.
+_UNSHOWN_INPUTS = frozenset(("hidden", "password", "submit", "button", "reset", "image", "file",
+                             "checkbox", "radio", "color", "range"))
+
+
+def _hidden(element) -> bool:
+    """``element`` or an ancestor is hidden by an attribute or an inline ``display:none``."""
+    node = element
+    while node is not None and isinstance(node.tag, str):
+        if node.get("hidden") is not None or node.get("aria-hidden") == "true":
+            return True
+        style = node.get("style")
+        if style and "display:none" in "".join(style.split()).lower():
+            return True
+        node = node.getparent()
+    return False
+
+
+def shown_fields(doc) -> dict:
+    """The named form fields a person sees filled in, ``{name: value}`` (text-like inputs, a
+    select's chosen option, a textarea; the first :data:`MAX_FIELDS`, an empty value kept): a
+    page that shows what it was asked for (``Special:AllPages?from=N`` shows "N" in its "from"
+    field, a search page its query) is about that value, which the judged text may not say."""
+    out: dict = {}
+    for element in doc.iter("input", "select", "textarea"):
+        name = element.get("name")
+        if not name or name in out:
+            continue
+        if element.tag == "input":
+            if (element.get("type") or "text").strip().lower() in _UNSHOWN_INPUTS:
+                continue
+            value = element.get("value") or ""
+        elif element.tag == "select":
+            options = list(element.iter("option"))
+            chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
+            value = "" if chosen is None else (chosen.get("value") if chosen.get("value") is not None
+                                                else chosen.text_content())
+        else:
+            value = element.text_content()
+        if _hidden(element):
+            continue
+        out[name[:FIELD_VALUE_CHARS]] = " ".join(value.split())[:FIELD_VALUE_CHARS]
+        if len(out) >= MAX_FIELDS:
+            break
+    return out

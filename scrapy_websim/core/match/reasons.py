@@ -189,6 +189,11 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          "(two items of one kind): keeps them apart")
         else:
             lines.append("title item check: passed (the titles do not name two items in one frame)")
+        if d.fields_veto:
+            lines.append("form check: a form field shows a different value on each page, on one of them what its "
+                         "URL asked for (two items of one kind): keeps them apart")
+        else:
+            lines.append("form check: passed (no form field shows what one page was asked for and the other lacks)")
     if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]

@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
@@ -39,6 +39,7 @@ __all__ = [
     "prose_lengths_differ",
     "items_differ",
     "title_items_differ",
+    "fields_differ",
     "compare",
     "judge",
     "PairDecision",
@@ -310,6 +311,37 @@ def items_differ(a: PageRecord, b: PageRecord) -> bool:
     return _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a)
 
 
+def _fields(record: PageRecord) -> dict:
+    fields = record.signals.get("fields") if isinstance(record.signals, dict) else None
+    return fields if isinstance(fields, dict) else {}
+
+
+def _query_values(record: PageRecord) -> set:
+    try:
+        query = urlsplit(record.final_url or record.url or "").query
+    except ValueError:
+        return set()
+    return {" ".join(v.split()).lower() for _k, v in parse_qsl(query) if v.strip()}
+
+
+def fields_differ(a: PageRecord, b: PageRecord) -> bool:
+    """A form field both pages show (``signals["fields"]``) holds a different value on each, and
+    on one of them the value is what its URL asked for: ``Special:AllPages?from=N`` shows "N" in
+    its "from" field where the list from the start shows nothing, a search page shows its query.
+    The judged text of two such lists can share most entries; what they are about is in the
+    form. A field the server fills by itself (a language chosen, today's date) is the same on a
+    copy, or names no value of its URL."""
+    fields_a, fields_b = _fields(a), _fields(b)
+    if not fields_a or not fields_b:
+        return False
+    differ = [(str(fields_a[name]).lower(), str(fields_b[name]).lower()) for name in fields_a.keys() & fields_b.keys()
+              if fields_a[name] != fields_b[name]]
+    if not differ:
+        return False
+    asked_a, asked_b = _query_values(a), _query_values(b)
+    return any(value_a in asked_a or value_b in asked_b for value_a, value_b in differ)
+
+
 _DIGIT_RUN = re.compile(r"\d+")
 
 
@@ -381,6 +413,7 @@ class PairDecision:
     prose_veto: bool = False  # the prose length check keeps the pair apart
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
+    fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
 
 
@@ -424,7 +457,11 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
             decision.items_veto = items_differ(a, b)
         if not (decision.heading_veto or decision.prose_veto or decision.items_veto) or full:
             decision.title_items_veto = title_items_differ(a, b)
-        if decision.heading_veto or decision.prose_veto or decision.items_veto or decision.title_items_veto:
+        if not (decision.heading_veto or decision.prose_veto or decision.items_veto
+                or decision.title_items_veto) or full:
+            decision.fields_veto = fields_differ(a, b)
+        if (decision.heading_veto or decision.prose_veto or decision.items_veto or decision.title_items_veto
+                or decision.fields_veto):
             rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),
