@@ -1,6 +1,6 @@
 """Pair precision / recall / F1 and lost pages of a real crawl of a real DokuWiki.
 
-    python bench/dokuwiki.py [--articles 24] [--short-titles] [-v] [--keep DIR]
+    python bench/dokuwiki.py [--articles 24] [--short-titles] [--no-trace] [--send404] [-v] [--keep DIR]
 
 Installs Debian's ``dokuwiki`` (2022-07-31 "Igor") and PHP's CLI if missing, sets up a wiki of its
 own in a temporary directory (its configuration and its data directory: DokuWiki keeps pages as
@@ -18,19 +18,20 @@ the name. The crawl list holds:
   parameter;
 - per article its revision list (``do=revisions``) and its first revision (``rev=T``, 60 % of the
   text): a page of their own each; for a third of the articles its backlinks (``do=backlink``,
-  one entry each, another for every page): a page of its own each;
+  one entry each, a different one per page): a page of its own each;
 - the start page (``doku.php`` and ``?id=start``: one group), the index (``do=index``) and the
   index opened at each namespace (``do=index&idx=ns`` and its short form ``?idx=ns``: one group
   per namespace, the namespaces apart), recent changes (``do=recent``), three searches whose
   result lists differ (``do=search&q=``, apart);
-- the "This topic does not exist yet" page (HTTP 404) of a third of the articles' missing
-  ``_draft`` pages, naming the missing page: one group (one template), and the login page with
-  the return-to id (``do=login&id=``) of four articles: one group.
+- the "This topic does not exist yet" page of a third of the articles' missing ``_draft`` pages,
+  naming the missing page: one group (one template), and the login page with the return-to id
+  (``do=login&id=``) of four articles: one group.
 
 Left out as arguable: a backlink page with nothing on it ("Nothing was found": one template, or
-a page of each article?) and the diff of two revisions. DokuWiki's breadcrumb trail is on (the
-default): the pages a session visited last are listed on every page, so two fetches of one page
-differ by a line. The URL list is shuffled; the crawl is the shipped defaults through
+a page of each article?) and the diff of two revisions. DokuWiki's defaults stay: its breadcrumb
+trail ("Trace: ...", the pages the browser's session visited last, on every page: two fetches of
+one page differ by that line; ``--no-trace`` turns it off) and a missing page answered with
+status 200 (``--send404``: 404). The URL list is shuffled; the crawl is the shipped defaults through
 ``python -m scrapy_websim.cli``. Last line (``lost`` = true groups none of whose pages is a
 canonical or alone):
 
