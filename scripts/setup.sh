@@ -37,6 +37,9 @@ if [ "$what" = bench ]; then
   [ -d /usr/share/doc/openjdk-17-jre-headless/api/java.base ] || need_apt+=(openjdk-17-doc)
   [ -d /usr/share/doc/libstdc++-12-doc/libstdc++/user ] || need_apt+=(libstdc++-12-doc)
   command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+  # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
+  [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
+  command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
