@@ -248,7 +248,8 @@ def build(paths: dict, n: int, short_titles: bool = False) -> sites.Site:
     for i, (pid, body) in enumerate(zip(ids, bodies)):
         title = names[i].replace("_", " ").capitalize()
         link = ids[(i + 1) % len(ids)]
-        for k, (share, note) in enumerate(((0.6, ""), (1.0, ""), (1.0, "See also the other articles of this namespace."))):
+        revisions = ((0.6, ""), (1.0, ""), (1.0, "See also the other articles of this namespace."))
+        for k, (share, note) in enumerate(revisions):
             date = start + k * 3600 + i * 60
             first.setdefault(pid, date)
             revs.append({"id": pid, "date": date, "summary": f"revision at {int(share * 100)} %",

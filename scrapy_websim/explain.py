@@ -155,7 +155,7 @@ def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionP
         "rule1": d.rule1, "rule2": d.rule2, "rule2_allowed": d.rule2_allowed, "rule2_blocked": d.rule2_blocked,
         "heading_sim": d.heading, "title_names_heading": d.title_names_heading, "heading_veto": d.heading_veto,
         "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto, "items_veto": d.items_veto,
-        "title_items_veto": d.title_items_veto,
+        "title_items_veto": d.title_items_veto, "fields_veto": d.fields_veto, "query_veto": d.query_veto,
         "duplicate": d.result.is_duplicate, "rule": d.result.rule,
     }
     if not compared:

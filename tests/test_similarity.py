@@ -20,6 +20,7 @@ from scrapy_websim.core.match.similarity import (
     structure_sim,
     title_items_differ,
     fields_differ,
+    query_items_differ,
     text_sim,
     visual_sim,
     weighted_jaccard,
@@ -586,3 +587,33 @@ def test_lists_whose_form_shows_what_each_was_asked_for_are_not_duplicates():
     assert joined  # a rule joined a pair, the form check kept it apart
     assert not fields_differ(from_n, copy) and compare(from_n, copy).is_duplicate
     assert not fields_differ(from_n, german)  # "de" is no value its URL asked for
+
+
+def test_urls_that_ask_for_two_items_by_one_parameter_are_not_duplicates():
+    """A wiki's index opened at two namespaces (``do=index&idx=science`` / ``&idx=business``): one
+    title, one h1, a tree that names every namespace on both, only the opened namespace's entries
+    differ (text 0.75-0.86). The URLs give one parameter two words: two items. A copy under a
+    spelling of the URL that names the same value, a page number, a session id or a cache buster
+    is no other item."""
+    spaces = {"science": ["atoms", "comets", "fossils"], "business": ["markets", "tariffs", "wages"],
+              "culture": ["opera", "novels", "poetry"]}
+
+    def index(opened):
+        tree = "".join(f"<li><a href='/ns/{ns}'>{ns}</a>"
+                       + ("<ul>" + "".join(f"<li><a href='/{ns}/{p}'>{p}</a></li>" for p in pages) + "</ul>"
+                          if ns == opened else "") + "</li>" for ns, pages in spaces.items())
+        return ("<html><head><title>Sitemap [Wiki]</title></head><body><h1>Wiki</h1><main><h2>Sitemap</h2>"
+                "<p>This is a sitemap over all available pages ordered by namespaces.</p>"
+                f"<ul>{tree}</ul></main></body></html>")
+
+    base = "http://127.0.0.1:8080/doku.php?do=index&idx="
+    science = _at(_rendered(1, index("science")), base + "science")
+    business = _at(_rendered(2, index("business")), base + "business")
+    d = judge(science, business, full=True)
+    assert d.rule1 and d.query_veto and not d.result.is_duplicate
+    assert not (d.items_veto or d.title_items_veto or d.fields_veto)  # only this check sees it
+    same = _at(_rendered(3, index("science")), base + "Science&utm_source=feed")
+    assert not query_items_differ(science, same)
+    for x, y in (("page=2", "page=3"), ("sid=8f14e45fceea167a5a36dedd4bea2543", "sid=c9f0f895fb98ab9159f51fd0297e236d"),
+                 ("_=1764028800123", "_=1764028812345"), ("id=ns:A", "id=NS:a")):
+        assert not query_items_differ(_at(science, "http://h/p?" + x), _at(science, "http://h/p?" + y)), x

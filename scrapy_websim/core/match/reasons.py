@@ -194,6 +194,11 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          "URL asked for (two items of one kind): keeps them apart")
         else:
             lines.append("form check: passed (no form field shows what one page was asked for and the other lacks)")
+        if d.query_veto:
+            lines.append("query check: the URLs give one query parameter a different word each (two items of one "
+                         "kind): keeps them apart")
+        else:
+            lines.append("query check: passed (no query parameter names a different item on each side)")
     if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
+from ..rules.signals import mask_tokens
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "items_differ",
     "title_items_differ",
     "fields_differ",
+    "query_items_differ",
     "compare",
     "judge",
     "PairDecision",
@@ -384,6 +386,35 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     return own_a != own_b
 
 
+def _query_items(record: PageRecord) -> dict:
+    """``{name: value}`` of the query parameters of the page's URL as normalisation keeps them
+    (trackers dropped), values lower-cased; a parameter given twice is left out."""
+    url = record.normalized_url or record.final_url or record.url or ""
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return {}
+    seen: dict = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        seen[name] = None if name in seen else " ".join(value.split()).lower()
+    return {k: v for k, v in seen.items() if v is not None}
+
+
+def query_items_differ(a: PageRecord, b: PageRecord) -> bool:
+    """Both URLs carry one query parameter with a different value on each, and the values are
+    words, not numbers or tokens (masked as the template fingerprint masks them, they still
+    differ): ``do=index&idx=science`` and ``&idx=business`` (a wiki's index opened at two
+    namespaces), ``from=F`` and ``from=N``. The URLs ask for two items; a copy of a page under
+    another spelling of its URL names the same value (case aside), and a session id, a cache
+    buster or a page number masks to one value."""
+    qa, qb = _query_items(a), _query_items(b)
+    for name in qa.keys() & qb.keys():
+        va, vb = qa[name], qb[name]
+        if va != vb and va and vb and mask_tokens(va) != mask_tokens(vb):
+            return True
+    return False
+
+
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -414,6 +445,7 @@ class PairDecision:
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
+    query_veto: bool = False  # the URLs ask for two items by one query parameter (:func:`query_items_differ`)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
 
 
@@ -460,8 +492,11 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         if not (decision.heading_veto or decision.prose_veto or decision.items_veto
                 or decision.title_items_veto) or full:
             decision.fields_veto = fields_differ(a, b)
+        if not (decision.heading_veto or decision.prose_veto or decision.items_veto
+                or decision.title_items_veto or decision.fields_veto) or full:
+            decision.query_veto = query_items_differ(a, b)
         if (decision.heading_veto or decision.prose_veto or decision.items_veto or decision.title_items_veto
-                or decision.fields_veto):
+                or decision.fields_veto or decision.query_veto):
             rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),
