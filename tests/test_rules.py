@@ -604,3 +604,49 @@ def test_a_template_is_one_fingerprint_whatever_it_echoes_of_its_request():
     other = make_record(page("Log in", login.replace("edit pages", "read this wiki").format(t="Main Page")), 200,
                         "http://127.0.0.1:8080/index.php?title=Special:UserLogin&returnto=Main_Page")
     assert other.fingerprint != logins[0].fingerprint
+
+
+def _wiki_page(page_id: str, trace, content: str) -> str:
+    """A page in the shape of DokuWiki's template: the site's h1 and a breadcrumb trail of the
+    pages this browser visited in the header, the page id and its content in ``main``."""
+    crumbs = " » ".join(f"<a href='/doku.php?id={p}'>{p.split(':')[-1]}</a>" for p in trace)
+    menu = "".join(f"<li><a href='/doku.php?do={d}'>{d.title()}</a></li>" for d in ("recent", "media", "index"))
+    sidebar = "".join(f"<li><a href='/doku.php?id=ns:{w}'>Articles about {w} and related matters</a></li>"
+                      for w in ("atoms", "comets", "fossils", "markets", "tariffs", "wages", "opera", "novels",
+                                "poetry", "bridges", "rivers", "forests", "harbours", "senates"))
+    return (f"<!doctype html><html><head><title>{page_id} [Bench Wiki]</title></head><body>"
+            f"<header id='dokuwiki__header'><h1><a href='/'>Bench Wiki</a></h1><div id='dokuwiki__sitetools'>"
+            f"<form><input type=search name=q></form><ul>{menu}</ul></div><div class='breadcrumbs'><div class='trace'>"
+            f"<span class='bchead'>Trace:</span> {crumbs}</div></div></header>"
+            f"<nav id='dokuwiki__aside'><ul>{sidebar}</ul></nav>"
+            f"<main id='dokuwiki__content'><div class='pageId'><span>{page_id}</span></div>{content}</main>"
+            "<footer>Except where otherwise noted, content on this wiki is licensed under a free licence.</footer>"
+            "</body></html>")
+
+
+def test_a_breadcrumb_trail_of_the_visit_does_not_split_a_template():
+    """A wiki's missing-page answer (a 200) and its login page, each met after other pages of a
+    crawl: the trail in the header lists what this browser visited before, so it differs per
+    page. Each is one template: the missing pages one E3 template ("does not exist"), the login
+    pages one L1 template, although the login form's main text was not found (its own text
+    outside the chrome is what the rules read, not the site's menus)."""
+    missing = ("<h1>This topic does not exist yet</h1><p>You've followed a link to a topic that doesn't exist "
+               "yet. If permissions allow, you may create it by clicking on Create this page.</p>")
+    trails = (["start", "culture:opera"], ["start", "science:atoms", "science:comets", "business:wages"],
+              ["culture:novels"])
+    pages = [make_record(_wiki_page(pid, trail, missing), 200, f"http://127.0.0.1:8080/doku.php?id={pid}")
+             for pid, trail in zip(("culture:prince_draft", "science:bring_draft", "business:disney_draft"), trails)]
+    assert {special_label(r) for r in pages} == {"E3"}
+    assert len({r.fingerprint for r in pages}) == 1
+    login = ("<h1>Login</h1><p>You are currently not logged in! Enter your authentication credentials below to "
+             "log in. You need to have cookies enabled to log in.</p><form><fieldset><legend>Log In</legend>"
+             "<label>Username <input name=u></label><label>Password <input type=password name=p></label>"
+             "<label><input type=checkbox name=r> Remember me</label><button>Log In</button></fieldset></form>"
+             "<p>You don't have an account yet? Just get one: <a href='?do=register'>Register</a></p>"
+             "<p>Forgotten your password? Get a new one: <a href='?do=resendpwd'>Set new password</a></p>")
+    logins = [make_record(_wiki_page(pid, trail, login), 200, f"http://127.0.0.1:8080/doku.php?id={pid}&do=login")
+              for pid, trail in zip(("culture:first", "science:electric"), trails)]
+    for r in logins:
+        r.text_len = 0  # the extractor found no main text in the form (what DokuWiki's login page gives)
+    assert {special_label(r) for r in logins} == {"L1"}
+    assert logins[0].fingerprint == logins[1].fingerprint != pages[0].fingerprint

@@ -108,6 +108,22 @@ def _chrome_attr(el) -> bool:
     return False
 
 
+#: class/id tokens (the whole token or its last ``-``/``_`` word) of a breadcrumb trail.
+_TRAIL_WORDS = frozenset({"breadcrumb", "breadcrumbs", "crumbs"})
+
+
+def _trail(el) -> bool:
+    """``el`` holds a breadcrumb trail (a class or id word, or ``aria-label="Breadcrumb"``). A
+    trail lists where the page sits or, as on a wiki's "Trace", the pages this browser visited
+    before: state of the crawl, not of the page, which would make one template two."""
+    for attr in ("class", "id"):
+        value = el.get(attr)
+        if value and any(_TOKEN_SPLIT.split(token)[-1] in _TRAIL_WORDS for token in value.lower().split()):
+            return True
+    label = el.get("aria-label")
+    return bool(label) and "breadcrumb" in label.lower()
+
+
 def _region(el, tag: str, region: int) -> int:
     """The region of ``el`` given its parent's: chrome stays chrome; ``nav``/``aside``/navigation
     roles are chrome anywhere; ``main``/``article`` start the main content; a header/footer or a
@@ -144,6 +160,10 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
                 _add_text(out, el.tail, in_form, heading, region)
             continue
         tag = _walk_tag(el)
+        if tag and _trail(el):
+            if phase == _ENTER and el is not start and el.tail:
+                push((el, in_form, heading, _TAIL, depth, region))
+            continue  # a breadcrumb trail: where the visitor has been, not what the page is
         visible = False
         if phase == _ENTER:
             if el is not start:

@@ -40,7 +40,8 @@ RULE_SCOPES = ("template", "origin")
 ERROR_KEYWORDS: Tuple[str, ...] = (
     # English
     "404", "error 404", "404 error", "not found", "page not found", "file not found",
-    "page does not exist", "page doesn't exist", "page you requested", "page you are looking for",
+    "page does not exist", "page doesn't exist", "does not exist", "doesn't exist", "page you requested",
+    "page you are looking for",
     "page you were looking for", "page you're looking for", "could not be found",
     "cannot be found", "can't be found", "couldn't find", "can't find", "cannot find",
     "no longer available", "no longer exists", "has been removed", "has been deleted",

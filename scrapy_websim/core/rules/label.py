@@ -45,7 +45,10 @@ __all__ = ["special_label"]
 
 
 def _main_len(record) -> int:
-    return record.text_len or int((record.signals or {}).get("vis", 0))
+    """The main text's length; for a page whose main text was not found, its own visible text
+    outside page chrome (``mv``: a login form's labels and notes, not the site's menus)."""
+    signals = record.signals or {}
+    return record.text_len or int(signals.get("mv", signals.get("vis", 0)))
 
 
 def _own_len(record) -> int:
