@@ -284,3 +284,30 @@ def test_site_notices_are_furniture():
     from scrapy_websim.core.page.prose import prose_text
     from scrapy_websim.core.page.text import list_text
     assert "maintenance window" not in list_text(doc) and "maintenance window" not in prose_text(doc)
+
+
+def test_a_read_the_docs_page_keeps_its_article(tmp_path):
+    """MkDocs' and Sphinx's Read the Docs theme put the sidebar and the article in one wrapper
+    named ``wy-grid-for-nav``: a name that says navigation, around the page's ``role=main``
+    block. The wrapper is the page, so its article is the main text; the sidebar's list of every
+    page is not. Built by MkDocs itself (the test extra installs it)."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    article = ("The json module encodes Python objects as JSON text and decodes JSON text into Python "
+               "objects. It follows the standard closely and keeps the order of keys as they were given. ")
+    (docs / "index.md").write_text("# Home\n\nThe start page of a small manual.\n")
+    (docs / "json.md").write_text("# json: JSON encoder and decoder\n\n" + article * 3 + "\n")
+    for i in range(30):
+        (docs / f"page{i}.md").write_text(f"# Another module number {i}\n\nA page of the manual.\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: Manual\ntheme:\n  name: readthedocs\n  highlightjs: false\n")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(tmp_path / "site")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    html = (tmp_path / "site" / "json" / "index.html").read_text()
+    assert "wy-grid-for-nav" in html  # the theme this test is about
+    main = extract_main_text(lxml.html.document_fromstring(html))
+    assert "encodes Python objects as JSON text" in main and len(main) > 400
+    assert "Another module number 7" not in main  # the sidebar

@@ -24,7 +24,9 @@ from __future__ import annotations
 import copy
 import re
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+import lxml.etree
 
 from ..params.page import TextParams
 from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
@@ -50,6 +52,8 @@ _BLOCK_TAGS = frozenset(
 _PARA_TAGS = frozenset("p pre td blockquote li dd h2 h3 h4 figcaption".split())
 _SEMANTIC_TAGS = frozenset(("article", "main"))
 
+#: The page's main block, as a page marks it (what :func:`_main_holders` reads).
+_MAIN_BLOCKS = lxml.etree.XPath(".//main|.//article|.//*[@role='main']|.//*[@itemprop='articleBody']")
 _NEGATIVE = re.compile(
     r"(?:^|[-_\s])(?:ad|ads|advert\w*|banner|breadcrumbs?|cookie\w*|consent|gdpr|comments?|"
     r"disqus|footer|header|masthead|menu|nav|navbar|navigation|newsletter|popup|modal|promo\w*|"
@@ -66,7 +70,7 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _WS = re.compile(r"\s+")
 
 
-def _is_skipped(el) -> bool:
+def _is_skipped(el, holders: FrozenSet = frozenset()) -> bool:
     tag = el.tag
     if not isinstance(tag, str):  # comments, processing instructions
         return True
@@ -92,7 +96,9 @@ def _is_skipped(el) -> bool:
     ident = get("id")
     if not cls and not ident:
         return False
-    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip())
+    # a wrapper named like navigation that holds the page's main block is the page: Read the
+    # Docs' theme (MkDocs, Sphinx) puts sidebar and article in one ``wy-grid-for-nav``
+    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip()) and el not in holders
 
 
 @lru_cache(maxsize=8192)
@@ -117,7 +123,7 @@ def _own_len(s: Optional[str]) -> int:
     return len(s.strip())
 
 
-def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
+def _measure(el, infos: Dict, in_link: bool, holders: FrozenSet = frozenset()) -> Tuple[int, int]:
     """Visible text length and link-text length of ``el`` (skipped elements count 0)."""
     info = _Info()
     infos[el] = info
@@ -126,8 +132,8 @@ def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     text = _own_len(el.text)
     links = text if in_link else 0
     for child in el:
-        if not _is_skipped(child):
-            t, lk = _measure(child, infos, in_link)
+        if not _is_skipped(child, holders):
+            t, lk = _measure(child, infos, in_link, holders)
             text += t
             links += lk
         tail = _own_len(child.tail)
@@ -345,5 +351,13 @@ def _measured_body(doc) -> Tuple[Optional[object], Dict]:
     if not isinstance(body.tag, str):
         return None, {}
     infos: Dict = {}
-    total, _ = _measure(body, infos, False)
+    total, _ = _measure(body, infos, False, _main_holders(body))
     return (body, infos) if total else (None, {})
+
+
+def _main_holders(body) -> FrozenSet:
+    """The elements that hold a ``main``/``article``/``role=main``/``articleBody`` block."""
+    holders: set = set()
+    for el in _MAIN_BLOCKS(body):
+        holders.update(el.iterancestors())
+    return frozenset(holders)
