@@ -5,8 +5,8 @@
     python bench/platforms.py --rust-pages 1000     # how many rustdoc pages (default 1000)
     python bench/platforms.py --only javadoc doxygen --pages 1000  # javadoc / Doxygen pages
 
-The documentation comes from Debian packages and npm: ``bash scripts/setup.sh bench`` installs
-them (no test needs them).
+The documentation comes from Debian packages, npm and pip (MkDocs): ``bash scripts/setup.sh
+bench`` installs them (no test needs them).
 
 Sets (all served by nginx on 127.0.0.1, crawled by ``python -m scrapy_websim.cli`` with the
 shipped defaults, URL list shuffled):
@@ -32,12 +32,17 @@ shipped defaults, URL list shuffled):
   ``/library/json``, ``/howto/logging``... (the server sends one shell for every path), a
   sidebar of every page on every page. Variants that are the same page: the route with tracking
   parameters, with an in-page anchor, on a mirror.
+* ``mkdocs``: the same Python sources built by MkDocs (``mkdocs build``, pip ``mkdocs``) into a
+  static site in its built-in ``readthedocs`` theme, whose sidebar lists all ~430 pages on every
+  page (the ``mkdocs`` theme hides them in drop-down menus), with ``use_directory_urls``: pages at
+  ``/t/library/json/``, and ``/t/library/json/index.html`` is the same page.
 
 Duplicates (~5 % of the pages, the rest are unique): for rustdoc and nodejs an exact mirror on
 server B, a mirror C adding a signature line with its port and the time, and an SSI noisy copy
 under another path (``scrapy_websim/testing/sites.py`` ``noisy_copy``: banner, time and request id per request,
 5 random links, ~3 % of the words changed); javadoc and Doxygen also the page with tracking
-parameters and a mirror D in other chrome (another style sheet, a footer with a site menu).
+parameters and a mirror D in other chrome (another style sheet, a footer with a site menu);
+MkDocs all of these and the page's ``index.html`` URL.
 ``lost`` counts the true groups none of whose pages is a canonical or alone (the group's page
 disappeared into another page's cluster). Pages whose main content is the same but for the
 words of their own path (rustdoc's re-exports of one item under two paths) are arguable: the
@@ -52,6 +57,7 @@ crawling; ``websim cluster DIR/SET/features.jsonl -O DIR/SET/new.json`` then ``-
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import glob
 import json
@@ -84,6 +90,7 @@ TYPES = ("types { text/html html htm; text/css css; application/javascript js; a
 
 
 MAIN_PATTERNS = (r"<main[^>]*>(.*)</main>",  # rustdoc, javadoc, nodejs
+                 r"itemprop=\"articleBody\">(.*)<footer",  # MkDocs' readthedocs theme
                  r"<div class=\"header\">(.*)</body>",  # Doxygen: the title block and the contents
                  r"<body[^>]*>(.*)</body>")
 
@@ -142,7 +149,7 @@ def pick_pages(root: str, pattern: str, n: int, seed: int, max_bytes: int = 0,
 
 def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
                  kinds: Tuple[str, ...] = ("B", "C", "noisy"),
-                 twins: str = "path") -> Tuple[sites.Site, Dict[str, str]]:
+                 twins: str = "path", dir_urls: bool = False) -> Tuple[sites.Site, Dict[str, str]]:
     """A site of ``pages`` of the doc tree at ``root`` served under /t/; every ``dup_every``-th
     page gets a duplicate (by turns, of ``kinds``: mirror B, mirror C with a signature line, SSI
     noisy copy under /n/, which falls back to /t/ for the page's scripts and styles; ``track``:
@@ -151,22 +158,27 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
     same but for the words of their path are arguable (rustdoc's re-exports); ``"source"``: source
     listings (``*_source.html``) whose code is the same but for the words of their title (two
     files of one content); ``""``: such pages are different pages (javadoc's "Uses of Class X: no
-    usage" of two classes, Doxygen's ``std::hash< char >`` and ``std::hash< int >``)."""
+    usage" of two classes, Doxygen's ``std::hash< char >`` and ``std::hash< int >``).
+    ``dir_urls``: ``pages`` are ``DIR/index.html`` files and a page's URL is its directory
+    (``/t/library/json/``); kind ``index`` is the page at ``/t/library/json/index.html``."""
     site = sites.Site()
     site.twins = {}  # group -> key shared by its arguable twins (see twin_key)
     titles = [sites.title_of(sites.read(os.path.join(root, p))) or p for p in pages[:200]]
     for k, rel in enumerate(pages):
-        members = [f"A:/t/{rel}"]
+        url = rel[:-len("index.html")] if dir_urls and rel.endswith("index.html") else rel
+        members = [f"A:/t/{url}"]
         if k % dup_every == 0:
             kind = kinds[(k // dup_every) % len(kinds)]
             if kind == "noisy":
                 site.files[f"n/{rel}"] = sites.noisy_copy(sites.read(os.path.join(root, rel)), titles, seed=k,
                                                           ssi=True)
-                members.append(f"A:/n/{rel}")
+                members.append(f"A:/n/{url}")
             elif kind == "track":
-                members.append(f"A:/t/{rel}?utm_source=newsletter&utm_medium=email&utm_campaign=w{k}")
+                members.append(f"A:/t/{url}?utm_source=newsletter&utm_medium=email&utm_campaign=w{k}")
+            elif kind == "index":
+                members.append(f"A:/t/{rel}")
             else:
-                members.append(f"{kind}:/t/{rel}")
+                members.append(f"{kind}:/t/{url}")
         if twins == "path":
             site.twins[len(site.groups)] = twin_key(rel, sites.read(os.path.join(root, rel)))
         elif twins == "source" and rel.endswith("_source.html"):
@@ -174,7 +186,7 @@ def doc_tree_set(root: str, pages: List[str], dup_every: int = 20,
         site.add_group(members)
     tree = f"location /t/ {{ alias {root}/; {TYPES} }}\n"
     locations = {
-        "A": tree + f"location /n/ {{ ssi on; {TYPES} try_files $uri @tree; }}\n"
+        "A": tree + f"location /n/ {{ ssi on; {TYPES} try_files $uri $uri/ @tree; }}\n"
                     "location @tree { rewrite ^/n/(.*)$ /t/$1 last; }\n",
         "B": tree,
         "C": f"location /t/ {{ alias {root}/; {TYPES} sub_filter '</body>' '<address>mirror at 127.0.0.1 port "
@@ -326,18 +338,16 @@ def rst_title(rst: str) -> str:
     return ""
 
 
-def docute_set() -> Tuple[sites.Site, Dict[str, str]]:
-    """Python's documentation sources (reStructuredText, rendered as markdown: real prose and
-    code of ~450 pages) in a docute app on history routes (``/library/json``: the server sends
-    the one shell for every path, the browser fetches and renders ``/md/library/json.md``), a
-    sidebar of every section's pages on every page. Same page: the route with tracking
-    parameters, with an in-page anchor (``#see-also``), on a mirror."""
+def python_doc_pages() -> List[Tuple[str, str, str]]:
+    """Python's documentation sources (``python3-doc``'s reStructuredText, read as markdown: real
+    prose and code) as ``(path, title, markdown)``, the path without extension (``library/json``),
+    the markdown a ``# title`` line and the source. Left out: the root index, sources without a
+    title, under 400 or over 150,000 characters, and any whose title or digit-masked text another
+    kept source has (one page under two names is arguable truth)."""
     root = next((r for r in PY_SOURCES if os.path.isdir(r)), None)
     if root is None:
         raise SystemExit("no Python documentation sources: apt-get install python3-doc")
-    lib = docute_lib()
-    site = sites.Site()
-    kept, seen = [], set()
+    pages, seen = [], set()
     for path in sorted(glob.glob(os.path.join(root, "**", "*.rst.txt"), recursive=True)):
         rel = os.path.relpath(path, root)[:-len(".rst.txt")]
         rst = sites.read(path)
@@ -346,14 +356,34 @@ def docute_set() -> Tuple[sites.Site, Dict[str, str]]:
         if key in seen or not title or title in seen or not 400 <= len(rst) <= 150_000 or rel == "index":
             continue
         seen |= {key, title}
-        kept.append(rel)
-        site.files[f"md/{rel}.md"] = f"# {title}\n\n" + rst
+        pages.append((rel, title, f"# {title}\n\n" + rst))
+    return pages
+
+
+def python_doc_sections(pages: List[Tuple[str, str, str]]) -> Dict[str, List[Tuple[str, str]]]:
+    """The pages' ``(path, title)`` by top directory (``library``, ``howto``; ``general`` for the
+    files at the root), the sections both apps' sidebars list."""
+    sections: Dict[str, List[Tuple[str, str]]] = {}
+    for rel, title, _ in pages:
+        sections.setdefault(rel.split("/")[0] if "/" in rel else "general", []).append((rel, title))
+    return dict(sorted(sections.items()))
+
+
+def docute_set() -> Tuple[sites.Site, Dict[str, str]]:
+    """Python's documentation sources (``python_doc_pages``, ~450 pages) in a docute app on
+    history routes (``/library/json``: the server sends the one shell for every path, the browser
+    fetches and renders ``/md/library/json.md``), a sidebar of every section's pages on every
+    page. Same page: the route with tracking parameters, with an in-page anchor (``#see-also``),
+    on a mirror."""
+    pages = python_doc_pages()
+    lib = docute_lib()
+    site = sites.Site()
+    kept = [rel for rel, _, _ in pages]
+    for rel, _, md in pages:
+        site.files[f"md/{rel}.md"] = md
     site.files["md/README.md"] = "# Python documentation\n\n" + "\n".join(f"* [{r}](/{r})" for r in kept[:40])
-    sections: Dict[str, list] = {}
-    for rel in kept:
-        sections.setdefault(rel.split("/")[0] if "/" in rel else "general", []).append(
-            {"title": rst_title(site.files[f"md/{rel}.md"][2:]) or rel, "link": f"/{rel}"})
-    sidebar = [{"title": name, "links": links} for name, links in sorted(sections.items())]
+    sidebar = [{"title": name, "links": [{"title": title, "link": f"/{rel}"} for rel, title in links]}
+               for name, links in python_doc_sections(pages).items()]
     site.files["index.html"] = DOCUTE_SHELL % json.dumps(sidebar)
     for k, rel in enumerate(kept):
         members = [f"A:/{rel}"]
@@ -367,6 +397,54 @@ def docute_set() -> Tuple[sites.Site, Dict[str, str]]:
     served = (f"location /lib/ {{ alias {lib}/; {TYPES} }}\nlocation /md/ {{ {TYPES} }}\n"
               "location / { try_files $uri /index.html; }\n")
     return site, {"A": served, "B": served}
+
+
+# ------------------------------------------------------------------------------------- MkDocs
+
+
+def mkdocs_build(pages: List[Tuple[str, str, str]]) -> str:
+    """An MkDocs site of ``pages`` (``python_doc_pages``) in the built-in ``readthedocs`` theme,
+    ``use_directory_urls`` (``library/json.md`` -> ``library/json/index.html``), a navigation of one
+    section per top directory; returns the built site's directory (removed when the bench ends).
+    The theme's sidebar shows every page of every section on every page (the ``mkdocs`` theme
+    keeps them in drop-down menus of its top bar, hidden until opened). Highlight.js is off: the
+    theme loads it from a CDN, and the crawl stays on 127.0.0.1."""
+    try:
+        import mkdocs  # noqa: F401
+    except ImportError:
+        raise SystemExit("no MkDocs: pip install mkdocs (or bash scripts/setup.sh bench)") from None
+    work = tempfile.mkdtemp(prefix="websim-bench-mkdocs-")
+    atexit.register(shutil.rmtree, work, True)
+    docs = os.path.join(work, "docs")
+    for rel, _, md in pages:
+        os.makedirs(os.path.dirname(os.path.join(docs, rel)), exist_ok=True)
+        with open(os.path.join(docs, rel + ".md"), "w", encoding="utf-8") as fh:
+            fh.write(md)
+    with open(os.path.join(docs, "index.md"), "w", encoding="utf-8") as fh:
+        fh.write("# Python documentation\n\nThe library reference, the language reference, tutorials and HOWTOs.\n")
+    nav: List[object] = [{"Home": "index.md"}]
+    nav += [{name.capitalize(): [{title: rel + ".md"} for rel, title in links]}
+            for name, links in python_doc_sections(pages).items()]
+    config = {"site_name": "Python documentation", "docs_dir": docs, "site_dir": os.path.join(work, "site"),
+              "use_directory_urls": True, "theme": {"name": "readthedocs", "highlightjs": False}, "nav": nav}
+    with open(os.path.join(work, "mkdocs.yml"), "w", encoding="utf-8") as fh:
+        json.dump(config, fh)  # JSON is YAML
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", os.path.join(work, "mkdocs.yml")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"mkdocs build failed: {proc.stderr[-2000:]}")
+    return os.path.join(work, "site")
+
+
+def mkdocs_set() -> Tuple[sites.Site, Dict[str, str]]:
+    """Python's documentation built with MkDocs (``mkdocs_build``), served from the built tree at
+    ``/t/library/json/``; every 20th page gets, by turns, an exact mirror, a mirror with a
+    signature line, an SSI noisy copy, the page with tracking parameters, a mirror in other chrome
+    and the page at ``/t/library/json/index.html``. Pages whose digit-masked main content or title
+    another page has are left out (``pick_pages``)."""
+    site_dir = mkdocs_build(python_doc_pages())
+    pages = pick_pages(site_dir, "**/index.html", 1000, seed=25, skip=("index.html",))
+    return doc_tree_set(site_dir, pages, kinds=NEW_KINDS + ("index",), twins="", dir_urls=True)
 
 
 # ------------------------------------------------------------------------------------- crawl and score
@@ -450,7 +528,7 @@ def score_result(name: str, site: sites.Site, bases: Dict[str, str], out: str, v
             f"lost={s['lost']} false_pairs={s['false_pairs']} missed_pairs={s['missed_pairs']} arguable={s['twins']}")
 
 
-SETS = ("rustdoc", "nodejs", "docsify", "javadoc", "doxygen", "docute")
+SETS = ("rustdoc", "nodejs", "docsify", "javadoc", "doxygen", "docute", "mkdocs")
 
 
 def main() -> int:
@@ -467,7 +545,7 @@ def main() -> int:
     args = parser.parse_args()
     builders = {"rustdoc": lambda: rustdoc_set(args.rust_pages), "nodejs": nodejs_set, "docsify": docsify_set,
                 "javadoc": lambda: javadoc_set(args.pages), "doxygen": lambda: doxygen_set(args.pages),
-                "docute": docute_set}
+                "docute": docute_set, "mkdocs": mkdocs_set}
     for name in args.only or builders:
         site, locations = builders[name]()
         if args.rescore:

@@ -31,7 +31,8 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   [ -f /usr/share/doc/git-doc/git-fetch.html ] || need_apt+=(git-doc)
 fi
 if [ "$what" = bench ]; then
-  # bench/platforms.py: rustdoc, Node's generator, javadoc, Doxygen; docsify and docute come from npm at run time
+  # bench/platforms.py: rustdoc, Node's generator, javadoc, Doxygen; docsify and docute come from npm at run time,
+  # MkDocs (its mkdocs set) from the test extra installed below
   [ -d /usr/share/doc/rust-doc/html ] || [ -d "$HOME/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html" ] || need_apt+=(rust-doc)
   [ -d /usr/share/doc/nodejs/api ] || need_apt+=(nodejs-doc)
   [ -d /usr/share/doc/openjdk-17-jre-headless/api/java.base ] || need_apt+=(openjdk-17-doc)
