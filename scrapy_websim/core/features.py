@@ -164,7 +164,9 @@ def shown_fields(doc) -> dict:
     page that shows what it was asked for (``Special:AllPages?from=N`` shows "N" in its "from"
     field, a search page its query) is about that value, which the judged text may not say."""
     out: dict = {}
-    for element in doc.iter("input", "select", "textarea"):
+    for seen, element in enumerate(doc.iter("input", "select", "textarea")):
+        if seen >= MAX_FIELDS * 20:
+            break  # a page of thousands of controls: its first ones say what it shows
         name = element.get("name")
         if not name or name in out:
             continue
@@ -173,7 +175,7 @@ def shown_fields(doc) -> dict:
                 continue
             value = element.get("value") or ""
         elif element.tag == "select":
-            options = list(element.iter("option"))
+            options = list(islice(element.iter("option"), 1000))
             chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
             value = "" if chosen is None else (chosen.get("value") if chosen.get("value") is not None
                                                 else chosen.text_content())

@@ -359,5 +359,8 @@ def _main_holders(body) -> FrozenSet:
     """The elements that hold a ``main``/``article``/``role=main``/``articleBody`` block."""
     holders: set = set()
     for el in _MAIN_BLOCKS(body):
-        holders.update(el.iterancestors())
+        for ancestor in el.iterancestors():
+            if ancestor in holders:
+                break  # and so are its ancestors: each element is added once, however deep the nesting
+            holders.add(ancestor)
     return frozenset(holders)
