@@ -47,8 +47,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -59,7 +57,7 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from scrapy_websim.testing import sites  # noqa: E402
+from scrapy_websim.testing import servers, sites  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sites import crawl_and_score  # noqa: E402  (bench/sites.py)
@@ -138,12 +136,6 @@ def ensure_packages() -> None:
                    stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def setup(tmp: str, send404: bool = False, trace: bool = True) -> dict:
     """A wiki's configuration and empty data directory in ``tmp``; the paths the PHP templates use."""
     paths = {"root": DOKUWIKI, "conf": os.path.join(tmp, "conf"), "data": os.path.join(tmp, "data"),
@@ -164,25 +156,10 @@ def setup(tmp: str, send404: bool = False, trace: bool = True) -> dict:
 @contextlib.contextmanager
 def serve(paths: dict):
     """Serve the wiki on a free loopback port; yields its base URL."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = open(os.path.join(os.path.dirname(paths["conf"]), "php.log"), "w")
-    server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", DOKUWIKI,
-                               os.path.join(paths["conf"], "router.php")],
-                              stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
-                              start_new_session=True)  # its own group: the workers it forks go with it
-    try:
-        for _ in range(100):
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(base + "/doku.php?id=start", timeout=5).read()
-                break
-            time.sleep(0.1)
+    log = os.path.join(os.path.dirname(paths["conf"]), "php.log")
+    with servers.php_server(servers.free_port(), DOKUWIKI, os.path.join(paths["conf"], "router.php"), log,
+                            "/doku.php?id=start") as base:
         yield base
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
-        log.close()
 
 
 def clean(para: str) -> str:

@@ -29,19 +29,16 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from scrapy_websim.testing import sites  # noqa: E402
+from scrapy_websim.testing import servers, sites  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sites import crawl_and_score  # noqa: E402  (bench/sites.py)
@@ -76,12 +73,6 @@ def ensure_packages() -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def php(tmp: str, *args: str, stdin: str = "") -> str:
     proc = subprocess.run(["php", *args], input=stdin, capture_output=True, text=True, cwd=MEDIAWIKI, check=False)
     if proc.returncode != 0:
@@ -97,7 +88,7 @@ def maintenance(tmp: str, script: str, *args: str, stdin: str = "") -> str:
 @contextlib.contextmanager
 def wiki(tmp: str, skin: str = "vector", lang: str = "en"):
     """Install a wiki in ``tmp`` with this skin and interface language and serve it; yields its base URL."""
-    port = free_port()
+    port = servers.free_port()
     base = f"http://127.0.0.1:{port}"
     os.makedirs(os.path.join(tmp, "db"))
     php(tmp, f"{MEDIAWIKI}/maintenance/install.php", "--dbtype=sqlite", f"--dbpath={tmp}/db", "--dbname=wiki",
@@ -107,22 +98,9 @@ def wiki(tmp: str, skin: str = "vector", lang: str = "en"):
         fh.write(f'\n$wgDefaultSkin = "{skin}";\n')
     with open(os.path.join(tmp, "router.php"), "w") as fh:
         fh.write(ROUTER)
-    log = open(os.path.join(tmp, "php.log"), "w")
-    server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", MEDIAWIKI, os.path.join(tmp, "router.php")],
-                              stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
-                              start_new_session=True)  # its own group: the workers it forks go with it
-    try:
-        for _ in range(100):
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(base + "/index.php?title=Main_Page", timeout=5).read()
-                break
-            time.sleep(0.1)
+    with servers.php_server(port, MEDIAWIKI, os.path.join(tmp, "router.php"), os.path.join(tmp, "php.log"),
+                            "/index.php?title=Main_Page") as base:
         yield base
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
-        log.close()
 
 
 def wikitext(body: str, share: float, category: str, note: str = "") -> str:

@@ -7,14 +7,14 @@ feature fields of a :class:`~scrapy_websim.core.types.PageRecord` in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, Optional
 
 import lxml.etree
 import lxml.html
 
 from . import fingerprints
-from .page import dom, lcs, pagetype, text, visual
+from .page import dom, lcs, pagetype, text, visible, visual
 from .page.prose import prose_text
 from .rules import signals
 from .types import PageRecord
@@ -146,16 +146,9 @@ _UNSHOWN_INPUTS = frozenset(("hidden", "password", "submit", "button", "reset", 
 
 
 def _hidden(element) -> bool:
-    """``element`` or an ancestor is hidden by an attribute or an inline ``display:none``."""
-    node = element
-    while node is not None and isinstance(node.tag, str):
-        if node.get("hidden") is not None or node.get("aria-hidden") == "true":
-            return True
-        style = node.get("style")
-        if style and "display:none" in "".join(style.split()).lower():
-            return True
-        node = node.getparent()
-    return False
+    """``element`` or an ancestor is hidden (an attribute, an inline style)."""
+    return any(visible._hidden(node, node.tag) for node in chain((element,), element.iterancestors())
+               if isinstance(node.tag, str))
 
 
 def shown_fields(doc) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -110,6 +111,30 @@ def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterato
         yield f"http://127.0.0.1:{port}"
     finally:
         _stop(proc)
+
+
+@contextlib.contextmanager
+def php_server(port: int, docroot: str, router: str, log: str, ready_path: str = "/") -> Iterator[str]:
+    """PHP's built-in server (``php -S``) on 127.0.0.1:``port`` with two workers, serving
+    ``docroot`` through ``router``; yields its base URL once ``ready_path`` answers. The server runs
+    in its own process group, so the workers it forks stop with it."""
+    base = f"http://127.0.0.1:{port}"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", docroot, router], stdout=out,
+                                stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
+                                start_new_session=True)
+    try:
+        _wait_port(port, proc, log)
+        for _ in range(100):
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(base + ready_path, timeout=5).read()
+                break
+            time.sleep(0.1)
+        yield base
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
 
 
 @contextlib.contextmanager

@@ -129,6 +129,22 @@ def match_reason(record: PageRecord, a: Optional[Assignment], canonical_id: int 
     return f"{rule or 'joined'} (canonical #{canonical_id})"
 
 
+#: The checks that keep apart two pages about two items of one kind, as ``websim explain`` words
+#: them: (name, PairDecision flag, why it keeps a pair apart, what passing means).
+_ITEM_CHECKS = (
+    ("item check", "items_veto",
+     "a page names in its title or h1 a word of its own URL that the other page's URL, title and h1 lack",
+     "neither page names an item of its own URL that the other lacks"),
+    ("title item check", "title_items_veto", "the titles are one frame around a different item on each side",
+     "the titles do not name two items in one frame"),
+    ("form check", "fields_veto",
+     "a form field shows a different value on each page, on one of them what its URL asked for",
+     "no form field shows what one page was asked for and the other lacks"),
+    ("query check", "query_veto", "the URLs give one query parameter a different word each",
+     "no query parameter names a different item on each side"),
+)
+
+
 def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> List[str]:
     """The pair decision as lines: each similarity against its thresholds, each rule, each check."""
     r = d.result
@@ -179,26 +195,9 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          f"{long_} characters: keeps them apart")
         else:
             lines.append(f"prose length check: passed (prose {d.prose_lengths[0]} / {d.prose_lengths[1]} characters)")
-        if d.items_veto:
-            lines.append("item check: a page names in its title or h1 a word of its own URL that the other page's "
-                         "URL, title and h1 lack (two items of one kind): keeps them apart")
-        else:
-            lines.append("item check: passed (neither page names an item of its own URL that the other lacks)")
-        if d.title_items_veto:
-            lines.append("title item check: the titles are one frame around a different item on each side "
-                         "(two items of one kind): keeps them apart")
-        else:
-            lines.append("title item check: passed (the titles do not name two items in one frame)")
-        if d.fields_veto:
-            lines.append("form check: a form field shows a different value on each page, on one of them what its "
-                         "URL asked for (two items of one kind): keeps them apart")
-        else:
-            lines.append("form check: passed (no form field shows what one page was asked for and the other lacks)")
-        if d.query_veto:
-            lines.append("query check: the URLs give one query parameter a different word each (two items of one "
-                         "kind): keeps them apart")
-        else:
-            lines.append("query check: passed (no query parameter names a different item on each side)")
+        for name, veto, why, passed in _ITEM_CHECKS:
+            lines.append(f"{name}: {why} (two items of one kind): keeps them apart" if getattr(d, veto)
+                         else f"{name}: passed ({passed})")
     if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]

@@ -318,14 +318,6 @@ def _fields(record: PageRecord) -> dict:
     return fields if isinstance(fields, dict) else {}
 
 
-def _query_values(record: PageRecord) -> set:
-    try:
-        query = urlsplit(record.final_url or record.url or "").query
-    except ValueError:
-        return set()
-    return {" ".join(v.split()).lower() for _k, v in parse_qsl(query) if v.strip()}
-
-
 def fields_differ(a: PageRecord, b: PageRecord) -> bool:
     """A form field both pages show (``signals["fields"]``) holds a different value on each, and
     on one of them the value is what its URL asked for: ``Special:AllPages?from=N`` shows "N" in
@@ -340,7 +332,7 @@ def fields_differ(a: PageRecord, b: PageRecord) -> bool:
               if fields_a[name] != fields_b[name]]
     if not differ:
         return False
-    asked_a, asked_b = _query_values(a), _query_values(b)
+    asked_a, asked_b = (set(_query_items(r).values()) - {""} for r in (a, b))
     return any(value_a in asked_a or value_b in asked_b for value_a, value_b in differ)
 
 
@@ -483,20 +475,17 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
                 decision.title_names_heading = title_names_heading(a, b)
                 decision.heading_veto = not decision.title_names_heading
         decision.prose_lengths = (a.prose_len, b.prose_len)
-        if not decision.heading_veto or full:
-            decision.prose_veto = prose_lengths_differ(a, b, params)
-        if not (decision.heading_veto or decision.prose_veto) or full:
-            decision.items_veto = items_differ(a, b)
-        if not (decision.heading_veto or decision.prose_veto or decision.items_veto) or full:
-            decision.title_items_veto = title_items_differ(a, b)
-        if not (decision.heading_veto or decision.prose_veto or decision.items_veto
-                or decision.title_items_veto) or full:
-            decision.fields_veto = fields_differ(a, b)
-        if not (decision.heading_veto or decision.prose_veto or decision.items_veto
-                or decision.title_items_veto or decision.fields_veto) or full:
-            decision.query_veto = query_items_differ(a, b)
-        if (decision.heading_veto or decision.prose_veto or decision.items_veto or decision.title_items_veto
-                or decision.fields_veto or decision.query_veto):
+        vetoed = decision.heading_veto
+        # in order, each only while no earlier one kept the pair apart (all of them with ``full``)
+        for flag, differ in (("prose_veto", lambda: prose_lengths_differ(a, b, params)),
+                             ("items_veto", lambda: items_differ(a, b)),
+                             ("title_items_veto", lambda: title_items_differ(a, b)),
+                             ("fields_veto", lambda: fields_differ(a, b)),
+                             ("query_veto", lambda: query_items_differ(a, b))):
+            if not vetoed or full:
+                setattr(decision, flag, differ())
+                vetoed = vetoed or getattr(decision, flag)
+        if vetoed:
             rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import lxml.etree
 
@@ -52,7 +52,7 @@ _BLOCK_TAGS = frozenset(
 _PARA_TAGS = frozenset("p pre td blockquote li dd h2 h3 h4 figcaption".split())
 _SEMANTIC_TAGS = frozenset(("article", "main"))
 
-#: The page's main block, as a page marks it (what :func:`_main_holders` reads).
+#: The page's main block inside an element, as a page marks it.
 _MAIN_BLOCKS = lxml.etree.XPath(".//main|.//article|.//*[@role='main']|.//*[@itemprop='articleBody']")
 _NEGATIVE = re.compile(
     r"(?:^|[-_\s])(?:ad|ads|advert\w*|banner|breadcrumbs?|cookie\w*|consent|gdpr|comments?|"
@@ -70,7 +70,7 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _WS = re.compile(r"\s+")
 
 
-def _is_skipped(el, holders: FrozenSet = frozenset()) -> bool:
+def _is_skipped(el) -> bool:
     tag = el.tag
     if not isinstance(tag, str):  # comments, processing instructions
         return True
@@ -98,7 +98,7 @@ def _is_skipped(el, holders: FrozenSet = frozenset()) -> bool:
         return False
     # a wrapper named like navigation that holds the page's main block is the page: Read the
     # Docs' theme (MkDocs, Sphinx) puts sidebar and article in one ``wy-grid-for-nav``
-    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip()) and el not in holders
+    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip()) and not _MAIN_BLOCKS(el)
 
 
 @lru_cache(maxsize=8192)
@@ -123,7 +123,7 @@ def _own_len(s: Optional[str]) -> int:
     return len(s.strip())
 
 
-def _measure(el, infos: Dict, in_link: bool, holders: FrozenSet = frozenset()) -> Tuple[int, int]:
+def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     """Visible text length and link-text length of ``el`` (skipped elements count 0)."""
     info = _Info()
     infos[el] = info
@@ -132,8 +132,8 @@ def _measure(el, infos: Dict, in_link: bool, holders: FrozenSet = frozenset()) -
     text = _own_len(el.text)
     links = text if in_link else 0
     for child in el:
-        if not _is_skipped(child, holders):
-            t, lk = _measure(child, infos, in_link, holders)
+        if not _is_skipped(child):
+            t, lk = _measure(child, infos, in_link)
             text += t
             links += lk
         tail = _own_len(child.tail)
@@ -351,16 +351,6 @@ def _measured_body(doc) -> Tuple[Optional[object], Dict]:
     if not isinstance(body.tag, str):
         return None, {}
     infos: Dict = {}
-    total, _ = _measure(body, infos, False, _main_holders(body))
+    total, _ = _measure(body, infos, False)
     return (body, infos) if total else (None, {})
 
-
-def _main_holders(body) -> FrozenSet:
-    """The elements that hold a ``main``/``article``/``role=main``/``articleBody`` block."""
-    holders: set = set()
-    for el in _MAIN_BLOCKS(body):
-        for ancestor in el.iterancestors():
-            if ancestor in holders:
-                break  # and so are its ancestors: each element is added once, however deep the nesting
-            holders.add(ancestor)
-    return frozenset(holders)
