@@ -1,27 +1,29 @@
-"""Clusters and labels of a crawl of a real data browser: Datasette over this machine's Debian
-package metadata.
+"""Clusters and labels of a crawl of two real data browsers, Datasette and sqlite-web, over this
+machine's Debian package metadata.
 
     python bench/app_datasette.py --check            # set up, fetch every truth URL once: statuses per label
     python bench/app_datasette.py [-v] [--keep DIR]  # set up, crawl with the shipped defaults, score
     python bench/appbench.py DIR [--refeature]       # re-score a kept crawl with the current code
 
-Installs Datasette 0.65.5 (PyPI) into a virtual environment of its own
+Installs Datasette 0.65.5 and sqlite-web 0.8.2 (PyPI) into a virtual environment of their own
 (``$TMPDIR/websim-bench-venv``, not the project's) if missing. Builds a SQLite database,
 ``debian.db``, from ``/var/lib/dpkg/status`` (every installed package: its version, section,
 priority, size, maintainer, summary and long description) and the newest entries of the
 packages' ``/usr/share/doc/*/changelog.Debian.gz``, in five tables: ``packages`` (primary key the
 name), ``maintainers`` (labelled by name), ``dependencies`` (one row per Depends, Pre-Depends,
 Recommends or Suggests entry), ``changes`` (one row per changelog entry: most are one or two
-lines, "New upstream release", "Rebuild against ...") and ``conffiles``, which the metadata
-opens to the ``root`` actor only. ``packages`` has a full-text index; the metadata holds two
-canned queries for everyone and one for ``root`` only. Datasette serves the database on two
-ports of 127.0.0.1 (two processes on the one file: a fleet of two).
+lines, "New upstream release", "Rebuild against ...") and ``conffiles``, which Datasette's
+metadata opens to the ``root`` actor only. ``packages`` has a full-text index; the metadata holds
+two canned queries for everyone and one for ``root`` only. Datasette serves the database on two
+ports of 127.0.0.1 (two processes on the one file: a fleet of two), sqlite-web (Flask, read-only)
+on a third.
 
-The truth (``{url: (group, label)}``, 500-600 URLs; each URL its own group unless said):
+The truth (``{url: (group, label)}``, ~640 URLs; each URL its own group unless said):
 
-- row pages, each a key/value table of one row and its "Links from other tables" counts: 240
-  packages, 60 maintainers (a name, an address and one count), 150 changelog entries (the
-  shortest: many are one line, and several entries say the same words for different versions);
+- Datasette's row pages, each a key/value table of one row and its "Links from other tables"
+  counts: 220 packages, 50 maintainers (a name, an address and one count), 140 changelog entries
+  (the shortest of each package: many are one line, and several say the same words for
+  different packages or versions);
 - table pages: every page of ``packages`` by its ``_next`` links, the first pages of the other
   tables, ``packages`` sorted by version, by size descending, 50 rows a page, with the section
   facet and the priority facet, filtered to six sections, and three full-text searches whose
@@ -37,14 +39,21 @@ The truth (``{url: (group, label)}``, 500-600 URLs; each URL its own group unles
 - its 404s: one template whose message says "Database not found", "Table not found" or "Record
   not found" (missing databases, tables, a table name in capitals, rows, sub-paths, on either
   port): one group, ``E3``; its 403s for the ``root``-only table, its rows, the ``root``-only
-  query and the permissions debug page ("Forbidden"): one group, ``E3``.
+  query and the permissions debug page ("Forbidden"): one group, ``E3``;
+- sqlite-web's pages of the same database, each its own group (a row shown by two applications
+  is two pages): the overview, the tables' structure pages, content pages 50 rows each (the first
+  with ``?page=1`` and ``?ordering=name``, the default order, as the same page; ``?page=999`` is
+  the last page, which it shows for any page past the end), a content page by size, 80 row pages
+  (``/T/row/<base64 of the JSON key>/``; a few also without the slash, which redirects), and its
+  404 template ("404 · Not Found"): one group, ``E3``.
 
 Left out as arguable: a filter or search with no result ("0 rows where ...": the table page, or
-a not-found answer?), ``?_facet=section`` when a facet is already shown (the facet box twice),
-``_hide_sql`` forms of a query (the same result, the SQL hidden), a SQL error (400, the query
-editor with the error message), ``/-/plugins`` and ``/-/actor`` (``[]`` and ``null``: thin or
-content?), and JSON/CSV exports (not HTML). The URL list is shuffled; the crawl is websim's
-shipped defaults. Last line (see ``bench/appbench.py``):
+a not-found answer?), ``_hide_sql`` forms of a query (the same result, the SQL hidden), a SQL
+error (400, the query editor with the error message), ``/-/plugins`` and ``/-/actor`` (``[]``
+and ``null``: thin or content?), JSON/CSV exports (not HTML); of sqlite-web its query and
+export forms (a form naming the table's columns: content?) and a missing row (a redirect to the
+content page with a message). The URL list is shuffled; the crawl is websim's shipped defaults. Last line (see
+``bench/appbench.py``):
 
     set=datasette urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -53,6 +62,7 @@ shipped defaults. Last line (see ``bench/appbench.py``):
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import html
 import json
@@ -63,7 +73,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -74,7 +84,10 @@ from scrapy_websim.testing import servers  # noqa: E402
 
 VENV = os.path.join(tempfile.gettempdir(), "websim-bench-venv")
 DATASETTE = "datasette==0.65.5"
-ROWS = {"packages": 240, "maintainers": 60, "changes": 150}
+SQLITE_WEB = "sqlite-web==0.8.2"
+ROWS = {"packages": 220, "maintainers": 50, "changes": 140}
+#: row pages sqlite-web serves of the same database
+SQLITE_WEB_ROWS = {"packages": 40, "maintainers": 15, "changes": 25}
 
 METADATA = {
     "title": "Debian packages",
@@ -121,14 +134,16 @@ QUERIES = (
 SEARCHES = ("compression", "python", "documentation")
 
 
-def ensure_packages() -> str:
-    """The ``datasette`` command of the bench's own virtual environment (created if missing)."""
-    exe = os.path.join(VENV, "bin", "datasette")
-    if not os.path.exists(exe):
-        print(f"installing {DATASETTE} into {VENV}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", DATASETTE], check=True)
-    return exe
+def ensure_packages() -> Tuple[str, str]:
+    """The ``datasette`` and ``sqlite_web`` commands of the bench's own virtual environment
+    (created and installed if missing)."""
+    exes = (os.path.join(VENV, "bin", "datasette"), os.path.join(VENV, "bin", "sqlite_web"))
+    if not all(os.path.exists(exe) for exe in exes):
+        print(f"installing {DATASETTE} {SQLITE_WEB} into {VENV}", flush=True)
+        if not os.path.exists(os.path.join(VENV, "bin", "pip")):
+            subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", DATASETTE, SQLITE_WEB], check=True)
+    return exes
 
 
 def build_db(path: str) -> None:
@@ -198,15 +213,52 @@ def q(value: object) -> str:
                    "".join(f"~{byte:02X}" for byte in c.encode()) for c in str(value))
 
 
-def build_truth(db_path: str, a: str, b: str) -> appbench.Truth:
-    """The truth for Datasette on ``a`` and its second process on ``b``."""
+def add(truth: appbench.Truth, name: str, urls: List[str], label: Optional[str] = None) -> None:
+    """``urls`` as one group of ``truth``."""
+    for url in urls:
+        assert url not in truth, url
+        truth[url] = (name, label)
+
+
+def sqlite_web_truth(db: sqlite3.Connection, base: str, truth: appbench.Truth) -> None:
+    """sqlite-web's pages of the same database: the overview, each table's structure page (its
+    form without the slash redirects to it), content pages (``?page=1`` and ``?ordering=name`` are
+    the first page: the default made explicit; a page past the end is the last page), row pages
+    (``/T/row/<base64 of the JSON key>/``) and its 404 template."""
+
+    def group(name: str, urls: List[str], label: Optional[str] = None) -> None:
+        add(truth, "sqlite-web " + name, urls, label)
+
+    group("index", [f"{base}/"])
+    for table in ("packages", "maintainers", "dependencies", "changes"):
+        group(f"{table}/", [f"{base}/{table}/"] + ([f"{base}/{table}"] if table == "packages" else []))
+    pages = -(-db.execute("select count(*) from packages").fetchone()[0] // 50)
+    group("packages/content", [f"{base}/packages/content/", f"{base}/packages/content/?page=1",
+                               f"{base}/packages/content/?ordering=name"])
+    for page in (2, 3, 4, pages):
+        group(f"packages/content?page={page}", [f"{base}/packages/content/?page={page}"]
+              + ([f"{base}/packages/content/?page=999"] if page == pages else []))
+    group("packages/content?ordering=-installed_size", [f"{base}/packages/content/?ordering=-installed_size"])
+    for table in ("maintainers", "changes"):
+        group(f"{table}/content", [f"{base}/{table}/content/"])
+        group(f"{table}/content?page=2", [f"{base}/{table}/content/?page=2"])
+    for table, n in SQLITE_WEB_ROWS.items():
+        keys = [k for (k,) in db.execute(f"select {'name' if table == 'packages' else 'id'} from {table} order by 1")]
+        for i, key in enumerate(spread(keys[3:], n)):
+            token = base64.b64encode(json.dumps([key]).encode()).decode()
+            url = f"{base}/{table}/row/{token}/"
+            group(f"{table}/row/{key}", [url] + ([url[:-1]] if i % 9 == 4 else []))
+    group("404", [f"{base}/nosuchtable/", f"{base}/PACKAGES/", f"{base}/packages/info/",
+                  f"{base}/packages/indexes/", f"{base}/debian/packages/", f"{base}/maintainers/rows/"], "E3")
+
+
+def build_truth(db_path: str, a: str, b: str, web: str) -> appbench.Truth:
+    """The truth for Datasette on ``a`` and its second process on ``b``, sqlite-web on ``web``."""
     db = sqlite3.connect(db_path)
     truth: appbench.Truth = {}
 
     def group(name: str, urls: List[str], label: Optional[str] = None) -> None:
-        for url in urls:
-            assert url not in truth, url
-            truth[url] = (name, label)
+        add(truth, name, urls, label)
 
     t = f"{a}/debian"
     # the first page of packages and the forms of it the app serves as the same page
@@ -262,13 +314,14 @@ def build_truth(db_path: str, a: str, b: str) -> appbench.Truth:
                   f"{b}/debian/changes/0", f"{t}/dependencies/999999"], "E3")
     group("403", [f"{t}/conffiles", f"{t}/conffiles/1", f"{t}/conffiles/2", f"{b}/debian/conffiles",
                   f"{t}/conffile_report", f"{a}/-/permissions", f"{b}/-/permissions"], "E3")
+    sqlite_web_truth(db, web, truth)
     db.close()
     return truth
 
 
 @contextlib.contextmanager
 def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
-    exe = ensure_packages()
+    exe, sqlite_web = ensure_packages()
     os.makedirs(tmp, exist_ok=True)
     db_path = os.path.join(tmp, "debian.db")
     if os.path.exists(db_path):
@@ -284,7 +337,11 @@ def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
             argv = [exe, "serve", db_path, "-m", meta, "-h", "127.0.0.1", "-p", str(port)]
             bases.append(stack.enter_context(servers.app_server(
                 argv, port, os.path.join(tmp, f"datasette-{name}.log"), "/debian")))
-        yield build_truth(db_path, *bases)
+        port = servers.free_port()
+        web = stack.enter_context(servers.app_server(
+            [sqlite_web, "--no-browser", "--read-only", "-H", "127.0.0.1", "-p", str(port), db_path], port,
+            os.path.join(tmp, "sqlite-web.log"), "/"))
+        yield build_truth(db_path, *bases, web)
 
 
 if __name__ == "__main__":
