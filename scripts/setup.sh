@@ -75,6 +75,6 @@ if [ "$what" = bench ]; then
   # the application benches' own virtual environment (bench/app_datasette.py, bench/app_logins.py), not the project's
   venv="${TMPDIR:-/tmp}/websim-bench-venv"
   [ -x "$venv/bin/pip" ] || "$PY" -m venv "$venv"
-  "$venv/bin/pip" install -q datasette==0.65.5 jupyterlab==4.6.6
+  "$venv/bin/pip" install -q datasette==0.65.5 sqlite-web==0.8.2 jupyterlab==4.6.6
 fi
 echo "setup: done ($("$PY" -c 'import scrapy_websim; print("scrapy-websim", scrapy_websim.__version__)'))"
