@@ -25,11 +25,10 @@ The truth (``{url: (group, label)}``, ~640 URLs; each URL its own group unless s
   (the shortest of each package: many are one line, and several say the same words for
   different packages or versions);
 - table pages: every page of ``packages`` by its ``_next`` links, the first pages of the other
-  tables, ``packages`` sorted by version, by size descending, 50 rows a page, with the section
-  facet and the priority facet, filtered to six sections, and three full-text searches whose
-  results differ; the index, the database page, four ``/-/`` introspection pages (versions,
-  settings, databases, metadata); the two canned queries (the per-maintainer one for eight
-  maintainers) and three SQL queries typed in the URL;
+  tables, ``packages`` sorted by version, by size descending, 50 rows a page, filtered to six
+  sections, and three full-text searches whose results differ; the index, the database page,
+  four ``/-/`` introspection pages (versions, settings, databases, metadata); the two canned
+  queries (the per-maintainer one for eight maintainers) and three SQL queries typed in the URL;
 - the duplicates such an app really produces, each in the group of its page: the first table
   page with the default sort (``_sort=name``, the primary key) and the default size
   (``_size=100``) made explicit, its ``.html`` form, the trailing-slash form Datasette redirects;
@@ -42,18 +41,20 @@ The truth (``{url: (group, label)}``, ~640 URLs; each URL its own group unless s
   query and the permissions debug page ("Forbidden"): one group, ``E3``;
 - sqlite-web's pages of the same database, each its own group (a row shown by two applications
   is two pages): the overview, the tables' structure pages, content pages 50 rows each (the first
-  with ``?page=1`` and ``?ordering=name``, the default order, as the same page; ``?page=999`` is
-  the last page, which it shows for any page past the end), a content page by size, 80 row pages
+  with ``?page=1`` and ``?ordering=1``, the default order by the first column, as the same page;
+  ``?page=999`` is the last page, which it shows for any page past the end), a content page by
+  size (``?ordering=-6``: a column's number, negative for descending), 80 row pages
   (``/T/row/<base64 of the JSON key>/``; a few also without the slash, which redirects), and its
   404 template ("404 · Not Found"): one group, ``E3``.
 
-Left out as arguable: a filter or search with no result ("0 rows where ...": the table page, or
-a not-found answer?), ``_hide_sql`` forms of a query (the same result, the SQL hidden), a SQL
-error (400, the query editor with the error message), ``/-/plugins`` and ``/-/actor`` (``[]``
-and ``null``: thin or content?), JSON/CSV exports (not HTML); of sqlite-web its query and
-export forms (a form naming the table's columns: content?) and a missing row (a redirect to the
-content page with a message). The URL list is shuffled; the crawl is websim's shipped defaults. Last line (see
-``bench/appbench.py``):
+Left out as arguable: a table page with a facet (``?_facet=section``: the same rows and a box of
+counts per section: the table page, or a page of its own?), a filter or search with no result
+("0 rows where ...": the table page, or a not-found answer?), ``_hide_sql`` forms of a query
+(the same result, the SQL hidden), a SQL error (400, the query editor with the error message),
+``/-/plugins`` and ``/-/actor`` (``[]`` and ``null``: thin or content?), JSON/CSV exports (not
+HTML); of sqlite-web its query and export forms (a form naming the table's columns: content?)
+and a missing row (a redirect to the content page with a message). The URL list is shuffled; the
+crawl is websim's shipped defaults. Last line (see ``bench/appbench.py``):
 
     set=datasette urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -222,7 +223,7 @@ def add(truth: appbench.Truth, name: str, urls: List[str], label: Optional[str] 
 
 def sqlite_web_truth(db: sqlite3.Connection, base: str, truth: appbench.Truth) -> None:
     """sqlite-web's pages of the same database: the overview, each table's structure page (its
-    form without the slash redirects to it), content pages (``?page=1`` and ``?ordering=name`` are
+    form without the slash redirects to it), content pages (``?page=1`` and ``?ordering=1`` are
     the first page: the default made explicit; a page past the end is the last page), row pages
     (``/T/row/<base64 of the JSON key>/``) and its 404 template."""
 
@@ -233,12 +234,15 @@ def sqlite_web_truth(db: sqlite3.Connection, base: str, truth: appbench.Truth) -
     for table in ("packages", "maintainers", "dependencies", "changes"):
         group(f"{table}/", [f"{base}/{table}/"] + ([f"{base}/{table}"] if table == "packages" else []))
     pages = -(-db.execute("select count(*) from packages").fetchone()[0] // 50)
+    # ``ordering`` is a column's number, negative for descending; rows come in key order by default
+    columns = [c[1] for c in db.execute("pragma table_info(packages)")]
     group("packages/content", [f"{base}/packages/content/", f"{base}/packages/content/?page=1",
-                               f"{base}/packages/content/?ordering=name"])
+                               f"{base}/packages/content/?ordering={columns.index('name') + 1}"])
     for page in (2, 3, 4, pages):
         group(f"packages/content?page={page}", [f"{base}/packages/content/?page={page}"]
               + ([f"{base}/packages/content/?page=999"] if page == pages else []))
-    group("packages/content?ordering=-installed_size", [f"{base}/packages/content/?ordering=-installed_size"])
+    by_size = f"ordering=-{columns.index('installed_size') + 1}"
+    group(f"packages/content?{by_size}", [f"{base}/packages/content/?{by_size}"])
     for table in ("maintainers", "changes"):
         group(f"{table}/content", [f"{base}/{table}/content/"])
         group(f"{table}/content?page=2", [f"{base}/{table}/content/?page=2"])
@@ -270,7 +274,7 @@ def build_truth(db_path: str, a: str, b: str, web: str) -> appbench.Truth:
         group(f"{table}-1", [f"{t}/{table}"] + ([f"{b}/debian/{table}"] if table == "changes" else []))
         for i, url in enumerate(next_pages(a, f"/debian/{table}", pages - 1)):
             group(f"{table}-{i + 2}", [url])
-    for view in ("_sort=version", "_sort_desc=installed_size", "_size=50", "_facet=section", "_facet=priority"):
+    for view in ("_sort=version", "_sort_desc=installed_size", "_size=50"):
         group(f"packages?{view}", [f"{t}/packages?{view}"])
     sections = [s for (s,) in db.execute("select section from packages group by section having count(*) >= 5 "
                                          "order by count(*) desc, section limit 6")]

@@ -3,28 +3,26 @@ registry whose web UI (React) fills an empty shell from the registry's API.
 
     python bench/app_spa.py --check            # set up, fetch every truth URL once (the shell: all 200)
     python bench/app_spa.py [-v] [--keep DIR]  # set up, crawl with the shipped defaults, score
+    python bench/app_spa.py --versions         # also old versions' pages, each a page of its own
     python bench/appbench.py DIR [--refeature] # re-score a kept crawl with the current code
 
 Installs Verdaccio 6.8.0 (npm; the last release that runs on Node 20) into
 ``$TMPDIR/websim-bench-npm-verdaccio`` if missing (``node-fetch`` pinned to 2.7.0 through an npm
 override: a dependency asks for the ``cjs`` dist-tag, which a registry mirror may not carry).
 Runs it with a configuration of its own (storage, users file, no uplinks: nothing leaves
-127.0.0.1; gravatars off) and publishes 200 small packages through the registry's own publish API
+127.0.0.1; gravatars off) and publishes 280 small packages through the registry's own publish API
 (what ``npm publish`` sends: a user created through ``/-/user/``, a packument with the tarball
 attached), one per installed Debian package with a changelog of its own: its README is the
-package's summary, its long description and its newest changelog entry; each changelog entry
-(up to three) is a version, published oldest first; its dependencies are the package's Depends
-that are published too; ``lib*`` packages are scoped (``@debian/libfoo``). A second Verdaccio
+package's summary, its long description and its newest changelog entry; its two newest
+changelog entries are its versions, published oldest first; its dependencies are the package's
+Depends that are published too; ``lib*`` packages are scoped (``@debian/libfoo``). A second Verdaccio
 process serves the same storage on another port. Every URL answers with the same 800-byte shell;
 the page is what the scripts render.
 
-The truth (``{url: (group, label)}``, ~370 URLs; each URL its own group unless said):
+The truth (``{url: (group, label)}``, ~315 URLs; each URL its own group unless said):
 
 - every package's page (``/-/web/detail/NAME``: the README tab, the install commands of the
   latest version, its licence, keywords, author);
-- for three packages in five, the page of its oldest version (``/v/VERSION``): a page of its own,
-  the page of that version, though all it shows of its own is the version's number, install
-  commands, date and author (Verdaccio shows the package's README on every version's page);
 - the home page, listing every package, on both ports: one group;
 - the duplicates it really produces, each in the group of its package page: the latest version
   made explicit (``/v/LATEST``), a trailing slash, tracking parameters, the scoped name with its
@@ -33,9 +31,15 @@ The truth (``{url: (group, label)}``, ~370 URLs; each URL its own group unless s
   missing scoped package, a name in capitals (npm names are lower case) and an unknown UI path:
   one group, ``E3`` (a soft 404).
 
+The page of an older version (``/v/VERSION``) is left out as arguable: Verdaccio shows the
+package's README on every version's page, so all it shows of its own is the version's number,
+install commands, date and author (the package page, or a page of its own?). ``--versions``
+adds the older version's page of three packages in five, each as a page of its own (set
+``spa-versions``, ~480 URLs), for the stricter reading.
+
 The README, dependencies, versions and uplinks tabs of a package page are one URL (the UI keeps
 the tab in its state, not in the URL), and the search is a drop-down of the header, with no URL:
-neither is in the list. Left out as arguable: the page of a version that does not exist (the
+neither is in the list. Also left out as arguable: the page of a version that does not exist (the
 package page with "Not available" for its version) and ``/-/web/login`` (the not-found page: the
 login is a dialog). The URL list is shuffled; the crawl is websim's shipped defaults. Last line
 (see ``bench/appbench.py``):
@@ -74,7 +78,7 @@ NPM_DIR = os.path.join(tempfile.gettempdir(), "websim-bench-npm-verdaccio")
 VERDACCIO = "6.8.0"
 PACKAGE_JSON = {"name": "websim-bench-verdaccio", "private": True, "dependencies": {"verdaccio": VERDACCIO},
                 "overrides": {"node-fetch": "2.7.0"}}
-PACKAGES = 200
+PACKAGES = 280
 CONFIG = """storage: {storage}
 auth:
   htpasswd:
@@ -202,7 +206,7 @@ def choose() -> List[Dict[str, str]]:
 
 def publish_package(reg: Registry, rec: Dict[str, str], names: Dict[str, str]) -> Tuple[str, List[str]]:
     """Publish a package's versions, oldest first; ``(npm name, [versions, oldest first])``."""
-    entries = list(reversed(debian_meta.changelog(rec["Package"]))) or [None]
+    entries = list(reversed(debian_meta.changelog(rec["Package"], limit=2))) or [None]
     deps = {}
     for dep in rec.get("Depends", "").split(","):
         dep_name = dep.strip().split(" ")[0].split(":")[0]
@@ -230,7 +234,8 @@ def publish_all(reg: Registry, recs: List[Dict[str, str]]) -> List[Tuple[str, Li
         return list(pool.map(lambda rec: publish_package(reg, rec, names), recs))
 
 
-def build_truth(published: List[Tuple[str, List[str]]], a: str, b: str) -> appbench.Truth:
+def build_truth(published: List[Tuple[str, List[str]]], a: str, b: str,
+                with_versions: bool = False) -> appbench.Truth:
     truth: appbench.Truth = {}
 
     def group(name: str, urls: List[str], label: Optional[str] = None) -> None:
@@ -242,12 +247,12 @@ def build_truth(published: List[Tuple[str, List[str]]], a: str, b: str) -> appbe
     for i, (name, versions) in enumerate(published):
         page = f"{a}/-/web/detail/{name}"
         variants = []
-        if i % 8 == 4:
+        if i % 12 == 4:
             variants = [(f"{page}/v/{versions[-1]}", f"{page}/", f"{page}?utm_source=newsletter&utm_medium=email",
                          page.replace("/@", "/%40", 1) if "@" in name else f"{page}?utm_campaign=release",
-                         page.replace(a, b, 1))[(i // 8) % 5]]
+                         page.replace(a, b, 1))[(i // 12) % 5]]
         group(name, [page] + variants)
-        if len(versions) > 1 and i % 5 < 3:
+        if with_versions and len(versions) > 1 and i % 5 < 3:
             group(f"{name}@{versions[0]}", [f"{page}/v/{versions[0]}"])
     missing = ("left-pad-deb", "nosuchpackage", "@debian/libnosuch1", "zlib-ng-runtime", "@debian/libfoo-dev")
     group("not-found", [f"{a}/-/web/detail/{m}" for m in missing]
@@ -277,8 +282,13 @@ def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
         reg.add_user()
         published = publish_all(reg, recs)
         b = stack.enter_context(serve("b"))  # started after the publishing: it reads the storage's package list
-        yield build_truth(published, a, b)
+        yield build_truth(published, a, b, args.versions)
+
+
+def add_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--versions", action="store_true",
+                        help="also the older version's page of three packages in five, each a page of its own")
 
 
 if __name__ == "__main__":
-    sys.exit(appbench.main("spa", build, __doc__))
+    sys.exit(appbench.main("spa-versions" if "--versions" in sys.argv else "spa", build, __doc__, add_args))
