@@ -63,6 +63,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -262,6 +263,19 @@ def build_truth(published: List[Tuple[str, List[str]]], a: str, b: str,
     return truth
 
 
+def wait_for_list(path: str, n: int, timeout: float = 60) -> None:
+    """Until Verdaccio's package list (``.verdaccio-db.json``, written after each publish) names ``n`` packages."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            with open(path, encoding="utf-8") as fh:
+                if len(json.load(fh)["list"]) >= n:
+                    return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} does not list the {n} packages published")
+        time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
     exe = ensure_packages()
@@ -281,7 +295,12 @@ def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
         reg = Registry(a)
         reg.add_user()
         published = publish_all(reg, recs)
-        b = stack.enter_context(serve("b"))  # started after the publishing: it reads the storage's package list
+        # the second process reads the storage's package list once, when it starts: after the first wrote it all
+        wait_for_list(os.path.join(tmp, "storage", ".verdaccio-db.json"), len(published))
+        b = stack.enter_context(serve("b"))
+        listed = json.loads(servers.fetch(b + "/-/verdaccio/data/packages", timeout=60).body)
+        if len(listed) != len(published):
+            raise RuntimeError(f"the second Verdaccio lists {len(listed)} packages of {len(published)}")
         yield build_truth(published, a, b, args.versions)
 
 
