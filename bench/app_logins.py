@@ -26,7 +26,7 @@ instance has its own configuration, data and session directories inside the benc
   Debian's configuration has it);
 - three Django admin sites (``scrapy_websim.testing.servers.django_server``).
 
-The truth (``{url: (group, label)}``, ~350 URLs):
+The truth (``{url: (group, label)}``, ~310 URLs):
 
 - per application one ``L1`` group: its login page on every instance, under every URL a crawler
   meets it by: the login URL with and without its return-to parameter (``/login?next=/lab``,
