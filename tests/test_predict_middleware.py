@@ -303,3 +303,38 @@ def test_end_to_end_crawl_drops_variants_and_loses_nothing(tmp_path):
             assert r["rendered"] is False and r["error"] == ""
     explored = re.search(r"'websim/predict/explored': (\d+)", log)
     assert explored and int(explored.group(1)) >= 1
+
+
+@pytest.mark.crawl
+@pytest.mark.parametrize("threshold", [0.5, 0.9])
+def test_mutual_variants_keep_a_rendered_page_in_every_group(tmp_path, threshold):
+    """A documentation site whose every page links to every chapter and to its two variants (the
+    same page), in an order that changes from page to page, crawled with --follow and the predictor
+    on: every true group keeps a rendered page, and every skipped URL is in that page's cluster."""
+    from scrapy_websim.testing.crawl import crawl
+    from scrapy_websim.testing.docsite import DocSite, group_of, serve
+
+    site = DocSite(chapters=20, seed=3)
+    with serve(site) as base:
+        result = crawl(tmp_path, [f"{base}/manual/index.html"], extra=[
+            "--follow", "-s", "WEBSIM_PREDICT_ENABLED=1", "-s", f"WEBSIM_PREDICT_THRESHOLD={threshold}",
+            "-s", 'WEBSIM_PARAMS={"predict.warmup": 6, "predict.exploration": 0}',
+            "-s", "WEBSIM_HTTP_TIMEOUT=10", "-s", "WEBSIM_PAGE_TIMEOUT=20"], timeout=900)
+    rows = {row["url"][len(base):]: row for row in result["data"]["urls"]}
+    assert set(rows) == set(site.manual_paths())  # /about/ is another site: not followed
+    groups = group_of(site)
+    predicted = [p for p, row in rows.items() if row["match_rule"] == "predicted"]
+    for n, group in enumerate(site.groups(), start=1):
+        rendered = [p for p in group if rows[p]["status_code"] == 200 and rows[p]["match_rule"] != "predicted"]
+        assert rendered, (n, {p: (rows[p]["status_code"], rows[p]["match_rule"]) for p in group})
+    for path in predicted:
+        row = rows[path]
+        assert row["match_reason"].startswith("predicted") and row["cluster_id"], row
+        canonical = next(p for p, r in rows.items() if r["cluster_id"] == row["cluster_id"] and r["is_canonical"])
+        assert groups.get(canonical) == groups[path] and rows[canonical]["status_code"] == 200, (path, canonical)
+    assert all(row["status_code"] or row["error"] or row["match_rule"] == "predicted" for row in rows.values())
+    log = result["proc"].stderr
+    dropped = re.search(r"'websim/predict/dropped': (\d+)", log)
+    print(threshold, "dropped", dropped and dropped.group(1), "predicted rows", len(predicted))
+    if threshold <= 0.5:
+        assert predicted, "the predictor skipped nothing: the test would not test it"

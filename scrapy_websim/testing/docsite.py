@@ -2,9 +2,10 @@
 
 ``/manual/`` holds an index and ``chapters`` chapter pages, each with text of its own. Every
 chapter is also served at two query variants that show the very same page (``?sort=asc`` and
-``?view=print``: a true group of three URLs), and every page of the manual carries a sidebar that
-links to every chapter and every variant, in an order that changes from page to page (so a crawl
-meets a variant before its page as often as after it, and meets each URL many times). The index
+``?view=print``: a true group of three URLs). Every page of the manual carries a sidebar that
+links to each URL of the chapters up to the next one (the index: chapter 1; chapter n: chapters 1
+to n + 1), in an order that changes from page to page: a crawl discovers the chapters one by one,
+meets a variant before its page as often as after it, and meets each URL again and again. The index
 also links to a page that does not exist (a 404) and to ``/about/``, another site on the same host
 with pages of its own. ``/robots.txt`` allows everything.
 
@@ -51,8 +52,8 @@ class DocSite:
         return "".join(f"<p>{' '.join(rng.choice(WORDS) + str(rng.randrange(50)) for _ in range(40))}.</p>"
                        for _ in range(4))
 
-    def _sidebar(self, key: str) -> str:
-        links = [p for g in self.groups() for p in g]
+    def _sidebar(self, key: str, upto: int) -> str:
+        links = [p for g in self.groups()[:upto] for p in g]
         random.Random(f"{self.seed}:order:{key}").shuffle(links)
         return "".join(f'<li><a href="{html.escape(p)}">{html.escape(p)}</a></li>' for p in links)
 
@@ -70,12 +71,12 @@ class DocSite:
         if path == "/manual/index.html" or path == "/manual/":
             body = "<p>The manual of a database.</p><ul><li><a href='/manual/missing.html'>A missing page</a></li>" \
                    "<li><a href='/about/'>About the project</a></li></ul>"
-            return 200, _html("Manual", "Manual", body, f"<ul>{self._sidebar('index')}</ul>")
+            return 200, _html("Manual", "Manual", body, f"<ul>{self._sidebar('index', 1)}</ul>")
         if path.startswith("/manual/ch") and path.endswith(".html") and path[10:-5].isdigit():
             n = int(path[10:-5])
             if 1 <= n <= self.chapters and query.get("sort", "asc") == "asc" and query.get("view", "print") == "print":
                 return 200, _html(f"Chapter {n}", f"Chapter {n}: {WORDS[n % len(WORDS)]}", self._text(f"ch{n}"),
-                                  f"<ul>{self._sidebar(path_qs)}</ul>")
+                                  f"<ul>{self._sidebar(path_qs, n + 1)}</ul>")
         return None
 
 
