@@ -460,6 +460,9 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
     trouble = stats.get("websim/output_errors") or []
     for line in trouble:
         print(f"websim: error: {line}", file=sys.stderr)
+    if report_dir and not report and trouble and written:
+        print(f"websim: the result file holds what the report shows: websim report {written[0]} -o DIR writes it "
+              "where there is room", file=sys.stderr)
     if len(written) < len(outputs) or trouble:
         return EXIT_OUTPUT
     if reason == "finished" and not left:

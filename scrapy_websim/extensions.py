@@ -322,11 +322,11 @@ class WebsimExtension:
         if self.config.report_dir and not self._report_written:
             self._report_written = True
             self.write_report(result)
-        for kind, setting in (("thumbnails", "the report's thumbnails"), ("screenshots", "WEBSIM_SCREENSHOTS_DIR")):
+        for kind, folder in (("thumbnails", self.config.thumbnails_path), ("screenshots", self.config.screenshots_dir)):
             error = self.stats.get_value(f"websim/{kind}_error")
             if error:
                 skipped = self.stats.get_value(f"websim/{kind}_skipped") or 0
-                self._output_error(f"{kind} ({setting}) could not be written to {error}; {skipped} pages have none")
+                self._output_error(f"{kind} could not be written to {folder} ({error}): {skipped} pages have none")
 
     def engine_stopped(self) -> None:
         if self.problems or self.output_errors:
@@ -356,9 +356,9 @@ class WebsimExtension:
                                 thumbs_dir=self.config.thumbnails_path or None)
         except (ReportError, OSError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            source = self.result_files[0][0] if self.result_files else "RESULT.json"
-            self._output_error(f"the report {folder} could not be written ({why}); the result file holds what it "
-                               f"shows: websim report {source} -o {folder} writes it again")
+            again = (f"; the result file holds what it shows: websim report {self.result_files[0][0]} -o {folder} "
+                     "writes it again" if self.result_files else "")
+            self._output_error(f"the report {folder} could not be written ({why}){again}")
             return
         except Exception:
             logger.exception("websim: the report could not be written to %s", folder)

@@ -115,7 +115,7 @@ class WebsimRecorder:
             self.failed[kind] = why = describe(exc)
             logger.error("websim: error: %s cannot be written to %s (%s); no more are written in this crawl",
                          kind, directory, why)
-            stats.set_value(f"websim/{kind}_error", f"{directory}: {why}")
+            stats.set_value(f"websim/{kind}_error", why)
             stats.inc_value(f"websim/{kind}_skipped")
             return False
 

@@ -101,9 +101,15 @@ class UrlListSpider(scrapy.Spider):
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
         # The spider works without a project: make sure the add-on is on (never removes the user's).
+        from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
+
         from scrapy_websim.addon import Addon  # noqa: PLC0415
 
         settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
+        # at the spider's priority: `scrapy runspider` lays the process's settings (an empty ADDONS
+        # at default priority) over the crawler's again, which dropped the add-on
+        settings.set("ADDONS", settings.getdict("ADDONS"),
+                     priority=max(settings.getpriority("ADDONS") or 0, SETTINGS_PRIORITIES["spider"]))
 
     @property
     def config(self) -> WebsimConfig:
