@@ -158,6 +158,8 @@ class WebsimExtension:
             how = "" if self.config.output else " (set WEBSIM_OUTPUT to choose where)"
             logger.info("websim: the result will be written to %s%s",
                         ", ".join(os.path.abspath(p) for p, _fmt in self.result_files), how)
+        if self.sink is None:
+            self._progress()  # the bar shows from the start: its rate and time left count the browser's start
 
     def refuse(self, request: Any, spider: Any = None) -> None:
         """A crawl with a problem at start renders nothing: every request is dropped unlogged."""
@@ -179,6 +181,7 @@ class WebsimExtension:
             self.total_inputs += 1
         self.store.flush()
         self.stats.set_value("websim/inputs", self.total_inputs)
+        self._progress()
         if done:
             self.stats.set_value("websim/resumed", len(done))
             logger.info("websim: resuming %s: %d of %d URLs done already", self.jobdir, len(done), len(entries))

@@ -45,7 +45,7 @@ class Progress:
         self._bar = tqdm(total=total or None, desc="websim", unit=" pages", file=self.stream, dynamic_ncols=True,
                          mininterval=0.5, smoothing=0.1, leave=True,
                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} pages "
-                                    "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
+                                    "[{elapsed}<{remaining}, {rate_noinv_fmt}{postfix}]")
         self._bar.set_postfix_str("errors 0", refresh=False)
         self._redirect.enter_context(logging_redirect_tqdm(tqdm_class=tqdm))
         return self._bar
