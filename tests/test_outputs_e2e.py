@@ -90,6 +90,13 @@ def test_a_disk_that_fills_during_the_crawl_costs_no_work(tmp_path):
         fill(disk)
         proc = run_websim(["-l", _urls(base), "-o", f"{disk}/result.json", "-o", str(tmp_path / "second.csv"),
                            "--report", report, *TIMEOUTS], cwd=str(tmp_path), timeout=300)
+        env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        scrapy_dir = tmp_path / "scrapy"
+        scrapy_dir.mkdir()
+        scrapy = subprocess.run([sys.executable, "-m", "scrapy", "runspider", os.path.join(
+            PACKAGE_ROOT, "scrapy_websim", "spiders", "urllist.py"), "-a", f"urls={_urls(base)}",
+            "-o", f"{disk}/scrapy.json", *TIMEOUTS], cwd=str(scrapy_dir), env=env, capture_output=True, text=True,
+            timeout=300)
         left = sorted(os.listdir(disk)) + sorted(os.listdir(report)) + sorted(os.listdir(os.path.join(report, "data")))
         thumbs = os.path.join(report, "thumbs")
         left += sorted(os.listdir(thumbs)) if os.path.isdir(thumbs) else []
@@ -110,6 +117,12 @@ def test_a_disk_that_fills_during_the_crawl_costs_no_work(tmp_path):
     assert "websim: error: thumbnails" in err
     assert not [name for name in left if name.endswith((".tmp", ".part"))], left  # nothing half-written
     assert left.count("index.html") == 1 and "result.json" not in left
+    # a Scrapy crawl whose result could not be written where asked exits non-zero, the result kept
+    assert scrapy.returncode == 1, scrapy.stderr[-3000:]
+    kept = scrapy_dir / "websim-fallback-scrapy.json"
+    assert (f"websim: error: the result file {disk}/scrapy.json could not be written (No space left on device); "
+            f"it was written to {kept} instead") in scrapy.stderr
+    assert len(load(str(kept))["urls"]) == 3 and "Traceback" not in scrapy.stderr
 
 
 def test_a_result_it_replaces_keeps_its_mode(tmp_path):
