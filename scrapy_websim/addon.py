@@ -242,7 +242,7 @@ def slowing_settings(settings: Any, websim: Any, own: bool = True) -> List[str]:
         ("CONCURRENT_REQUESTS", settings.getint("CONCURRENT_REQUESTS") < max_pages_in_flight(),
          f"renders fewer pages at once than this machine can; websim would use {max_pages_in_flight()}"),
         ("ROBOTSTXT_OBEY", settings.getbool("ROBOTSTXT_OBEY"),
-         "fetches robots.txt first and records the pages it disallows as errors, unrendered; websim would use False"),
+         "fetches robots.txt first and renders none of the pages it disallows; websim would use False"),
         ("RETRY_ENABLED", own and settings.getbool("RETRY_ENABLED"),
          "renders a page that failed again (RETRY_TIMES); websim would use False"),
         ("DOWNLOAD_TIMEOUT", settings.getfloat("DOWNLOAD_TIMEOUT") < websim.page_timeout,

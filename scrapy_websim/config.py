@@ -247,8 +247,8 @@ class WebsimConfig:
                                       "at the end of the crawl; empty: with your own spider websim-SPIDER.json, "
                                       "with the websim spider its -o files", parse=_result_files, type="list",
                                       valid="paths ending in .json, .jsonl or .csv")
-    progress: str = _RENDER("auto", "", "progress: a live bar on a terminal (auto: when standard error is one, "
-                            "else log lines), log lines, or none", choices=("auto", "bar", "log", "off"))
+    progress: str = param("auto", "", "progress: a live bar on a terminal (auto: when standard error is one, "
+                          "else log lines), log lines, or none", choices=("auto", "bar", "log", "off"))
     progress_interval: float = param(30.0, "[0, 86400]", "progress log line interval, 0 = off", unit="s")
     same_host_only: bool = _like(ClusterParams, "same_host_only", _DECIDE)
     deny_networks: Tuple[Network, ...] = _RENDER((), "", "networks no request may reach, redirect hops included",
