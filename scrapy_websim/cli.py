@@ -54,7 +54,8 @@ DECISION_OPTIONS = (
     ("--visual-threshold", "WEBSIM_VISUAL_THRESHOLD", float,
      f"rule 1: minimum visual similarity instead of the structure's (default {default('WEBSIM_VISUAL_THRESHOLD')})"),
     ("--visual-fallback-threshold", "decision.rule2_visual", float,
-     f"rule 2: visual similarity alone (default {param_default('decision.rule2_visual')}; above 1 disables rule 2)"),
+     f"rule 2: minimum visual similarity, with text at least {param_default('decision.rule2_min_jaccard')} "
+     f"similar (default {param_default('decision.rule2_visual')}; above 1 disables rule 2)"),
     ("--structure-measure", "decision.structure_measure", str,
      f"paths, lcs or both (default {param_default('decision.structure_measure')})"),
     ("--same-host-only", "WEBSIM_SAME_HOST_ONLY", None, "only cluster pages of the same host"),
