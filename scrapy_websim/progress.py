@@ -1,9 +1,10 @@
-"""The crawl's progress: a live bar on a terminal, log lines otherwise (``WEBSIM_PROGRESS``).
+"""The crawl's progress: a live bar on a terminal, log lines otherwise (``crawl.progress``).
 
 The bar is tqdm's (done/total pages, pages/s, time left, errors so far). While it is shown the
-log lines of the root logger (Scrapy's handler) are printed above it through tqdm, so the two do
-not tear each other apart. When standard error is no terminal (a file, a pipe, CI), a line
-``done/total pages done, pages/s, ETA, errors`` is logged every ``crawl.progress_interval`` seconds.
+log lines of the root logger's handler on the terminal (Scrapy's, with its level and format) are
+printed above it through ``tqdm.write``, so the two do not tear each other apart. When standard
+error is no terminal (a file, a pipe, CI), a line ``done/total pages done, pages/s, ETA, errors``
+is logged every ``crawl.progress_interval`` seconds.
 """
 
 from __future__ import annotations
@@ -24,6 +25,19 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+class _AboveTheBar:
+    """A stream that writes through ``tqdm.write``: what is written appears above the bar."""
+
+    def __init__(self, stream: Any, tqdm: Any) -> None:
+        self.stream, self.tqdm = stream, tqdm
+
+    def write(self, text: str) -> None:
+        self.tqdm.write(text, file=self.stream, end="")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 class Progress:
     """Fed ``update(done, total, errors)`` as records come in; ``close(...)`` at the end."""
 
@@ -40,14 +54,18 @@ class Progress:
 
     def _open_bar(self, total: int) -> Any:
         from tqdm import tqdm  # noqa: PLC0415
-        from tqdm.contrib.logging import logging_redirect_tqdm  # noqa: PLC0415
 
         self._bar = tqdm(total=total or None, desc="websim", unit=" pages", file=self.stream, dynamic_ncols=True,
                          mininterval=0.5, smoothing=0.1, leave=True,
                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} pages "
                                     "[{elapsed}<{remaining}, {rate_noinv_fmt}{postfix}]")
         self._bar.set_postfix_str("errors 0", refresh=False)
-        self._redirect.enter_context(logging_redirect_tqdm(tqdm_class=tqdm))
+        # the root logger's handlers that write to this terminal (Scrapy's) write through tqdm: the
+        # bar is cleared, the line printed, the bar drawn again; their level, filters and format stay
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (self.stream, sys.stderr):
+                original = handler.setStream(_AboveTheBar(handler.stream, tqdm))
+                self._redirect.callback(handler.setStream, original)
         return self._bar
 
     def update(self, done: int, total: int, errors: int) -> None:
