@@ -59,6 +59,7 @@ def test_a_terminal_gets_a_live_bar(tmp_path):
     assert errors == "1"  # the refused port
     assert "\r" in text  # redrawn in place
     assert "Spider closed (finished)" in text  # the log lines are printed above the bar, not lost
+    assert "DEBUG:" not in text  # at the log level of the command (INFO), bar or no bar
 
 
 def test_a_pipe_gets_progress_log_lines(tmp_path):
