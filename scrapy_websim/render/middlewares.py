@@ -102,10 +102,13 @@ class WebsimCaptureSpiderMiddleware:
     def process_spider_input(self, response: Any, spider: Any = None) -> None:
         if response is None or not response.meta.get(TRACK):
             return
-        record, html, screenshot = record_from_response(response, 0, response.request.url)
-        websim_signals.ask(self.crawler, websim_signals.page_captured,
-                           page=PageItem(record=record, html=html, screenshot=screenshot),
-                           spider=self.crawler.spider)
+        try:
+            record, html, screenshot = record_from_response(response, 0, response.request.url)
+            websim_signals.ask(self.crawler, websim_signals.page_captured,
+                               page=PageItem(record=record, html=html, screenshot=screenshot),
+                               spider=self.crawler.spider)
+        except Exception:  # the spider's callback runs whatever happened to websim's record
+            logger.exception("websim: the page %s could not be recorded", response.url)
 
 
 #: Chromium's errors when https:// meets a server that does not speak TLS on that port.
