@@ -221,7 +221,7 @@ def slowing_settings(settings: Any, websim: Any, own: bool = True) -> List[str]:
     value given on the command line is taken as meant for this run) that slows websim down or
     changes its result, with the value websim would use instead (``own``: the crawl is the
     ``websim`` spider's, whose retries are websim's business; a user's spider keeps its own)."""
-    from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
+    from scrapy.settings import SETTINGS_PRIORITIES, default_settings  # noqa: PLC0415
 
     project, cmdline = SETTINGS_PRIORITIES["project"], SETTINGS_PRIORITIES["cmdline"]
 
@@ -240,7 +240,8 @@ def slowing_settings(settings: Any, websim: Any, own: bool = True) -> List[str]:
         ("AUTOTHROTTLE_ENABLED", settings.getbool("AUTOTHROTTLE_ENABLED"),
          "adds delays by the host's latency; websim would leave it off"),
         ("CONCURRENT_REQUESTS", settings.getint("CONCURRENT_REQUESTS") < max_pages_in_flight(),
-         f"renders fewer pages at once than this machine can; websim would use {max_pages_in_flight()}"),
+         f"renders fewer pages at once than this machine can ({max_pages_in_flight()}); websim would leave "
+         f"Scrapy's {default_settings.CONCURRENT_REQUESTS}"),
         ("ROBOTSTXT_OBEY", settings.getbool("ROBOTSTXT_OBEY"),
          "fetches robots.txt first and renders none of the pages it disallows; websim would use False"),
         ("RETRY_ENABLED", own and settings.getbool("RETRY_ENABLED"),

@@ -28,10 +28,7 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
-from scrapy_websim.config import default, param_default
-
-#: ``--max-pages``'s default (the ``websim`` spider's ``max_pages``; kept here so ``--help`` imports no Scrapy).
-DEFAULT_MAX_PAGES = 10_000
+from scrapy_websim.config import FOLLOW_MAX_PAGES, default, param_default
 
 #: Exit statuses (docs/usage.md, "Exit status").
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_OUTPUT = 0, 1, 2, 3
@@ -247,8 +244,8 @@ def _crawl_parser() -> argparse.ArgumentParser:
     parser.add_argument("--follow", action="store_true",
                         help="also render the links found on the pages that stay within a start URL's site: its "
                         "host and the folder of its path (from https://h/docs/16/ only https://h/docs/16/...)")
-    parser.add_argument("--max-pages", type=int, default=DEFAULT_MAX_PAGES,
-                        help=f"with --follow: at most this many discovered pages (default {DEFAULT_MAX_PAGES}; "
+    parser.add_argument("--max-pages", type=int, default=FOLLOW_MAX_PAGES,
+                        help=f"with --follow: at most this many discovered pages (default {FOLLOW_MAX_PAGES}; "
                         "0: no limit)")
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
     parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")

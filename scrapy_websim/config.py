@@ -149,6 +149,9 @@ def _directory(name: str, value: Any) -> str:
     return value
 
 
+#: ``follow``'s page cap when none is given (the ``websim`` spider's ``max_pages``, ``--max-pages``; 0 = none).
+FOLLOW_MAX_PAGES = 10_000
+
 #: A result file's format by its name's ending (the ``-o`` of the ``websim`` command and spider).
 RESULT_FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
 

@@ -12,7 +12,7 @@ from scrapy.http import Request, Response, TextResponse
 from w3lib.url import canonicalize_url
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
@@ -25,7 +25,7 @@ from scrapy_websim.render.middlewares import RECORDED, failure_record
 logger = logging.getLogger(__name__)
 
 #: With ``follow``: pages discovered at most, unless ``max_pages`` says otherwise (0 = no limit).
-DEFAULT_MAX_PAGES = 10_000
+DEFAULT_MAX_PAGES = FOLLOW_MAX_PAGES
 NO_URLS = ("the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt (a .txt file, one URL per "
            "line) or -a urls=https://a.example,https://b.example")
 
