@@ -12,25 +12,26 @@ temporary directory, over three repositories:
   from their ``/usr/share/doc/*/changelog.Debian.gz`` by ``git fast-import``: one commit per
   upload as ``gbp import-dsc`` records it ("Import Debian changes VERSION", the entry as the
   message, by the uploader at the upload's date), adding that entry to ``debian/changelog``, and a
-  DEP-14 tag per upload (``debian/VERSION``). Most of these commits are an entry of a line or two:
-  a commit page whose diff is five or six added lines.
+  DEP-14 tag per upload (``debian/VERSION``). Half of debianutils' commits add seven lines or
+  fewer (an entry of one or two bullets), most of coreutils' nine or fewer: commit pages that are
+  nearly all template.
 
 A second lighttpd on another port serves the same configuration and repositories (a mirror).
 ``--commits`` says how many commit pages of each repository the list holds (spread over its
 history). The truth (``{url: (group, label)}``) holds:
 
-- every listed commit at ``/REPO/commit/?id=FULLHASH``, a group each; about one in fourteen also
-  as cgit answers it under another URL, in the same group: a 7-character prefix of the hash, the hash
-  in capitals, the default branch explicit (``?h=main&id=``, ``?h=master&id=``), the default
-  context explicit (``&context=3``), ``commit?id=`` without the slash, on the mirror;
+- every listed commit (not a merge) at ``/REPO/commit/?id=FULLHASH``, a group each; about one in
+  fourteen also as cgit answers it under another URL, in the same group: a 7-character prefix of
+  the hash, the hash in capitals, the default branch explicit (``?h=main&id=``, ``?h=master&id=``),
+  the default context explicit (``&context=3``), ``commit?id=`` without the slash, on the mirror;
 - each repository's log, each page its own group (``log/``, ``log/?ofs=50``, ...; ``log/?ofs=0``
   and ``log/?h=BRANCH`` are ``log/``), the log of three files, three commit searches
   (``log/?qt=grep&q=``) whose result lists differ, the summary (``/REPO/``, ``/REPO``,
   ``/REPO/summary/``: one group), the refs page, tree pages (directories and files at the tip,
   ``tree/?h=BRANCH`` is ``tree/``) and files at two older commits far apart, six range diffs
   (``diff/?id=X&id2=Y``, three commits apart), the repository index (``/`` and the mirror's ``/``);
-- ``E3``, one group per error cgit answers, each echoing what was asked and the same across
-  repositories: "Bad object id" (400, a hash prefix no object has, asked of the commit page),
+- ``E3``, one group per error cgit answers, the same across repositories (most echo what was
+  asked): "Bad object id" (400, a hash prefix no object has, asked of the commit page),
   "Invalid revision name" (404, the same asked of a tree), "Path not found" (404),
   "No repositories found" (404, a repository that does not exist), "Invalid request" (404, a page
   cgit does not have), "Invalid branch" (404, ``?h=`` a missing branch), "Blame is disabled" (403)
@@ -41,9 +42,11 @@ however little they hold. Left out as arguable: the log from a revision that doe
 (``log/?id=``: an empty list of commits with status 200 and no error words: a soft 404 or a thin
 page?), ``diff/?id=X`` of one commit (the commit page without its message: the same page or
 not?), the side-by-side view (``ss=1``: the same commit in another layout?), a file one upload
-older than the tip (the same page or another revision?), the index sorted another way; and
-``patch``, ``plain`` and ``atom`` (not HTML) and ``about`` (no readme: cgit answers a redirect to
-a bad URL). The URL list is shuffled; the crawl is websim's shipped defaults. Last line:
+older than the tip (the same page or another revision?), the index sorted another way and the
+commit pages of merges (their diff against the first parent repeats the merged commits' diffs:
+the same page as a merged commit or not?). Not HTML: ``patch``, ``plain``, ``atom``; ``about``
+answers a redirect to a bad URL when a repository has no readme. The URL list is shuffled; the
+crawl is websim's shipped defaults. Last line:
 
     set=cgit urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -216,8 +219,9 @@ def repo_truth(add, tmp: str, name: str, branch: str, n_commits: int, base: str,
     path = os.path.join(tmp, name + ".git")
     r = f"{base}/{name}"
     hashes = git(path, "rev-list", branch).split()
+    singles = git(path, "rev-list", "--no-merges", branch).split()
     messages = git(path, "log", "-z", "--format=%B", branch).split("\0")
-    for i, h in enumerate(spread(hashes, n_commits)):
+    for i, h in enumerate(spread(singles, n_commits)):
         urls = [f"{r}/commit/?id={h}"]
         variant = (i + 7 * k) % 72
         if variant == 3:
