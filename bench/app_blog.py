@@ -383,8 +383,14 @@ def uploads(status: Dict[str, dict], n: int) -> List[dict]:
         if entries:
             by_source[source] = entries
     seen: set = set()
-    for entries in by_source.values():
-        entries[:] = [e for e in entries if not (" ".join(e["bullets"]) in seen or seen.add(" ".join(e["bullets"])))]
+    for source, entries in by_source.items():
+        unique = []
+        for e in entries:
+            text = " ".join(e["bullets"])
+            if text not in seen:
+                seen.add(text)
+                unique.append(e)
+        by_source[source] = unique
     cap = 1
     while sum(min(cap, len(v)) for v in by_source.values()) < n and cap < 1000:
         cap += 1
@@ -405,6 +411,10 @@ def page_title(path: str) -> str:
 
 
 def articles(n: int) -> List[dict]:
+    if n and not os.path.isdir(BENCHMARK):
+        raise SystemExit(f"{BENCHMARK} not found (--articles 0 builds the blog without the long posts)")
+    if not n:
+        return []
     with open(os.path.join(BENCHMARK, "ground-truth.json"), encoding="utf-8") as fh:
         truth = json.load(fh)
     out = []
