@@ -41,6 +41,11 @@ if [ "$what" = bench ]; then
   # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
   [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
   command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
+  # bench/app_redmine.py: Debian's Redmine on SQLite (rails server); bench/app_hgweb.py: Mercurial's hgweb
+  [ -f /usr/share/redmine/config/application.rb ] || need_apt+=(redmine)
+  [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
+  command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
