@@ -27,7 +27,7 @@ The truth (``{url: (group, label)}``, about 440 URLs, each URL its own group unl
 - the variants, each in its page's group: the second port; a changeset by its full 40-hex node,
   its local revision number, the ``/changeset/`` alias, an 8-hex prefix, a trailing slash,
   ``utm_source``, ``?style=paper`` (the default style made explicit), one kind per changeset on
-  one changeset in fourteen; the shortlog as ``/websim/``, ``/websim``, ``/shortlog``,
+  one changeset in twenty; the shortlog as ``/websim/``, ``/websim``, ``/shortlog``,
   ``/shortlog/tip``, ``/shortlog/<tip node>``, ``?revcount=60``; ``/log`` and ``/log/tip``;
   ``/graph`` and ``/graph/tip``; the file root as ``/file``, ``/file/tip`` and ``/file/tip/``; a
   file at ``tip``, at the tip's node and at the branch name ``default``;
@@ -61,7 +61,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -155,8 +154,7 @@ def serve(tmp: str, conf: str, ports: List[int]) -> Iterator[List[str]]:
             procs.append(subprocess.Popen(
                 ["hg", "serve", "--web-conf", conf, "-a", "127.0.0.1", "-p", str(port),
                  "-A", log + ".access.log", "-E", log + ".error.log"],
-                cwd=tmp, env=hg_env(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True))
+                cwd=tmp, env=hg_env(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         bases = [f"http://127.0.0.1:{port}" for port in ports]
         deadline = time.monotonic() + 120
         for base, proc in zip(bases, procs):
@@ -172,13 +170,12 @@ def serve(tmp: str, conf: str, ports: List[int]) -> Iterator[List[str]]:
         yield bases
     finally:
         for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
+            proc.terminate()
         for proc in procs:
             try:
                 proc.wait(20)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                proc.kill()
                 proc.wait(10)
 
 
@@ -220,8 +217,8 @@ def truth(a: str, b: str, revs: List[Tuple[int, str, int]], files: List[str], di
     for k, (rev, node, _) in enumerate(chosen):
         short = node[:12]
         urls = [f"{w}/rev/{short}"]
-        if k % 14 == 5:
-            kind = kinds[(k // 14) % len(kinds)]
+        if k % 20 == 5:
+            kind = kinds[(k // 20) % len(kinds)]
             urls.append({"full": f"{w}/rev/{node}", "number": f"{w}/rev/{rev}",
                          "alias": f"{w}/changeset/{short}", "prefix": f"{w}/rev/{node[:8]}",
                          "slash": f"{w}/rev/{short}/", "utm": f"{w}/rev/{short}?utm_source=mail",
