@@ -41,7 +41,7 @@ own group unless said):
   of fifteen of them that change 40 lines or fewer, eight files, three file histories, five
   directories, the first eight pages of the revision list, every page of the open-issue list and
   the first pages of each project's, the projects' overviews, roadmaps and news lists, the six
-  versions, the wiki's start page and two indexes, the home page and the project list (board
+  versions, the wiki's start page and its index, the home page and the project list (board
   and list view, two pages);
 - the variants, each in its page's group: the second port (issues, a page of the issue list,
   wiki pages, changesets, the home page, the login page and one 404); ``utm_*`` tracking
@@ -66,12 +66,16 @@ own group unless said):
   and by other lists with the static ``public/500.html``.
 
 Left out as arguable: an issue's ``?tab=notes`` (the same issue with its history hidden), wiki
-diffs and annotations, the activity pages (periods counted back from today, mostly "No data to
-display"), searches, calendars and Gantt charts, an issue list sorted or filtered otherwise, the
-lost-password form, the Atom/CSV/PDF exports (not HTML), and ``/issues/gantt.png`` (a 500 only
-where ImageMagick lacks its fonts). Redmine writes relative times ("3 days ago"): two fetches of
-one page a minute apart are the same. Setup takes 3-6 minutes (most of it Rails booting four
-times on a busy machine). Last line (see ``bench/appbench.py``):
+diffs and annotations, the wiki's index by date (here the index by title under date headings),
+the activity pages (periods counted back from today, mostly "No data to display"), searches,
+calendars and Gantt charts, an issue list sorted or filtered otherwise, the lost-password form,
+the Atom/CSV/PDF exports (not HTML), and ``/issues/gantt.png`` (a 500 only where ImageMagick
+lacks its fonts). Redmine writes relative times ("3 days ago"): two fetches of one page a minute
+apart are the same. Each server answers one request at a time (``Rack::Lock``, as a Passenger
+or Unicorn worker does): Redcarpet, which renders the repository's Markdown files and READMEs,
+is not thread-safe, and two renders at once abort WEBrick's whole process. Setup takes 3-6
+minutes (most of it Rails booting four times on a busy machine). Last line (see
+``bench/appbench.py``):
 
     set=redmine urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -537,9 +541,13 @@ def install(tmp: str) -> str:
     files = {
         "Gemfile": gemfile,
         "Gemfile.local": "gem 'webrick'\n",  # Debian's Redmine has no application server of its own
-        # no schema.rb written into Debian's db/; jobs (mail notifications) run in the request's own thread
+        # no schema.rb written into Debian's db/; jobs (mail notifications) run in the request's own
+        # thread; one request at a time per server process, as under Passenger or Unicorn: Redcarpet,
+        # which renders Markdown files and READMEs in the repository browser, is not thread-safe (two
+        # rendered at once abort the whole process: "sd_markdown_render: Assertion ... failed")
         "config/additional_environment.rb": "config.active_record.dump_schema_after_migration = false\n"
-                                            "config.active_job.queue_adapter = :inline\n",
+                                            "config.active_job.queue_adapter = :inline\n"
+                                            "config.middleware.insert_before 0, Rack::Lock\n",
         f"instances/{INSTANCE}/config/database.yml":
             f"production:\n  adapter: sqlite3\n  database: {root}/instances/{INSTANCE}/db.sqlite3\n  timeout: 10000\n",
         f"instances/{INSTANCE}/config/secret_key.txt": os.urandom(32).hex() + "\n",
@@ -734,7 +742,6 @@ def truth(a: str, b: str, data: dict, ids: dict, repo: dict) -> appbench.Truth:
             t.add(f"wiki-{title}-v1", [f"{wiki}/{q}/1"])
     t.add("wiki-start", [wiki, f"{wiki}/Wiki", f"{wiki}/wiki"])
     t.add("wiki-index", [f"{wiki}/index"])
-    t.add("wiki-date-index", [f"{wiki}/date_index"])
     t.add("newsroom-overview", [f"{a}/projects/newsroom"])
     t.add("handbook-wiki", [f"{a}/projects/handbook/wiki"])
     t.add("handbook-overview", [f"{a}/projects/handbook"])
