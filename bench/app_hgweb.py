@@ -14,7 +14,7 @@ history), ``private`` (a clone whose ``allow_read`` lets only "alice" read) and 
 clone removed from disk after it was configured, as when a repository is moved away). Two
 ``hg serve`` processes over the one collection on two ports of 127.0.0.1 (a fleet of two).
 
-The truth (``{url: (group, label)}``, about 440 URLs, each URL its own group unless said):
+The truth (``{url: (group, label)}``, about 430 URLs, each URL its own group unless said):
 
 - ``--changesets`` changeset pages (``/websim/rev/<12-hex>``, as hgweb links them: message,
   author, date, parents, children, files and the whole diff), spread evenly over the history
