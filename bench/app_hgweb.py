@@ -117,6 +117,8 @@ def run(argv: List[str], tmp: str, cwd: Optional[str] = None) -> str:
 def setup(tmp: str) -> Tuple[str, str]:
     """The repositories and the collection's configuration in ``tmp``; (its hgweb.config, the
     served repository's path)."""
+    if os.path.exists(os.path.join(tmp, "repos")):
+        raise SystemExit(f"{tmp}/repos exists: --keep wants a directory that holds no repositories yet")
     os.makedirs(tmp, exist_ok=True)
     with open(os.path.join(tmp, "hgrc"), "w", encoding="utf-8") as fh:
         fh.write("[ui]\nusername = bench\n")

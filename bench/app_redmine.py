@@ -526,6 +526,8 @@ def install(tmp: str) -> str:
     and Gemfile, and one instance (``instances/bench``: database, secret, files, logs, caches);
     its sqlite database migrated and Redmine's default data (trackers, statuses, roles) loaded."""
     root = os.path.join(tmp, "redmine")
+    if os.path.exists(root):
+        raise SystemExit(f"{root} exists: --keep wants a directory that holds no Redmine yet")
     os.makedirs(os.path.join(root, "db"))
     for name in ("app", "extra", "lib", "public"):
         os.symlink(os.path.join(REDMINE, name), os.path.join(root, name))
