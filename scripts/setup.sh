@@ -47,6 +47,11 @@ if [ "$what" = bench ]; then
   command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
   php -m 2>/dev/null | grep -qx mysqli || need_apt+=(php-mysql)
   [ -x /usr/lib/cgit/cgit.cgi ] || need_apt+=(cgit)
+  # bench/app_redmine.py: Debian's Redmine on SQLite (rails server); bench/app_hgweb.py: Mercurial's hgweb
+  [ -f /usr/share/redmine/config/application.rb ] || need_apt+=(redmine)
+  [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
+  command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
