@@ -87,6 +87,8 @@ _LOCKS = ("L1", "W1", "denied")
 #: A query value or path segment that is a session id or token: masked when final URLs are compared.
 _TOKENISH = re.compile(r"(?<![A-Za-z0-9_\-])(?=[a-z_\-]*[0-9A-Z])[A-Za-z0-9_\-]{16,}(?![A-Za-z0-9_\-])")
 _SESSION_PATH_PARAM = re.compile(r";[a-z_]*sess[a-z_]*id=[^/?#]*", re.I)
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 #: The shipped thresholds of what counts as a change.
@@ -176,8 +178,10 @@ def _derived(cluster_id: str) -> bool:
     return not _NUMBERED.match(cluster_id)
 
 
-def match_clusters(old: Scan, new: Scan) -> Dict[str, str]:
-    """Old cluster id -> new cluster id, for the clusters that are the same cluster."""
+def match_clusters(old: Scan, new: Scan, changed: Set[str] = frozenset()) -> Dict[str, str]:  # type: ignore[assignment]
+    """Old cluster id -> new cluster id, for the clusters that are the same cluster: the same
+    derived id, else most shared URLs, counting only URLs not in ``changed`` (a page whose content
+    changed says nothing about which cluster is which)."""
     pairs: Dict[str, str] = {}
     for cid in sorted(old.members.keys() & new.members.keys()):
         if _derived(cid):
@@ -186,6 +190,8 @@ def match_clusters(old: Scan, new: Scan) -> Dict[str, str]:
     overlap: Dict[Tuple[str, str], int] = {}
     for key, o in old.cluster_of.items():
         n = new.cluster_of.get(key, "")
+        if key in changed:
+            continue
         if o and n and o not in pairs and n not in taken and old.kind[o] == new.kind[n]:
             overlap[(o, n)] = overlap.get((o, n), 0) + 1
     for (o, n), _count in sorted(overlap.items(), key=lambda item: (-item[1], item[0])):
@@ -222,15 +228,20 @@ def _state(row: Dict[str, Any], kind: str) -> str:
 
 def _mask_url(url: str) -> str:
     """A final URL normalised (tracking parameters, default ports, ``index.html``, trailing
-    slash) with session ids and tokens in its path and query masked."""
+    slash) with session ids and tokens masked: a path segment of 16 characters or more with a
+    digit or a capital in it or of 8 or more mixing letters and digits (``/s/8f3a2b9c/``; not
+    ``/article/12345``), a ``;jsessionid=``, a query value with a digit in it or of 16
+    characters or more (``?sid=a8f3``, ``?t=1700000000``, ``?state=...``). ``?lang=en`` and
+    ``?next=/admin`` stay."""
     norm = normalize_url(url) if url else ""
     try:
         parts = urlsplit(norm)
     except ValueError:
         return norm
-    path = _TOKENISH.sub("0", _SESSION_PATH_PARAM.sub("", parts.path))
+    path = "/".join("0" if _TOKENISH.fullmatch(seg) or len(seg) >= 8 and _DIGIT.search(seg) and _LETTER.search(seg)
+                    else seg for seg in _SESSION_PATH_PARAM.sub("", parts.path).split("/"))
     query = "&".join(
-        (name + "=" + _TOKENISH.sub("0", value)) if sep else name
+        (name + "=" + ("0" if _DIGIT.search(value) or len(value) >= 16 else value)) if sep else name
         for name, sep, value in (piece.partition("=") for piece in parts.query.split("&") if piece))
     return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
 
@@ -273,6 +284,7 @@ class UrlCompare:
     why: List[str] = field(default_factory=list)  # one phrase per kind
     figures: Dict[str, Any] = field(default_factory=dict)
     checked: bool = True  # the content could be compared (both sides have a digest, or neither was rendered)
+    through: str = ""  # the listed URL this one redirects to, whose change it shows (collateral)
 
     def add(self, kind: str, why: str) -> None:
         if kind not in self.kinds:
@@ -404,6 +416,7 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
     for key in both:
         compared[key] = compare_url(old.rows[key], new.rows[key], old.kind.get(old.cluster_of[key], ""),
                                     new.kind.get(new.cluster_of[key], ""), params)
+    _through_redirects(old, new, compared)
     own = {key for key, c in compared.items() if c.kinds} | set(added_urls) | set(removed_urls)
     unchecked = [key for key, c in compared.items() if not c.checked]
     pairs = match_clusters(old, new)
@@ -420,9 +433,11 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
             continue
         before, after = _peers(old, key), _peers(new, key)
         moved = before ^ after
-        if not moved:
+        through = {compared[key].through} - {""}
+        if not moved and not through:
             continue
         if moved <= own:
+            moved |= through
             collateral.append({"url": key, "joined": sorted(after - before), "left": sorted(before - after),
                                "because": sorted(moved), "old": _side(old, key, "old"), "new": _side(new, key, "new")})
         else:
@@ -433,7 +448,7 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
         if c.kinds:
             url_changes.append({"url": key, "kinds": c.kinds, "main": c.kinds[0], "what": "; ".join(c.why),
                                 "figures": c.figures, "old": _side(old, key, "old"), "new": _side(new, key, "new")})
-    clusters, canonicals = _cluster_changes(old, new, own, pairs)
+    clusters, canonicals = _cluster_changes(old, new, own, match_clusters(old, new, own))
     by_kind: Dict[str, int] = {}
     for u in url_changes:
         for kind in u["kinds"]:
@@ -473,6 +488,28 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
         "canonicals": canonicals,
         "notes": notes,
     }
+
+
+#: Kinds that say what a page's content is; a URL that redirects shows its target's content.
+_CONTENT_KINDS = frozenset(("content", "template", "listing", "title", "layout"))
+
+
+def _through_redirects(old: Scan, new: Scan, compared: Dict[str, UrlCompare]) -> None:
+    """A URL that redirects, in both scans, to the same listed URL shows that URL's content: when
+    that changed, the change is the target's (reported for it), not the redirecting URL's."""
+    listed: Dict[str, str] = {}
+    for key in compared:
+        if not redirect_target(new.rows[key]):
+            listed.setdefault(_mask_url(_text(new.rows[key].get("url"))), key)
+    for key, c in compared.items():
+        target = redirect_target(new.rows[key])
+        if not target or not c.kinds or not set(c.kinds) <= _CONTENT_KINDS or target != redirect_target(old.rows[key]):
+            continue
+        shown = listed.get(target)
+        if shown is not None and shown != key and compared[shown].kinds:
+            c.kinds.clear()
+            c.why.clear()
+            c.through = shown
 
 
 def _cluster_name(which: str, cid: str) -> str:
@@ -565,18 +602,22 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
     _more(lines, d["urls"]["added"], limit, lambda u: f"  + URL {u}")
     _more(lines, d["urls"]["removed"], limit, lambda u: f"  - URL {u}")
     if d["urls"]["collateral"]:
-        lines.append("collateral (the page did not change; a page of its cluster did):")
+        lines.append("collateral (these pages did not change; a page of their cluster did):")
+        groups: Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
+        for x in d["urls"]["collateral"]:
+            groups.setdefault((tuple(x["joined"]), tuple(x["left"])), []).append(x["url"])
 
-        def collateral_line(x: Dict[str, Any]) -> str:
+        def collateral_line(item: Tuple[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]]) -> str:
+            (joined, left), urls = item
             bits = []
-            if x["joined"]:
-                bits.append("now with " + ", ".join(x["joined"][:3]) + (" ..." if len(x["joined"]) > 3 else ""))
-            if x["left"]:
-                bits.append("no longer with " + ", ".join(x["left"][:3]) + (" ..." if len(x["left"]) > 3 else ""))
-            return f"  {x['url']}: {'; '.join(bits)} ({x['old']['cluster'] or '(no cluster)'} -> " \
-                   f"{x['new']['cluster'] or '(no cluster)'})"
+            if joined:
+                bits.append("now with " + ", ".join(joined[:3]) + (" ..." if len(joined) > 3 else ""))
+            if left:
+                bits.append("no longer with " + ", ".join(left[:3]) + (" ..." if len(left) > 3 else ""))
+            more = f" (+{len(urls) - 3} more)" if len(urls) > 3 else ""
+            return f"  {', '.join(urls[:3])}{more}: {'; '.join(bits)}"
 
-        _more(lines, d["urls"]["collateral"], limit, collateral_line)
+        _more(lines, list(groups.items()), limit, collateral_line)
     cl = d["clusters"]
     if cl["appeared"] or cl["vanished"] or cl["changed"] or d["canonicals"]:
         lines.append("clusters these changes touched (old:ID is a cluster of the old scan, new:ID of the new one):")
@@ -590,10 +631,13 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
                                                       f"vanished with {', '.join(x['changed_urls'][:3])}")
 
         def changed_line(x: Dict[str, Any]) -> str:
-            bits = [f"+{u}" for u in x["joined"][:3]] + [f"-{u}" for u in x["left"][:3]]
-            more = len(x["joined"]) + len(x["left"]) - len(bits)
+            because = set(x["because"])
+            bits = [f"+{u}" for u in x["joined"] if u in because][:3] + [f"-{u}" for u in x["left"] if u in because][:3]
+            more = len(because) - len(bits)
+            others = len(x["joined"]) + len(x["left"]) - len(because)
             return (f"  ~ {x['old_cluster']} = {x['new_cluster']} ({x['kind']}, {x['old_size']} -> {x['new_size']} "
-                    f"pages): " + " ".join(bits) + (f" (+{more} more)" if more > 0 else ""))
+                    f"pages): " + " ".join(bits) + (f" (+{more} more)" if more > 0 else "")
+                    + (f" (and {others} unchanged {'page' if others == 1 else 'pages'} regrouped)" if others else ""))
 
         _more(lines, cl["changed"], limit, changed_line)
         _more(lines, d["canonicals"], limit,

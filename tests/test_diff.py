@@ -125,7 +125,7 @@ def test_each_url_is_compared_with_itself_and_collateral_is_apart():
     assert not any(c["kind"] == "E3" for c in d["clusters"]["appeared"] + d["clusters"]["vanished"])
     lines = "\n".join(summary_lines(d))
     assert "http://a/1  [content] text replaced" in lines and "old:cluster-00001" in lines
-    assert "collateral (the page did not change" in lines
+    assert "collateral (these pages did not change" in lines
 
 
 def test_results_of_older_versions_and_other_formats(tmp_path):
@@ -234,3 +234,22 @@ def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
     writer.write_report(str(tmp_path / "plain"), new, None, {})
     text = (tmp_path / "plain" / "data" / "meta.js").read_text()
     assert json.loads(text[text.index("push(") + 5: text.rindex(");")])["changes"] is None
+
+
+def test_a_redirect_shows_its_target_and_session_ids_in_it_are_noise():
+    a, b, c, e = _page(11, "A"), _page(12, "B"), _page(13, "C"), _page(14, "E")
+    old = [digest_row(1, "http://a/y", a),
+           digest_row(2, "http://a/x", a, final="http://a/y"),  # redirects to a listed page
+           digest_row(3, "http://a/z", c, final="http://a/landing?sid=a8f3"),  # to a page outside the list
+           digest_row(4, "http://a/w", e, final="http://a/home?t=1700000000&lang=en")]
+    new = [digest_row(1, "http://a/y", b),  # the listed target changed
+           digest_row(2, "http://a/x", b, final="http://a/y"),
+           digest_row(3, "http://a/z", e, final="http://a/landing?sid=b9c1"),  # its unlisted target changed
+           digest_row(4, "http://a/w", e, final="http://a/home?t=1700000321&lang=en")]
+    d = diff_scans(scan(old), scan(new))
+    assert [(u["url"], u["kinds"]) for u in d["urls"]["changed"]] == [("http://a/y", ["content"]),
+                                                                       ("http://a/z", ["content"])]
+    assert [(x["url"], x["because"]) for x in d["urls"]["collateral"]] == [("http://a/x", ["http://a/y"])]
+    new[3] = digest_row(4, "http://a/w", e, final="http://a/home?t=1700000321&lang=de")
+    kinds = {u["url"]: u["kinds"] for u in diff_scans(scan(old), scan(new))["urls"]["changed"]}
+    assert kinds["http://a/w"] == ["moved"]
