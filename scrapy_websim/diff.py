@@ -1,39 +1,48 @@
 """``websim diff OLD NEW``: what changed between two scans of the same scope.
 
 Every URL is compared with itself: its status, its final URL, its label (the special-page rule of
-its cluster), and, from the ``content_digest`` both results carry
+its cluster), its content type, and, from the ``content_digest`` both results carry
 (:mod:`scrapy_websim.core.page.digest`), its text with per-request tokens masked, the entries of a
-listing, its tag structure and its screenshot. Clusters are not what is compared: a URL whose
-cluster changed because a page it was grouped with changed is *collateral*, listed apart, and a
-cluster whose members changed only by noise (a template id or a canonical that moved) is no change.
+directory listing, its tag structure and its screenshot. Clusters are not what is compared: a URL
+whose cluster changed because a page it was grouped with changed is *collateral*, listed apart; a
+URL that redirects to a listed URL whose content changed is collateral of it; and a cluster whose
+members changed only by noise (a template id or a canonical that moved, pages the clustering
+grouped otherwise) is no change.
 
-What a URL's own change is (its ``kinds``, first the main one):
+What a URL's own change is (its ``kinds``, first the main one; :data:`KIND_WORDS`):
 
 ``failed`` / ``back``
-    it could not be fetched this time / it could before not and can now, or it was an error,
-    maintenance or login page and is content again (``back`` covers both);
+    it could not be fetched this time / it could not before and can now, or it was an error,
+    maintenance or login page and is content again;
 ``moved``
     its final URL changed: it now redirects (to a listed page or elsewhere), no longer redirects,
-    or redirects somewhere else (session ids and tracking parameters in the URLs masked);
+    or redirects somewhere else (session ids, tokens and tracking parameters masked, see
+    :func:`_mask_url`);
 ``locked`` / ``opened``
-    it became a login wall or a WAF / challenge page / it was one and is not any more;
+    it became a login wall, a WAF / challenge page or a 401/403 / it was one and is not any more;
 ``gone``, ``5xx``, ``maintenance``
     it became an error page (404, a soft 404), a server error, a maintenance page;
 ``status``
     its status changed within one of these (``500 -> 503``, ``404 -> 410``);
+``type``
+    its content type (``text/html -> application/json``);
 ``content``
     its text changed: the masked word-pair similarity is below ``text_similarity`` and at least
-    ``min_changed_pairs`` pairs were added or removed (or ``short_changed_pairs`` with the tag
-    structure changed too: a short page moved to another template). A smaller edit, a rotating
+    ``min_changed_pairs`` pairs were added or removed, or ``short_changed_pairs`` with the tag
+    structure changed too (a short page moved to another template), or ``many_changed_pairs``
+    whatever the similarity (a long page that gained a whole section). A smaller edit, a rotating
     banner, an ad slot, a timestamp or shuffled links are no change
     (:class:`~scrapy_websim.core.params.page.ChangeParams` holds the thresholds);
 ``template``
     the same, for a special page that stayed one (a new server's or application's error page);
 ``listing``
-    a listing (directory index, list page) gained or lost entries;
-``title``, ``layout``, ``type``
+    a directory listing gained or lost entries;
+``title``, ``layout``
     only its title changed (numbers and ids masked); only its look (tag structure and screenshot
-    both far apart); its content type.
+    both far apart).
+
+A label that flips while the page, its status and its final URL stay the same (a thin page near
+the length limit, a calibration) is no change: the rules judged one page two ways.
 
 Results of versions without ``content_digest`` still diff: what they carry (status, final URL,
 title, label) is compared, and for their content the diff falls back on cluster membership: a URL
@@ -43,9 +52,9 @@ whose cluster changed with no change of its own that could be checked is reporte
 Clusters are matched by membership, never by id (content clusters are numbered, ``cluster-00001``
 ..., and the numbers move when a page is added anywhere): two clusters whose ids are derived from
 what they group (every id but ``cluster-NNNNN``) and that are in both scans are the same cluster,
-the rest are paired greedily by the number of URLs they share. Only clusters whose membership
-changed because of a URL's own change (or a URL added or removed) are listed; in the summary an
-id of the old scan is written ``old:ID`` and one of the new scan ``new:ID``.
+the rest are paired greedily by the number of unchanged URLs they share. Only clusters whose
+membership changed because of a URL's own change (or a URL added or removed) are listed; their ids
+are written ``old:ID`` (a cluster of the old scan) and ``new:ID`` (of the new scan).
 """
 
 from __future__ import annotations
@@ -70,8 +79,8 @@ _NUMBERED = re.compile(r"^cluster-\d+$")
 _PREFIX_KIND = {"err5xx": "E1", "errtpl": "E3", "loginwall": "L1", "waf": "W1", "maint": "M1", "thin": "T1",
                 "redir": "R1", "urlcanon": "U1", "cluster": "content", "content": "content"}
 #: The kinds of a URL's own change, in the order they are named (the first one found is the main one).
-KINDS = ("failed", "back", "moved", "locked", "opened", "gone", "5xx", "maintenance", "status", "content",
-         "template", "listing", "title", "layout", "type", "cluster")
+KINDS = ("failed", "back", "moved", "locked", "opened", "gone", "5xx", "maintenance", "status", "type", "content",
+         "template", "listing", "title", "layout", "cluster")
 #: What each kind means, for the summary and the report's filter.
 KIND_WORDS = {
     "failed": "could not be fetched", "back": "back (fetched again, or content again)", "moved": "final URL changed",
@@ -446,6 +455,10 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
     for key in both:
         c = compared[key]
         if c.kinds:
+            copies = sorted(_peers(new, key) - _peers(old, key) - own)
+            if copies and c.kinds[0] in ("content", "template"):
+                more = f" (+{len(copies) - 1} more)" if len(copies) > 1 else ""
+                c.why[0] += f"; now grouped with {copies[0]}{more}"
             url_changes.append({"url": key, "kinds": c.kinds, "main": c.kinds[0], "what": "; ".join(c.why),
                                 "figures": c.figures, "old": _side(old, key, "old"), "new": _side(new, key, "new")})
     clusters, canonicals = _cluster_changes(old, new, own, match_clusters(old, new, own))

@@ -250,6 +250,7 @@ def test_diff_names_each_changed_url_and_nothing_else(scans):
     assert by[files + "/"]["what"] == "listing 8 -> 9 entries (+1)"
     assert by[site + "/old"]["what"] == f"now redirects to {site}/stable"
     assert by[site + "/essay"]["old"]["excerpt"] != by[site + "/essay"]["new"]["excerpt"]
+    assert by[site + "/other"]["what"].endswith(f"; now grouped with {site}/article (+1 more)")  # it became a copy
     assert (by[site + "/account"]["old"]["label"], by[site + "/account"]["new"]["label"]) == ("content", "L1")
     # pages whose copy changed are collateral, apart; the noisy pages are nowhere
     collateral = {x["url"] for x in d["urls"]["collateral"]}
@@ -361,9 +362,12 @@ def test_the_report_shows_each_change_before_and_after(scans):
             cards = page.locator(".change.card")
             assert cards.count() == 8
             essay = page.locator(".change.card", has_text=site + "/essay")
-            shots = essay.locator("img.shot").evaluate_all(
-                "els => els.map(e => [e.getAttribute('src'), e.naturalWidth])")
-            assert [s[0].split("/")[0] for s in shots] == ["thumbs-old", "thumbs"] and all(w > 0 for _s, w in shots)
+            essay.scroll_into_view_if_needed()
+            shots = essay.locator("img.shot")
+            assert [src.split("/")[0] for src in shots.evaluate_all("els => els.map(e => e.getAttribute('src'))")] \
+                == ["thumbs-old", "thumbs"]
+            shots.first.evaluate("e => e.decode()")  # loaded and decoded: the files are there
+            shots.last.evaluate("e => e.decode()")
             page.screenshot(path=str(scans["tmp"] / "report-changes.png"), full_page=True)
             page.locator(".chip[data-kind='listing']").click()
             assert page.locator(".change.card").count() == 1
