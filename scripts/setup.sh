@@ -41,6 +41,8 @@ if [ "$what" = bench ]; then
   # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
   [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
   command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
+  # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports
+  [ -f /usr/share/phpmyadmin/index.php ] || need_apt+=(phpmyadmin)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
