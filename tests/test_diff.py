@@ -169,6 +169,11 @@ def test_exit_status_and_clear_errors(tmp_path, capsys):
         assert words in capsys.readouterr().err, bad
     assert cli.main(["diff", str(a)]) == 2
     capsys.readouterr()
+    for bad, words in ((["-p", "foo=1"], "NAME one of text_similarity"), (["-p", "text_similarity=2"], "in [0, 1]"),
+                       (["-p", "min_changed_pairs=x"], "takes an integer")):
+        assert cli.main(["diff", str(a), str(a), *bad]) == 2
+        assert words in capsys.readouterr().err
+    assert cli.main(["diff", str(a), str(b), "-p", "text_similarity=0.9", "-p", "min_changed_pairs=5"]) == 1
     with pytest.raises(DiffError):
         load_scan(str(tmp_path))
 
