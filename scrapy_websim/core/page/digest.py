@@ -70,6 +70,7 @@ _CJK = re.compile(rf"[{CJK_CHARS}]")
 #: fingerprint masks them).
 _RANDOM = re.compile(r"[A-Za-z]{25,}|(?=[A-Za-z]*[a-z])(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{10,}")
 _DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W_]")
 _LISTING_TITLE = re.compile(r"^\s*(index of|directory listing|listing of|directory of)\b", re.I)
 _PLACEHOLDER = "0"
 _BITS = np.arange(64, dtype=np.uint64)
@@ -130,26 +131,27 @@ def _entries(doc: Any) -> Tuple[int, int]:
     regions: Dict[Any, int] = {body: _PAGE}
 
     def region_of(el: Any) -> int:
-        found = regions.get(el)
-        if found is None:
-            parent = el.getparent()
-            outer = region_of(parent) if parent is not None else _PAGE
-            tag = _tag(el)
-            if outer == _CHROME or not tag:
-                found = outer
-            elif _hidden(el, tag):
-                found = _CHROME
-            else:
-                found = _region(el, tag, outer)
-            regions[el] = found
-        return found
+        """The region of ``el``, from its nearest ancestor already known (no recursion: a
+        hostile page nests thousands deep)."""
+        chain = []
+        node = el
+        while node is not None and node not in regions:
+            chain.append(node)
+            node = node.getparent()
+        region = regions.get(node, _PAGE) if node is not None else _PAGE
+        for item in reversed(chain):
+            tag = _tag(item)
+            if region != _CHROME and tag:
+                region = _CHROME if _hidden(item, tag) else _region(item, tag, region)
+            regions[item] = region
+        return region
 
     count, mixed = 0, 0
     for link in islice(body.iter("a"), MAX_ENTRIES):
         if link.get("href") is None:
             continue
         words = " ".join(_DIGITS.sub("0", link.text_content()).lower().split())
-        if not any(ch.isalnum() for ch in words) or region_of(link) == _CHROME:
+        if not _WORD.search(words) or region_of(link) == _CHROME:
             continue
         count += 1
         mixed = (mixed + blake2b64(words)) & 0xFFFFFFFF
