@@ -7,11 +7,12 @@ The digest is one string, ``d1.N.SKETCH.E.ENTRIES.L.STRUCTURE.PHASH``:
     the judged text (the text the duplicate decision reads, see
     :func:`scrapy_websim.core.features.content_text`) with per-request tokens masked
     (:func:`masked_words`: anything with a digit, long or case-mixed letter runs, which covers
-    timestamps, counters, request and session ids, CSRF tokens), cut into word pairs: ``N``
-    distinct pairs and a 64-bin one-permutation MinHash of them keeping 16 bits per bin
-    (base64url), from which :func:`compare` estimates how many pairs one text has that the other
-    lacks. A rotating banner, an ad slot or shuffled related links change a few pairs; replaced
-    content changes most of them.
+    timestamps, counters, request and session ids, CSRF tokens), cut into word pairs within each
+    line (a block: paragraph, list item, table row; :func:`line_words`), so that shuffled items
+    are the same pairs: ``N`` distinct pairs and a 64-bin one-permutation MinHash of them keeping
+    16 bits per bin (base64url), from which :func:`compare` estimates how many pairs one text has
+    that the other lacks. A rotating banner or an ad slot changes a few pairs; replaced content
+    changes most of them.
 ``E``, ``ENTRIES``, ``L``
     the page's entries: links with text outside page chrome (navigation, site header and
     footer, sidebars), counted, and an order-free 32-bit hash of their texts (hex); ``L`` is 1
@@ -46,7 +47,7 @@ from ..params.page import ChangeParams
 from ..types import hex64
 from .visible import _CHROME, _PAGE, _hidden, _region, _tag, page_body
 
-__all__ = ["ChangeParams", "DIGEST_VERSION", "Digest", "DigestDelta", "masked_words", "content_digest",
+__all__ = ["ChangeParams", "DIGEST_VERSION", "Digest", "DigestDelta", "masked_words", "line_words", "content_digest",
            "parse_digest", "compare", "excerpt"]
 
 #: The first part of every digest string; a digest of another version is not compared.
@@ -73,6 +74,8 @@ _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]")
 _LISTING_TITLE = re.compile(r"^\s*(index of|directory listing|listing of|directory of)\b", re.I)
 _PLACEHOLDER = "0"
+#: Between two lines of the judged text (no word is "\n").
+_BREAK = "\n"
 _BITS = np.arange(64, dtype=np.uint64)
 
 
@@ -108,9 +111,24 @@ def masked_words(text: str) -> List[str]:
     return out
 
 
+def line_words(text: str) -> List[str]:
+    """:func:`masked_words` of each line of ``text`` (the judged text has one line per block: a
+    paragraph, a list item, a table row), with a line-break token between lines, so that the
+    pairs across a break say "this line ends / starts with" and not which line comes next:
+    shuffled list items or related links give the same pairs."""
+    out: List[str] = []
+    for line in text.split("\n"):
+        words = masked_words(line)
+        if words:
+            if out:
+                out.append(_BREAK)
+            out.extend(words)
+    return out
+
+
 def _sketch(text: str) -> Tuple[int, str]:
     """``(distinct word pairs, MinHash as base64url)`` of the masked text."""
-    hashes = hash_shingles(masked_words(text), size=2)
+    hashes = hash_shingles(line_words(text), size=2)
     sig = np.full(BINS, _EMPTY, np.uint64)
     if hashes.shape[0]:
         bins = (hashes >> _BIN_SHIFT).astype(np.intp)

@@ -102,13 +102,13 @@ class ChangeParams(Params):
     the pairs added and the pairs removed. Below these thresholds a change is a small edit or
     per-request noise (a rotating banner, an ad slot, shuffled links, a tip of the day)."""
 
-    text_similarity: float = param(0.6, "[0, 1]", "text changed: word-pair similarity below this ...")
+    text_similarity: float = param(0.7, "[0, 1]", "text changed: word-pair similarity below this ...")
     min_changed_pairs: int = param(20, "int >= 1", "... and at least this many word pairs changed")
     #: A short page (a thin page with a rotating tip, an error template) changes few pairs: its
     #: text counts as changed with fewer, when its tag structure changed too (another template).
     short_changed_pairs: int = param(3, "int >= 1", "... or this many, with the structure changed")
     #: A long page that gained or lost a whole section stays similar by share, not by amount.
-    many_changed_pairs: int = param(150, "int >= 1", "text changed, whatever the similarity: pairs changed")
+    many_changed_pairs: int = param(120, "int >= 1", "text changed, whatever the similarity: pairs changed")
     structure_distance: int = param(12, "int [1, 64]", "structure changed: SimHash bits apart, at least")
     visual_distance: int = param(20, "int [1, 64]", "layout changed: pHash bits apart (with the structure)")
     #: A directory index is changed by one entry more or less; entries renamed in place (the
