@@ -30,9 +30,10 @@ What a URL's own change is (its ``kinds``, first the main one; :data:`KIND_WORDS
     its text changed: the masked word-pair similarity is below ``text_similarity`` and at least
     ``min_changed_pairs`` pairs were added or removed, or ``short_changed_pairs`` with the tag
     structure changed too (a short page moved to another template), or ``many_changed_pairs``
-    whatever the similarity (a long page that gained a whole section). A smaller edit, a rotating
-    banner, an ad slot, a timestamp or shuffled links are no change
-    (:class:`~scrapy_websim.core.params.page.ChangeParams` holds the thresholds);
+    whatever the similarity (a long page that gained a whole section); a short page (fewer than
+    ``short_page_pairs`` in both scans) only with its structure or its title changed too. A
+    smaller edit, a rotating banner, an ad slot, a tip of the day, a timestamp or shuffled links
+    are no change (:class:`~scrapy_websim.core.params.page.ChangeParams` holds the thresholds);
 ``template``
     the same, for a special page that stayed one (a new server's or application's error page);
 ``listing``
@@ -326,14 +327,20 @@ def _state_change(c: UrlCompare, old_state: str, new_state: str, old_status: int
         c.add("back" if new_state == "content" else "status", move)
 
 
-def _content_change(c: UrlCompare, a: Digest, b: Digest, special: bool, params: ChangeParams) -> None:
+def _content_change(c: UrlCompare, a: Digest, b: Digest, special: bool, retitled: bool,
+                    params: ChangeParams) -> None:
     d = compare(a, b)
     c.figures.update(text_similarity=d.text_similarity, pairs_added=d.added, pairs_removed=d.removed,
                      structure_distance=d.structure_distance, visual_distance=d.visual_distance,
                      entries=list(d.entries))
     structure = d.structure_distance >= params.structure_distance
-    if d.changed >= params.many_changed_pairs or d.text_similarity < params.text_similarity and (
-            d.changed >= params.min_changed_pairs or (structure and d.changed >= params.short_changed_pairs)):
+    if max(a.shingles, b.shingles) < params.short_page_pairs:  # a short page: its words alone may rotate
+        text = d.text_similarity < params.text_similarity and d.changed >= params.short_changed_pairs and (
+            structure or retitled)
+    else:
+        text = d.changed >= params.many_changed_pairs or d.text_similarity < params.text_similarity and (
+            d.changed >= params.min_changed_pairs or (structure and d.changed >= params.short_changed_pairs))
+    if text:
         words = "replaced" if d.text_similarity < 0.2 else "changed"
         c.add("template" if special else "content",
               f"text {words} (similarity {d.text_similarity:.2f}; {d.added} word pairs added, {d.removed} removed)")
@@ -377,7 +384,8 @@ def compare_url(old: Dict[str, Any], new: Dict[str, Any], old_kind: str, new_kin
     if a is None or b is None:
         c.checked = False
     elif not c.kinds and old_state == new_state:
-        _content_change(c, a, b, old_state != "content", params)
+        retitled = _both(old, new, "title") and _title(old) != _title(new)
+        _content_change(c, a, b, old_state != "content", retitled, params)
     if not c.kinds and _both(old, new, "title") and _title(old) != _title(new):
         c.add("title", f"title {_text(old.get('title'))!r} -> {_text(new.get('title'))!r}")
     return c

@@ -97,6 +97,12 @@ def test_a_thin_page_with_a_rotating_tip_is_unchanged_but_another_template_is_a_
     a = row(thin("press the question mark key to see every keyboard shortcut"), title="Status")
     b = row(thin("pin a project to keep it at the top of your list forever"), title="Status")
     assert kinds(a, b, "T1", "T1") == []
+    # a tip of two dozen words is all the page says: it rotates, the page stays (its structure and title)
+    long_a = row(thin(prose(21, 24)), title="Status")
+    long_b = row(thin(prose(22, 24)), title="Status")
+    assert compare(parse_digest(long_a["content_digest"]), parse_digest(long_b["content_digest"])).changed >= 20
+    assert kinds(long_a, long_b, "T1", "T1") == []
+    assert kinds(long_a, dict(row(thin(prose(22, 24)), title="Hacked")), "T1", "T1") == ["content"]
     other = row("<html><head><title>Status</title></head><body><table><tr><td><b>Service</b></td><td>down</td></tr>"
                 "<tr><td><i>Since</i></td><td>this morning, engineers are on it</td></tr></table></body></html>",
                 title="Status")

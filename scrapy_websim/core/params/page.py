@@ -107,6 +107,9 @@ class ChangeParams(Params):
     #: A short page (a thin page with a rotating tip, an error template) changes few pairs: its
     #: text counts as changed with fewer, when its tag structure changed too (another template).
     short_changed_pairs: int = param(3, "int >= 1", "... or this many, with the structure changed")
+    #: A page this short (both scans) is all tip, banner or greeting when those rotate: its text
+    #: counts as changed only with its structure or its title changed too.
+    short_page_pairs: int = param(50, "int >= 0", "short page: fewer word pairs than this in both scans")
     #: A long page that gained or lost a whole section stays similar by share, not by amount.
     many_changed_pairs: int = param(120, "int >= 1", "text changed, whatever the similarity: pairs changed")
     structure_distance: int = param(12, "int [1, 64]", "structure changed: SimHash bits apart, at least")
