@@ -28,7 +28,7 @@ import numpy as np
 
 from scrapy_websim.config import ConfigError, WebsimConfig, build_params, rule_keywords
 from scrapy_websim import output
-from scrapy_websim.core.match import assign, cluster, reasons, similarity
+from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.store import FeatureStore
@@ -54,6 +54,7 @@ class FinalParams:
     decision: similarity.DecisionParams = field(default_factory=similarity.DecisionParams)
     cluster: Any = None
     assign: assign.AssignParams = field(default_factory=assign.AssignParams)
+    template: template.TemplateParams = field(default_factory=template.TemplateParams)
 
 
 @dataclass
@@ -157,6 +158,7 @@ class Finalizer:
         return FinalParams(
             config=config, features=features, decision=decision, cluster=cluster_params,
             assign=assign.AssignParams(rules=rules, urls=features.urls),
+            template=build_params(settings, template.TemplateParams),
         )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
@@ -171,10 +173,12 @@ class Finalizer:
         try:
             renumber_discovered(store)
             soft404 = calibrate_soft404(store, p.assign)
-            keys, table = label_rules(store, p.assign, p.cluster, soft404)
+            sampler = template.TemplateSampler(p.template)
+            keys, table = label_rules(store, p.assign, p.cluster, soft404, sampler)
             n_eligible = len(keys)
+            templates = site_templates(store, sampler, p.template)
             pairs_failed: list = []
-            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed)
+            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed, templates=templates)
             del keys
             assigned = assign_clusters(store, content, table, p.assign)
             del content, table  # the columns of ``assigned`` are all the rows need
@@ -182,6 +186,7 @@ class Finalizer:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
         meta = summary(store, n_eligible, assigned.kind, p)
+        meta["templates"] = templates.summary()
         if soft404 is not None:
             meta["soft404"] = soft404.summary()
         if pairs_failed:
@@ -225,13 +230,16 @@ def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optio
 
 def label_rules(store: FeatureStore, params: assign.AssignParams,
                 cluster_params: Optional[cluster.ClusterParams] = None,
-                soft404: Optional[Soft404Calibration] = None) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
+                soft404: Optional[Soft404Calibration] = None,
+                sampler: Optional[template.TemplateSampler] = None,
+                ) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
     :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
     table = assign.PageTable()
     failed: Dict[int, str] = {}
+    cp = cluster_params or cluster.DEFAULT_PARAMS
 
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
@@ -244,6 +252,8 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
                 assign.add_page(table, assign.unlabelled(record), params)
                 continue
             if row is not None:
+                if sampler is not None and cluster.is_eligible(record, cp):
+                    sampler.see(record)
                 yield row
 
     keys = cluster.build_keys(unlabelled_rows(), cluster_params or cluster.DEFAULT_PARAMS)
@@ -255,9 +265,17 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     return keys, table
 
 
+def site_templates(store: FeatureStore, sampler: template.TemplateSampler,
+                   params: template.TemplateParams) -> template.Templates:
+    """Each origin's template (:mod:`scrapy_websim.core.match.template`), from the pages
+    ``sampler`` saw while :func:`label_rules` streamed the store: their shingle sets are read back."""
+    return template.build_templates(sampler.samples(), store.shingle_sets, params)
+
+
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None,
-                    failed: Optional[list] = None) -> cluster.ClusterResult:
+                    failed: Optional[list] = None,
+                    templates: Optional[template.Templates] = None) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
     apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
@@ -265,7 +283,8 @@ def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: si
 
     def compare(a_id: int, b_id: int):
         try:
-            return similarity.compare(records.get(a_id), records.get(b_id), decision)
+            a, b = records.get(a_id), records.get(b_id)
+            return similarity.compare(a, b, decision, templates.for_pair(a, b) if templates else None)
         except Exception as exc:  # noqa: BLE001 - one odd record must not stop the clustering
             if failed is not None:
                 failed.append((a_id, b_id, f"{type(exc).__name__}: {exc}"))

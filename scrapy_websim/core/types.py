@@ -153,6 +153,9 @@ class PageRecord:
     prose_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
     shingles: int = 0  # distinct word 3-shingles of the main text (0: unknown, an older features file)
     prose_shingles: int = 0  # distinct word 3-shingles of the prose (0 with no prose_minhash)
+    #: the main text's distinct shingles, 32-bit, for the template-aware decision
+    #: (core.fingerprints.encode_shingle_set); "" above SHINGLE_SET_MAX or in older features files
+    shingle_set: str = ""
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)

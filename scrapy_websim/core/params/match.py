@@ -14,7 +14,7 @@ from .base import FieldError, Params, param
 from .page import STRUCTURE_MEASURES
 from .rules import THIN_HTML_BYTES, THIN_TEXT_CHARS
 
-__all__ = ["DecisionParams", "ClusterParams"]
+__all__ = ["DecisionParams", "ClusterParams", "TemplateParams"]
 
 
 @dataclass(frozen=True)
@@ -116,3 +116,17 @@ class ClusterParams(Params):
     #: characters; four short pages (222-332 characters) failed the 50 % check by 335-398.
     length_noise_chars: int = param(600, "int [0, 10000000]",
                                     "candidate length check: characters of difference always allowed")
+
+
+@dataclass(frozen=True)
+class TemplateParams(Params):
+    """What a site's template is (:mod:`scrapy_websim.core.match.template`): the shingles of the
+    judged text that most of an origin's distinct pages carry."""
+
+    #: a shingle on at least this share of an origin's sampled distinct pages is template
+    share: float = param(0.5, "(0, 1]", "template: share of an origin's pages a shingle is on")
+    #: an origin needs this many distinct eligible pages for a template of its own (fewer: its
+    #: pages are judged whole, or against the template of the other page's origin)
+    min_pages: int = param(6, "int [2, 100000]", "template: distinct pages an origin needs")
+    #: distinct pages counted per origin (those with the smallest exact-copy shape); 0 = no templates
+    sample: int = param(128, "int [0, 100000]", "template: distinct pages sampled per origin, 0 = off")
