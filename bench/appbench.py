@@ -47,12 +47,14 @@ from scrapy_websim.testing.crawl import run_websim  # noqa: E402
 
 #: The special-page labels (R1 and U1 are duplicates found by URL: content pages may carry them).
 SPECIAL = ("E1", "E3", "L1", "W1", "M1", "T1")
+#: The label of a URL whose truth gives groups only (the documentation benches): not scored.
+UNKNOWN = "?"
 
 Truth = Dict[str, Tuple[str, Optional[str]]]
 
 
 def site_truth(site, bases: Dict[str, str], family: Optional[List[int]] = None) -> Tuple[Truth, Dict[str, str]]:
-    """The truth of a ``scrapy_websim.testing.sites.Site`` (its groups of URLs, all content) and
+    """The truth of a ``scrapy_websim.testing.sites.Site`` (its groups of URLs; labels not given) and
     the arguable families of its groups (``family[g]``: the group standing for g's arguable twins,
     g itself when it has none; ``bench/platforms.py``)."""
     from scrapy_websim.testing import sites
@@ -62,7 +64,7 @@ def site_truth(site, bases: Dict[str, str], family: Optional[List[int]] = None) 
     for g, members in enumerate(site.groups):
         for m in members:
             url = sites.resolve(m, bases)
-            truth[url] = (f"g{g}", None)
+            truth[url] = (f"g{g}", UNKNOWN)
             if family is not None:
                 fam[url] = f"f{family[g]}"
     return truth, fam
@@ -132,6 +134,8 @@ def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False,
     special = right = junk = 0
     wrong_labels = []
     for u, (_, label) in truth.items():
+        if label == UNKNOWN:
+            continue
         got = rows.get(u, {}).get("cluster_kind", "")
         got = got if got in SPECIAL else None
         if label is None and got is not None:

@@ -80,7 +80,8 @@ class Result:
             if self.row_error and not record.error:
                 record.error = self.row_error
             try:
-                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params)
+                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params,
+                                           record.id in self.assigned.short_items)
             except Exception as exc:  # noqa: BLE001 - the row is written without its reason
                 why = f"no reason: {type(exc).__name__}: {exc}"[:300]
             yield output.safe_output_row(record, a, why)
@@ -173,12 +174,12 @@ class Finalizer:
         try:
             renumber_discovered(store)
             soft404 = calibrate_soft404(store, p.assign)
-            sampler = template.TemplateSampler(p.template)
-            keys, table = label_rules(store, p.assign, p.cluster, soft404, sampler)
+            templates = site_templates(store, p.template, p.cluster)
+            keys, table = label_rules(store, p.assign, p.cluster, soft404, templates)
             n_eligible = len(keys)
-            templates = site_templates(store, sampler, p.template)
             pairs_failed: list = []
-            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed, templates=templates)
+            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed, templates=templates,
+                                      short_items=table.short_items)
             del keys
             assigned = assign_clusters(store, content, table, p.assign)
             del content, table  # the columns of ``assigned`` are all the rows need
@@ -231,7 +232,7 @@ def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optio
 def label_rules(store: FeatureStore, params: assign.AssignParams,
                 cluster_params: Optional[cluster.ClusterParams] = None,
                 soft404: Optional[Soft404Calibration] = None,
-                sampler: Optional[template.TemplateSampler] = None,
+                templates: Optional[template.Templates] = None,
                 ) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
@@ -240,11 +241,13 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     table = assign.PageTable()
     failed: Dict[int, str] = {}
     cp = cluster_params or cluster.DEFAULT_PARAMS
+    short_items = table.short_items
 
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                label = assign.add_page(table, record, params, soft404)
+                item = bool(templates) and (record.text_len or 0) < cp.min_text_len and templates.is_item(record)
+                label = assign.add_page(table, record, params, soft404, item)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:
                 logger.exception("websim: page %s (%s) could not be labelled", record.id, record.url)
@@ -252,11 +255,12 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
                 assign.add_page(table, assign.unlabelled(record), params)
                 continue
             if row is not None:
-                if sampler is not None and cluster.is_eligible(record, cp):
-                    sampler.see(record)
+                if item:
+                    short_items.add(record.id)
                 yield row
 
-    keys = cluster.build_keys(unlabelled_rows(), cluster_params or cluster.DEFAULT_PARAMS)
+    keys = cluster.build_keys(unlabelled_rows(), cp, short_items)
+    assign.merge_similar_templates(table, store.get, params)
     for page_id, error in failed.items():  # after the pass: the store is not written while it is read
         record = store.get(page_id)
         record.error = f"{record.error}; {error}" if record.error else error
@@ -265,17 +269,24 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     return keys, table
 
 
-def site_templates(store: FeatureStore, sampler: template.TemplateSampler,
-                   params: template.TemplateParams) -> template.Templates:
-    """Each origin's template (:mod:`scrapy_websim.core.match.template`), from the pages
-    ``sampler`` saw while :func:`label_rules` streamed the store: their shingle sets are read back."""
-    return template.build_templates(sampler.samples(), store.shingle_sets, params)
+def site_templates(store: FeatureStore, params: template.TemplateParams,
+                   cluster_params: Optional[cluster.ClusterParams] = None) -> template.Templates:
+    """Each site's template and kinds of pages (:mod:`scrapy_websim.core.match.template`): one
+    pass over the store's key columns picks each site's sample, whose shingle sets and tag paths
+    are then read."""
+    min_html = (cluster_params or cluster.DEFAULT_PARAMS).min_html_len
+    sampler = template.TemplateSampler(params)
+    for page_id, status, ctype, html_len, text_len, error, _s, _p, host, text_hash, _h in store.iter_key_rows():
+        if template.can_sample(status, ctype, html_len, text_len, error, min_html):
+            sampler.see(page_id, host, text_hash)
+    return template.build_templates(sampler.samples(), store.template_pages, params)
 
 
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None,
                     failed: Optional[list] = None,
-                    templates: Optional[template.Templates] = None) -> cluster.ClusterResult:
+                    templates: Optional[template.Templates] = None,
+                    short_items: frozenset = frozenset()) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
     apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
@@ -284,6 +295,8 @@ def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: si
     def compare(a_id: int, b_id: int):
         try:
             a, b = records.get(a_id), records.get(b_id)
+            if (a_id in short_items or b_id in short_items) and not similarity.same_text(a, b):
+                return PairResult()  # a page of a few words is the same page only with the same words
             return similarity.compare(a, b, decision, templates.for_pair(a, b) if templates else None)
         except Exception as exc:  # noqa: BLE001 - one odd record must not stop the clustering
             if failed is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "jaccard_estimate",
     "jaccard",
     "SHINGLE_SET_MAX",
+    "TEMPLATE_SHINGLES",
     "shingle_set",
     "encode_shingle_set",
     "decode_shingle_set",
@@ -243,6 +244,10 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 #: Distinct shingles a page keeps at most (about 25,000 characters of text).
 SHINGLE_SET_MAX = 4096
+#: Shingles of a page's masked template text kept (``PageRecord.fingerprint_shingles``): the
+#: smallest values, a consistent sample (the smallest values of two sets' union decide their
+#: Jaccard); a set this long was cut.
+TEMPLATE_SHINGLES = 512
 _EMPTY_SET = np.zeros(0, np.uint32)
 
 

@@ -556,6 +556,9 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         is_duplicate=bool(rule),
         rule=rule,
     )
+    if own is not None:
+        decision.result.template_share = round(max(own.template_share(0), own.template_share(1)), 4)
+        decision.result.shared, decision.result.own_a, decision.result.own_b = own.both, own.own_a, own.own_b
     return decision
 
 

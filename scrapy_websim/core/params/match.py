@@ -129,4 +129,7 @@ class TemplateParams(Params):
     #: pages are judged whole, or against the template of the other page's origin)
     min_pages: int = param(6, "int [2, 100000]", "template: distinct pages an origin needs")
     #: distinct pages counted per origin (those with the smallest exact-copy shape); 0 = no templates
-    sample: int = param(128, "int [0, 100000]", "template: distinct pages sampled per origin, 0 = off")
+    sample: int = param(256, "int [0, 100000]", "template: distinct pages sampled per origin, 0 = off")
+    #: pages whose tag paths share this much (Jaccard) are one kind of page (a wiki's histories, an
+    #: app's tickets), with a template of its own besides the origin's
+    kind_similarity: float = param(0.8, "(0, 1]", "template: tag paths pages of one kind share")

@@ -23,7 +23,8 @@ gets its chance):
 * **E3** error template: any other 4xx (404, 401, 403, 410, 429, ...), and soft 404s: a 2xx page
   whose short main text has error wording in title/headings (or two different error phrases).
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
-  2xx/401/403 (401/403 reach T1 only when E3 is switched off).
+  2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
+  item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).
 
 "Short" means main text below ``short_text_chars`` (600), and own visible text below 5 times that
 (a table of contents whose main text the extractor missed is not short): soft-404, challenge and
@@ -95,12 +96,13 @@ def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
     return short and bool(title or heading) and has_control
 
 
-def _thin(record, params: RuleParams) -> bool:
+def _thin(record, params: RuleParams, item: bool = False) -> bool:
     """Little HTML or little main text; a list page (index, listing) whose entries are real
-    text is content, not thin."""
+    text is content, not thin, and so is an item of a site (one of many pages of one structure
+    on it: a ticket, a row, a post of one sentence)."""
     if record.html_len < params.thin_html_bytes:
         return True
-    if _main_len(record) >= params.thin_text_chars:
+    if item or _main_len(record) >= params.thin_text_chars:
         return False
     own = _own_len(record)
     if own >= params.short_text_chars:
@@ -124,8 +126,10 @@ def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Opt
     return False, None
 
 
-def special_label(record, params: RuleParams = RuleParams()) -> Optional[str]:
-    """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML)."""
+def special_label(record, params: RuleParams = RuleParams(), item: bool = False) -> Optional[str]:
+    """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML).
+    ``item``: the page is one of many pages of one structure on its site
+    (:meth:`~scrapy_websim.core.match.template.Templates.is_item`), never thin by its text."""
     enabled = params.enabled_rules
     status = int(record.status_code or 0)
     decided, label = _by_status(record, status, enabled)
@@ -141,6 +145,6 @@ def special_label(record, params: RuleParams = RuleParams()) -> Optional[str]:
             return rule
     if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short)):
         return "E3"
-    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params):
+    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item and ok):
         return "T1"
     return None

@@ -41,6 +41,7 @@ __all__ = [
     "RuleParams",
     "page_signals",
     "rule_features",
+    "rule_features_and_text",
     "template_fingerprint",
     "mask_tokens",
 ]
@@ -281,12 +282,17 @@ def _strip_echo_words(text: str, url: str) -> str:
     return pattern.sub(" ", text) if pattern is not None else text
 
 
-def _fingerprint(walk: _Walk, url: str = "") -> int:
+def _template_text(walk: _Walk, url: str = "") -> str:
+    """The visible text a template fingerprint hashes: echoes of the request taken out, then
+    per-request and per-host tokens masked (:func:`mask_tokens`)."""
+    return mask_tokens(_strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url))
+
+
+def _fingerprint(walk: _Walk, url: str = "", text: Optional[str] = None) -> int:
     h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
-    text = _strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url)
-    h.update(mask_tokens(text).encode("utf-8", "surrogatepass"))
+    h.update((_template_text(walk, url) if text is None else text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 
 
@@ -296,3 +302,12 @@ def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str =
     ``doc``: what the pipeline calls per page (about half the cost of calling the two)."""
     walk = _walk(doc, skeleton=True)
     return _signals(walk, title, params, url), _fingerprint(walk, url)
+
+
+def rule_features_and_text(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
+                           ) -> Tuple[Dict[str, Any], int, str]:
+    """:func:`rule_features` and the masked template text the fingerprint hashed (what similar
+    templates are grouped by, :mod:`scrapy_websim.core.match.assign`), from one walk."""
+    walk = _walk(doc, skeleton=True)
+    text = _template_text(walk, url)
+    return _signals(walk, title, params, url), _fingerprint(walk, url, text), text
