@@ -48,6 +48,8 @@ __all__ = [
 
 #: The rules whose keyword hits page_signals records.
 KEYWORD_RULES = ("E3", "L1", "W1", "M1")
+#: Typographic apostrophes, read as ``'`` ("couldn’t find" is the keyword "couldn't find").
+_APOSTROPHES = re.compile("[\u2018\u2019\u02bc\uff07]")
 
 
 @lru_cache(maxsize=64)
@@ -116,7 +118,7 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
     headings = " | ".join(h for h in _drop_echoes(head_list, url) if h)
     title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
-    low = (title.lower(), headings.lower(), text.lower())
+    low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in (title, headings, text))
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = tuple(params.keywords(rule))
@@ -282,10 +284,12 @@ def _strip_echo_words(text: str, url: str) -> str:
     return pattern.sub(" ", text) if pattern is not None else text
 
 
-def _template_text(walk: _Walk, url: str = "") -> str:
-    """The visible text a template fingerprint hashes: echoes of the request taken out, then
-    per-request and per-host tokens masked (:func:`mask_tokens`)."""
-    return mask_tokens(_strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url))
+def _template_text(walk: _Walk, url: str = "", own: bool = False) -> str:
+    """The visible text a template fingerprint hashes (with ``own``, only the page's own text,
+    outside page chrome, when it has any): echoes of the request taken out, then per-request and
+    per-host tokens masked (:func:`mask_tokens`)."""
+    parts = walk.main_parts if own and walk.main_parts else walk.parts
+    return mask_tokens(_strip_echo_words(" ".join(_drop_echoes(parts, url)).lower(), url))
 
 
 def _fingerprint(walk: _Walk, url: str = "", text: Optional[str] = None) -> int:
@@ -306,8 +310,8 @@ def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str =
 
 def rule_features_and_text(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
                            ) -> Tuple[Dict[str, Any], int, str]:
-    """:func:`rule_features` and the masked template text the fingerprint hashed (what similar
-    templates are grouped by, :mod:`scrapy_websim.core.match.assign`), from one walk."""
+    """:func:`rule_features` and the masked template text of the page's own content (outside
+    page chrome: what similar templates are grouped by, :mod:`scrapy_websim.core.match.assign`; a
+    site's header naming one of its projects is not the error or login template), from one walk."""
     walk = _walk(doc, skeleton=True)
-    text = _template_text(walk, url)
-    return _signals(walk, title, params, url), _fingerprint(walk, url, text), text
+    return _signals(walk, title, params, url), _fingerprint(walk, url), _template_text(walk, url, own=True)
