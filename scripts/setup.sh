@@ -59,6 +59,7 @@ if [ "$what" = bench ]; then
   [ -f /usr/share/phpmyadmin/index.php ] || need_apt+=(phpmyadmin dbconfig-no-thanks)
   [ -f /usr/share/adminer/adminer.php ] || need_apt+=(adminer)
   php -m 2>/dev/null | grep -qx pdo_sqlite || need_apt+=(php-sqlite3)
+  # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports (above)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
