@@ -188,8 +188,7 @@ class Finalizer:
         except Exception as exc:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
-        meta = summary(store, n_eligible, assigned.kind, p)
-        meta["templates"] = templates.summary()
+        meta = summary(store, n_eligible, assigned.kind, p, templates)
         if soft404 is not None:
             meta["soft404"] = soft404.summary()
         if pairs_failed:
@@ -315,9 +314,10 @@ def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: 
     return assign.assign_table(table, content.assignments, content.clusters, params, store.get)
 
 
-def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams) -> Dict[str, Any]:
-    """The result's ``meta``: counts, the decision rules in words, the time (``kinds``: each
-    cluster's kind)."""
+def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams,
+            templates: Optional[template.Templates] = None) -> Dict[str, Any]:
+    """The result's ``meta``: counts, the decision rules in words, the sites' templates, the time
+    (``kinds``: each cluster's kind)."""
     d = params.decision
     return {
         "total_urls": len(store),
@@ -340,6 +340,8 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
         "decision_params": asdict(d),
         "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
+        "template_params": asdict(params.template),
+        "templates": (templates or template.Templates(params=params.template)).summary(),
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
