@@ -22,7 +22,7 @@ import logging
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -247,7 +247,8 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                item = bool(templates) and (record.text_len or 0) < cp.min_text_len and templates.is_item(record)
+                item = (templates is not None and bool(templates) and (record.text_len or 0) < cp.min_text_len
+                        and templates.is_item(record))
                 label = assign.add_page(table, record, params, soft404, item)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:
@@ -280,14 +281,14 @@ def site_templates(store: FeatureStore, params: template.TemplateParams,
     for page_id, status, ctype, html_len, text_len, error, _s, _p, host, text_hash, _h in store.iter_key_rows():
         if template.can_sample(status, ctype, html_len, text_len, error, min_html):
             sampler.see(page_id, host, text_hash)
-    return template.build_templates(sampler.samples(), store.template_pages, params)
+    return template.build_templates(sampler.samples(), store.template_pages, params, sampler.scales())
 
 
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None,
                     failed: Optional[list] = None,
                     templates: Optional[template.Templates] = None,
-                    short_items: frozenset = frozenset()) -> cluster.ClusterResult:
+                    short_items: AbstractSet[int] = frozenset()) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
     apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
