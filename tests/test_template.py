@@ -225,7 +225,7 @@ def test_one_login_template_whatever_it_shows_of_the_request():
     assert joined >= 1 and len(set(names.values())) == 1
 
 
-def test_two_error_messages_of_one_application_stay_two_templates():
+def test_two_error_messages_of_one_application_are_one_template_of_each_status():
     pages = [_record(1, f"{SITE}/coreutils/log/?h=upstream",
                      ERROR.format(repo="coreutils", desc="Debian packaging of coreutils",
                                   message="Invalid branch: upstream"), status=404),
@@ -238,7 +238,12 @@ def test_two_error_messages_of_one_application_stay_two_templates():
     assert {special_label(p) for p in pages} == {"E3"}
     _, names = _special_table(pages)
     assert names[1] == names[2], "one error on two projects of the site: one template"
-    assert names[1] != names[3], "two messages: two templates"
+    assert names[1] == names[3], "two messages of one error template: one template"
+    forbidden = _record(4, f"{SITE}/coreutils/blame/README",
+                        ERROR.format(repo="coreutils", desc="Debian packaging of coreutils",
+                                     message="Blame is disabled"), status=403)
+    _, names = _special_table(pages + [forbidden])
+    assert names[4] != names[1], "another status: another template"
 
 
 def test_a_tiny_error_page_is_not_like_a_longer_one():
