@@ -3,7 +3,7 @@
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
 #   bash scripts/setup.sh test     # also the test servers (nginx, Apache, lighttpd, Redis, tinyproxy), Debian documentation packages and test extras
-#   bash scripts/setup.sh bench    # what `test` installs, plus the documentation bench/platforms.py crawls (no test needs it)
+#   bash scripts/setup.sh bench    # what `test` installs, plus what the benches crawl: documentation, DokuWiki, Trac, Fossil (no test needs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -41,6 +41,9 @@ if [ "$what" = bench ]; then
   # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
   [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
   command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
+  # bench/app_trac.py and bench/app_fossil.py: git history imported into Trac's browser and into Fossil
+  command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v fossil >/dev/null 2>&1 || need_apt+=(fossil)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -61,6 +64,10 @@ PY="${PYTHON:-python3}"
 "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 if [ "$what" = test ] || [ "$what" = bench ]; then
   "$PY" -m pip install -q -e '.[test]'
+  if [ "$what" = bench ]; then
+    # bench/app_trac.py: Trac (Python 3; its git plugin ships with it), served by its own tracd
+    "$PY" -m pip install -q 'Trac>=1.6'
+  fi
 else
   "$PY" -m pip install -q -e .
 fi
