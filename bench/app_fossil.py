@@ -12,7 +12,7 @@ Fossil's own command line:
 
 - ``--tickets`` tickets (``fossil ticket add``, dated over the last 45 days with
   ``--date-override``, by the uploader as a Fossil user), each from one entry of a Debian changelog
-  installed here (``/usr/share/doc/*/changelog.Debian.gz``, eight source packages as subsystems):
+  installed here (``/usr/share/doc/*/changelog.Debian.gz``, twelve source packages as subsystems):
   the entry is the description (most are one sentence), its first words the title, the upload's
   urgency the priority, its version "found in". Three in five are closed as fixed with the comment
   "Fixed in <package> <version> (<distribution>)." (``fossil ticket set ... icomment``); some others

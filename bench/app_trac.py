@@ -2,22 +2,26 @@
 
     python bench/app_trac.py [--tickets 240] [--changesets 130] [--check] [-v] [--keep DIR]
 
-Installs Trac (PyPI ``Trac`` 1.6, Python 3) with pip if it is missing, creates a Trac environment
-of its own with ``trac-admin initenv`` in the temporary directory (SQLite database, its own
-``trac.ini``) and serves it with Trac's ``tracd`` on 127.0.0.1, HTTP basic authentication on
-``/login`` (an htpasswd file of one user), plus a second ``tracd`` on another port over the same
-environment (a mirror). Its content, fed through Trac's own interfaces:
+Runs Trac (PyPI ``Trac`` 1.6, Python 3) from a virtual environment of its own
+(``~/.cache/scrapy-websim/trac-venv``, or ``$TRAC_VENV``; made with pip on first use, or by
+``scripts/setup.sh bench``): Trac parses requests with any module named ``multipart``, and the one
+PyPI's ``python-multipart`` installs makes it fail every request. Creates a Trac environment with
+``trac-admin initenv`` in the temporary directory (SQLite database, its own ``trac.ini``) and
+serves it with Trac's ``tracd`` on 127.0.0.1, HTTP basic authentication on ``/login`` (an htpasswd
+file of one user), plus a second ``tracd`` on another port over the same environment (a mirror).
+Its content, fed through Trac's own interfaces:
 
 - the repository browser over a real git repository (``tracopt.versioncontrol.git``): a
   single-branch bare clone of this repository, a few hundred commits of real history;
 - ``--tickets`` tickets saved through Trac's ticket model (``trac.ticket.model.Ticket``, what the
   web form calls), each from one entry of a Debian changelog installed here
-  (``/usr/share/doc/*/changelog.Debian.gz``, eight source packages as eight components): the
-  entry is the description (most are one sentence), its first words the summary, the uploader the
-  reporter, the upload's urgency the priority, the Debian release of its date the milestone
-  (``trac-admin milestone add``). Three in five are closed as fixed by the uploader with the
-  comment "Fixed in <package> <version> (<distribution>)."; some others are assigned, some carry
-  a second entry of the same upload as a comment;
+  (``/usr/share/doc/*/changelog.Debian.gz``; each source package of ``COMPONENTS`` with ten usable
+  uploads is a component: twelve on this machine): the entry is the description (most are one
+  sentence), its first words the summary, the uploader the reporter, the upload's urgency the
+  priority, the Debian release it went to (or the next one after its date) the milestone
+  (``trac-admin milestone add``); created over the last 45 days. Three in five are closed as fixed
+  by the uploader with the comment "Fixed in <package> <version> (<distribution>)."; one in five
+  is assigned; one in seven carries a second entry of the same upload as a comment;
 - wiki pages imported with ``trac-admin wiki import``: articles from the true texts of
   ``../shared/data/article-extraction-benchmark`` (real prose), a third of them in two versions (the
   first with 60 % of the text); a start page linking to them; Trac's own guide pages stay;
@@ -88,6 +92,9 @@ import appdata  # noqa: E402
 from scrapy_websim.testing import servers  # noqa: E402
 
 NAME = "trac"
+#: Trac's own virtual environment (see :func:`trac_python`)
+TRAC_VENV = os.environ.get("TRAC_VENV") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "scrapy-websim", "trac-venv")
 #: source packages whose changelogs give the tickets: one Trac component each
 COMPONENTS = ("nginx", "git", "curl", "sqlite3", "openssl", "systemd", "apache2", "lighttpd",
               "python3.11", "php8.2", "redis", "chromium")
@@ -126,17 +133,24 @@ with env.db_transaction as db:
 """
 
 
-def ensure_packages() -> None:
-    try:
-        import trac  # noqa: F401
-    except ImportError:
-        print("installing Trac (pip)", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "Trac>=1.6"], check=True)
+def trac_python() -> str:
+    """The Python of Trac's own virtual environment (``TRAC_VENV``), made with pip on first use.
+    Trac runs apart from the crawler's environment: Trac picks any module named ``multipart``
+    for its request parsing, and the one of PyPI's ``python-multipart`` (a web framework's
+    dependency) breaks every request."""
+    python = os.path.join(TRAC_VENV, "bin", "python")
+    probe = [python, "-c", "import trac, sys; sys.exit(trac.__version__ < '1.6')"]
+    if os.path.exists(python) and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        return python
+    print(f"installing Trac (pip) in {TRAC_VENV}", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", TRAC_VENV], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "Trac>=1.6"], check=True)
+    return python
 
 
 def admin(env: str, *argv: str, stdin: Optional[str] = None) -> str:
     """``trac-admin ENV ...`` (commands read from ``stdin`` when no argument is given)."""
-    proc = subprocess.run([sys.executable, "-m", "trac.admin.console", env, *argv], input=stdin,
+    proc = subprocess.run([trac_python(), "-m", "trac.admin.console", env, *argv], input=stdin,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0 or "Error" in proc.stderr:
         raise RuntimeError(f"trac-admin {' '.join(argv)[:80]} failed: {proc.stdout[-800:]} {proc.stderr[-1500:]}")
@@ -234,7 +248,7 @@ def setup(tmp: str, n_tickets: int, n_articles: int) -> dict:
     cmds.append("permission add admin TRAC_ADMIN")
     admin(env, stdin="\n".join(cmds) + "\n")
     report = ("admin", *BROKEN_REPORT)
-    proc = subprocess.run([sys.executable, "-c", FEEDER, env], input=json.dumps({"tickets": items, "report": report}),
+    proc = subprocess.run([trac_python(), "-c", FEEDER, env], input=json.dumps({"tickets": items, "report": report}),
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"saving the tickets failed: {proc.stdout[-500:]} {proc.stderr[-2000:]}")
@@ -268,22 +282,29 @@ def setup(tmp: str, n_tickets: int, n_articles: int) -> dict:
             "report": report_id}
 
 
+def tail(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()[-2000:]
+
+
 @contextlib.contextmanager
 def tracd(env: str, htpasswd: str, log: str) -> Iterator[str]:
     port = servers.free_port()
-    argv = [sys.executable, "-m", "trac.web.standalone", "-s", "-b", "127.0.0.1", "-p", str(port),
+    argv = [trac_python(), "-m", "trac.web.standalone", "-s", "-b", "127.0.0.1", "-p", str(port),
             f"--basic-auth=*,{htpasswd},Bench Trac", env]
     with open(log, "ab") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
+        for _ in range(300):  # a page of Trac's answers 200: the environment loads and renders
             if proc.poll() is not None:
-                raise RuntimeError(f"tracd exited with {proc.returncode}")
+                raise RuntimeError(f"tracd exited with {proc.returncode}: {tail(log)}")
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(base + "/about", timeout=5).read()
                 break
             time.sleep(0.1)
+        else:
+            raise RuntimeError(f"tracd at {base} does not answer /about with 200: {tail(log)}")
         yield base
     finally:
         proc.terminate()
@@ -422,7 +443,7 @@ def truth_of(site: dict, base: str, mirror: str, n_changesets: int) -> appbench.
 
 @contextlib.contextmanager
 def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
-    ensure_packages()
+    trac_python()
     site = setup(tmp, args.tickets, args.articles)
     htpasswd = os.path.join(tmp, "htpasswd")
     with tracd(site["env"], htpasswd, os.path.join(tmp, "tracd.log")) as base, \

@@ -65,8 +65,11 @@ PY="${PYTHON:-python3}"
 if [ "$what" = test ] || [ "$what" = bench ]; then
   "$PY" -m pip install -q -e '.[test]'
   if [ "$what" = bench ]; then
-    # bench/app_trac.py: Trac (Python 3; its git plugin ships with it), served by its own tracd
-    "$PY" -m pip install -q 'Trac>=1.6'
+    # bench/app_trac.py: Trac (its git plugin ships with it) in a virtual environment of its own, where the
+    # bench looks for it (Trac takes any module named multipart, and python-multipart's breaks every request)
+    trac_venv="${TRAC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/scrapy-websim/trac-venv}"
+    [ -x "$trac_venv/bin/python" ] || "$PY" -m venv "$trac_venv"
+    "$trac_venv/bin/python" -m pip install -q 'Trac>=1.6'
   fi
 else
   "$PY" -m pip install -q -e .
