@@ -26,10 +26,10 @@ The truth (``{url: (group, label)}``, content label ``None``):
 
 - one group per check-in (``/info/<10-hex>``: most of the chosen commits change 20 lines or fewer,
   the rest up to 300; the page is mostly the graph of neighbouring check-ins and the file list),
-  per ticket (``/tktview/<10-hex>``), per wiki page and per wiki history (``/whistory``), per
-  directory (``/dir``), per file (``/file?name=F&ci=tip``), per file history (``/finfo``), per
-  document (``/doc/tip/F``), per timeline (the default, tickets, wiki, all events, a day, a month),
-  the ticket report, the report list, the wiki list, branches, tags, statistics and the site map;
+  per ticket (``/tktview/<10-hex>``), per wiki page, per directory of ten entries or more
+  (``/dir``), per file (``/file?name=F&ci=tip``), per file history (``/finfo``), per document
+  (``/doc/tip/F``), per timeline (the default, tickets, wiki, all events, a day of check-ins, a
+  month of tickets), the ticket report, the wiki list, statistics and the site map;
 - the variants, each in its page's group: the mirror port; the full 64-hex hash of a check-in, a
   6-hex prefix and the ``/vinfo/`` and ``/ci/`` forms of ``/info/``; the full 40-hex ticket id and
   ``/tktview?name=``; ``utm_source`` on a ticket; ``/wiki/Name`` for ``/wiki?name=Name``; a document
@@ -44,12 +44,15 @@ The truth (``{url: (group, label)}``, content label ``None``):
   and the pages that redirect to it (``/setup``, ``/tktnew``, ``/forum``) one group, ``L1``.
 
 Left out as arguable: a directory listing of a missing directory (an empty list), the history of a
-missing wiki page (an empty list), a timeline around a check-in (``?c=``: the same entries under
-another heading when it is the newest), ``/file`` and ``/doc`` of one Markdown file (one text in
-two views), diffs, 400 pages (``/rptview`` of a report whose SQL fails, ``/file`` at a missing
-check-in: their label is neither E3 nor content by the spec), downloads (tarball, zip). Fossil
-answers no page with a 5xx here, so the set has no E1. The forum needs a login, so it is empty and
-only its redirect to the login page is crawled. Last line (see ``bench/appbench.py``):
+missing wiki page (an empty list), a timeline with no event (a month without check-ins), a
+timeline around a check-in (``?c=``: the same entries under another heading when it is the
+newest), ``/file`` and ``/doc`` of one Markdown file (one text in two views), diffs, 400 pages
+(``/file`` at a missing check-in: their label is neither E3 nor content by the spec), downloads
+(tarball, zip), and the pages whose own text is under 200 characters (thin by the spec's measure,
+a page of its own to a person): a wiki page's history of two versions, the branch list (one
+branch), the tag list, the report list (one report), a directory of a few files. Fossil answers
+no page with a 5xx here, so the set has no E1. The forum needs a login, so it is empty and only its
+redirect to the login page is crawled. Last line (see ``bench/appbench.py``):
 
     set=fossil urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -271,14 +274,11 @@ def truth_of(site: dict, base: str, mirror: str, n_checkins: int) -> appbench.Tr
         add(f"ticket:{u}", None, (f"/tktview/{u}", f"{mirror}/tktview/{u[:10]}", f"/tktview?name={u[:10]}",
                                   f"/tktview/{u[:10]}?utm_source=newsletter&utm_medium=email")[k % 4])
     add("report:1", None, "/rptview?rn=1")
-    add("reportlist", None, "/reportlist")
 
     # wiki: the home page, the articles, their histories
     add("home", None, "/", "/index", "/home", f"/wiki?name={q(PROJECT)}")
     for k, (name, versions) in enumerate(site["pages"]):
         add(f"wiki:{name}", None, f"/wiki?name={q(name)}")
-        if versions > 1:
-            add(f"whistory:{name}", None, f"/whistory?name={q(name)}")
         if k % 6 == 1:
             variants = (f"/wiki/{urllib.parse.quote(name)}", f"{mirror}/wiki?name={q(name)}")
             add(f"wiki:{name}", None, variants[k // 6 % 2])
@@ -286,9 +286,9 @@ def truth_of(site: dict, base: str, mirror: str, n_checkins: int) -> appbench.Tr
 
     # files and documents
     files = appdata.files(site["clone"])
-    dirs = sorted({os.path.dirname(f) for f in files if os.path.dirname(f)})
+    entries = collections.Counter(os.path.dirname(p) for p in {os.path.dirname(f) for f in files} | set(files))
     add("dir:/", None, "/dir?ci=tip")
-    for d in [d for d in dirs if d.count("/") <= 1][:10]:
+    for d in [d for d in sorted(entries) if d and d.count("/") <= 1 and entries[d] >= 10][:10]:
         add(f"dir:{d}", None, f"/dir?ci=tip&name={q(d)}")
     sources = ["setup.cfg", "pyproject.toml", "scripts/setup.sh"]
     sources += [f for f in files if f.startswith("bench/") and f.endswith(".py")][:6]
@@ -317,9 +317,9 @@ def truth_of(site: dict, base: str, mirror: str, n_checkins: int) -> appbench.Tr
                           capture_output=True, text=True, check=True).stdout.split()
     for day, _ in collections.Counter(days).most_common(3):
         add(f"timeline:{day}", None, f"/timeline?ymd={day}")
-    month = (dt.date.today().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
-    add(f"timeline:{month}", None, f"/timeline?ym={month}")
-    for name in ("brlist", "taglist", "stat", "sitemap"):
+    month = (dt.date.today() - dt.timedelta(days=30)).strftime("%Y-%m")  # the tickets span 45 days
+    add(f"timeline:tickets:{month}", None, f"/timeline?y=t&ym={month}")
+    for name in ("stat", "sitemap"):
         add(name, None, f"/{name}")
 
     # special pages
