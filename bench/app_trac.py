@@ -447,9 +447,9 @@ def truth_of(site: dict, base: str, mirror: str, n_changesets: int) -> appbench.
     # timeline: the default (30 days) and earlier periods as Trac's "Previous Period" links write them
     today = dt.date.today()
     add("timeline:now", None, "/timeline", "/timeline?daysback=30")
-    for back in (30, 45):
-        day = today - dt.timedelta(days=back + 1)
-        add(f"timeline:{day}", None, f"/timeline?authors=&daysback=14&from={day}")
+    for back, days in ((31, 13), (38, 6)):  # the tickets span the last 45 days: no period is empty
+        day = today - dt.timedelta(days=back)
+        add(f"timeline:{day}-{days}", None, f"/timeline?authors=&daysback={days}&from={day}")
     for back in (2, 9, 16, 23):
         day = today - dt.timedelta(days=back)
         add(f"timeline:tickets:{day}", None, f"/timeline?from={day}&daysback=3&ticket=on")
