@@ -3,7 +3,7 @@
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
 #   bash scripts/setup.sh test     # also the test servers (nginx, Apache, lighttpd, Redis, tinyproxy), Debian documentation packages and test extras
-#   bash scripts/setup.sh bench    # what `test` installs, plus what the benches crawl: documentation, DokuWiki, Trac, Fossil (no test needs it)
+#   bash scripts/setup.sh bench    # what `test` installs, plus the documentation bench/platforms.py crawls and the applications of bench/dokuwiki.py and bench/app_*.py (no test needs them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -41,17 +41,36 @@ if [ "$what" = bench ]; then
   # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
   [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
   command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
-  # bench/app_trac.py and bench/app_fossil.py: git history imported into Trac's browser and into Fossil
+  # bench/app_blog.py: Debian's WordPress on a MariaDB of its own; bench/app_cgit.py: cgit under lighttpd
+  [ -f /usr/share/wordpress/wp-load.php ] || need_apt+=(wordpress)
+  [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || need_apt+=(wordpress-theme-twentytwentythree)
+  command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+  php -m 2>/dev/null | grep -qx mysqli || need_apt+=(php-mysql)
+  [ -x /usr/lib/cgit/cgit.cgi ] || need_apt+=(cgit)
+  # bench/app_redmine.py: Debian's Redmine on SQLite (rails server); bench/app_hgweb.py: Mercurial's hgweb
+  [ -f /usr/share/redmine/config/application.rb ] || need_apt+=(redmine)
+  [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
   command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
+  # bench/app_trac.py: git history in Trac's repository browser (Trac itself goes into a virtual environment below);
+  # bench/app_fossil.py: Fossil's own server
   command -v fossil >/dev/null 2>&1 || need_apt+=(fossil)
+  # bench/app_logins.py: Roundcube (on SQLite), phpMyAdmin and Adminer served by PHP's built-in server;
+  # JupyterLab and Datasette (bench/app_datasette.py) go into the benches' virtual environment below,
+  # Verdaccio (bench/app_spa.py) comes from npm at run time
+  [ -d /var/lib/roundcube/public_html ] || need_apt+=(roundcube-core roundcube-sqlite3 dbconfig-no-thanks)
+  [ -f /usr/share/phpmyadmin/index.php ] || need_apt+=(phpmyadmin dbconfig-no-thanks)
+  [ -f /usr/share/adminer/adminer.php ] || need_apt+=(adminer)
+  php -m 2>/dev/null | grep -qx pdo_sqlite || need_apt+=(php-sqlite3)
+  # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports (above)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server and tinyproxy start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy and mariadb start system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
@@ -73,5 +92,11 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   fi
 else
   "$PY" -m pip install -q -e .
+fi
+if [ "$what" = bench ]; then
+  # the application benches' own virtual environment (bench/app_datasette.py, bench/app_logins.py), not the project's
+  venv="${TMPDIR:-/tmp}/websim-bench-venv"
+  [ -x "$venv/bin/pip" ] || "$PY" -m venv "$venv"
+  "$venv/bin/pip" install -q datasette==0.65.5 sqlite-web==0.8.2 jupyterlab==4.6.6
 fi
 echo "setup: done ($("$PY" -c 'import scrapy_websim; print("scrapy-websim", scrapy_websim.__version__)'))"

@@ -16,7 +16,7 @@ from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
 from scrapy_websim.extensions import NOT_FETCHED, Registered
 from scrapy_websim.finalize import Finalizer
-from scrapy_websim.pipelines import WebsimPipeline
+from scrapy_websim.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
 
 
@@ -62,7 +62,7 @@ def test_config_and_parameters_are_built_once_per_crawler(monkeypatch):
 
     monkeypatch.setattr(WebsimConfig, "from_settings", classmethod(counted))
     crawler = _crawler()  # the add-on checks the settings, the extensions are built
-    WebsimPipeline.from_crawler(crawler)
+    WebsimRecorder.from_crawler(crawler)
     WebsimRenderSpiderMiddleware.from_crawler(crawler)
     WebsimFailureDownloaderMiddleware.from_crawler(crawler)
     assert len(built) == 1 and built[0] is crawler.settings

@@ -1,16 +1,19 @@
-"""The ``websim`` spider: render every URL of a list (optionally following same-host links)."""
+"""The ``websim`` spider: render every URL of a list (optionally following links within the start
+URLs' sites)."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.http import Request, Response, TextResponse
+from w3lib.url import canonicalize_url
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
@@ -21,6 +24,35 @@ from scrapy_websim.render.middlewares import RECORDED, failure_record
 
 logger = logging.getLogger(__name__)
 
+#: With ``follow``: pages discovered at most, unless ``max_pages`` says otherwise (0 = no limit).
+DEFAULT_MAX_PAGES = FOLLOW_MAX_PAGES
+NO_URLS = ("the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt (a .txt file, one URL per "
+           "line) or -a urls=https://a.example,https://b.example")
+
+
+def site_of(url: str) -> Tuple[str, str]:
+    """``(host[:port], folder)`` of a start URL: links are followed within the folder of the
+    start URL on its host (``https://h/docs/16/index.html`` -> ``("h", "/docs/16/")``; ``https://h/``
+    -> the whole host), as ``wget --no-parent`` does."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    return parts.netloc.lower(), path[:path.rfind("/") + 1] or "/"
+
+
+def _narrowest(sites: Iterable[Tuple[str, str]]) -> Dict[str, Tuple[str, ...]]:
+    """host -> the folders to follow on it, none inside another."""
+    by_host: Dict[str, List[str]] = {}
+    for host, folder in sites:
+        by_host.setdefault(host, []).append(folder)
+    out: Dict[str, Tuple[str, ...]] = {}
+    for host, folders in by_host.items():
+        kept: List[str] = []
+        for folder in sorted(set(folders)):
+            if not any(folder.startswith(k) for k in kept):
+                kept.append(folder)
+        out[host] = tuple(kept)
+    return out
+
 
 class UrlListSpider(scrapy.Spider):
     """``scrapy crawl websim -a urls=urls.txt -o result.json``
@@ -28,49 +60,69 @@ class UrlListSpider(scrapy.Spider):
     Arguments: ``urls`` (a ``.txt`` file, one URL per line, blank lines and ``#`` comments skipped;
     ``-`` for standard input; an nmap XML report; or comma-separated URLs), ``ports`` (bare
     ``host`` / ``host:port`` lines are expanded with these, e.g. ``80,443,8080,8443``), ``follow``
-    (``1`` to also render same-host links found on the pages), ``max_pages`` (with ``follow``: stop
-    discovering after this many pages, 0 = no limit).
+    (``1`` to also render links found on the pages within a start URL's site: its host and the
+    folder of its path, see :func:`site_of`), ``max_pages`` (with ``follow``: stop discovering after
+    this many pages; default :data:`DEFAULT_MAX_PAGES`, 0 = no limit).
+
+    A missing or unreadable ``urls`` is a one-line error: the spider renders nothing and the
+    extension stops the crawl (``websim_usage_error``). An empty list is an empty result.
     """
 
     name = "websim"
+    #: set when the spider's arguments are unusable: the crawl renders nothing and fails with it
+    websim_usage_error: str = ""
 
-    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = 0, *args: Any,
-                 ports: Any = None, entries: Optional[List[Entry]] = None, **kwargs: Any):
+    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = DEFAULT_MAX_PAGES,
+                 *args: Any, ports: Any = None, entries: Optional[List[Entry]] = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         if entries is not None:  # read by the caller already (the CLI reads -l once: stdin can be read once)
             urls = urls or "-"
-        if urls is None:
-            raise UrlListError(
-                "the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt "
-                "(a .txt file, one URL per line) or -a urls=https://a.example,https://b.example"
-            )
-        port_list = parse_ports(ports) if ports else ()
-        self.entries = list(entries) if entries is not None else read_entries(urls, ports=port_list)
+        self.entries = []
         try:
+            if urls is None:
+                raise UrlListError(NO_URLS)
+            port_list = parse_ports(ports) if ports else ()
+            self.entries = list(entries) if entries is not None else read_entries(urls, ports=port_list)
             self.follow = get_bool({"follow": follow}, "follow", False)
             self.max_pages = get_number({"max_pages": max_pages}, "max_pages", 0, 0, 100_000_000, integer=True)
         except ConfigError as exc:
-            raise ConfigError(f"spider argument {exc}") from None
-        self._hosts = {urlsplit(e.url).netloc.lower() for e in self.entries if e.url}
+            self.websim_usage_error = f"spider argument {exc}"
+        except (UrlListError, ValueError) as exc:
+            self.websim_usage_error = str(exc)
+        if self.websim_usage_error:
+            self.entries, self.follow, self.max_pages = [], False, 0
+        self._sites = _narrowest(site_of(e.url) for e in self.entries if e.url)
         self._input_urls = {e.url for e in self.entries if e.url}
         self._discovered = 0
-        self._routes_followed: set = set()  # discovered client-side routes (``/#/a``) already requested
+        self._capped = 0  # links not followed because max_pages was reached
+        self._followed: set = set()  # digests of the links followed (a page found again is not new)
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
         # The spider works without a project: make sure the add-on is on (never removes the user's).
+        from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
+
         from scrapy_websim.addon import Addon  # noqa: PLC0415
 
         settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
+        # at the spider's priority: `scrapy runspider` lays the process's settings (an empty ADDONS
+        # at default priority) over the crawler's again, which dropped the add-on
+        settings.set("ADDONS", settings.getdict("ADDONS"),
+                     priority=max(settings.getpriority("ADDONS") or 0, SETTINGS_PRIORITIES["spider"]))
 
     @property
     def config(self) -> WebsimConfig:
         return WebsimConfig.from_crawler(self.crawler)
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.websim_usage_error:
+            return  # the extension says why and fails the crawl
+            yield  # an async generator all the same
         registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=self.entries)
         done = registered.done
+        if not self.entries:
+            logger.warning("websim: the URL list holds no URL: the result is empty")
         logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
                     sum(1 for e in self.entries if e.error))
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
@@ -80,10 +132,10 @@ class UrlListSpider(scrapy.Spider):
             if entry.id in done:
                 continue  # recorded by an earlier run of this JOBDIR
             if entry.error:
-                yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
+                self._record(PageRecord(id=entry.id, url=entry.raw, error=entry.error))
             elif max_len and len(entry.url) > max_len:  # Scrapy would drop it without a word
-                yield PageRecord(id=entry.id, url=entry.raw,
-                                 error=f"URL too long ({len(entry.url)} characters; URLLENGTH_LIMIT is {max_len})")
+                self._record(PageRecord(id=entry.id, url=entry.raw, error=(
+                    f"URL too long ({len(entry.url)} characters; URLLENGTH_LIMIT is {max_len})")))
             else:
                 request = self.render_request(entry.url, entry.id, entry.raw)
                 if entry.expanded_from:
@@ -133,30 +185,47 @@ class UrlListSpider(scrapy.Spider):
                                                         meta.get("websim_url", requested))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
-        yield PageItem(record=record, html=html, screenshot=screenshot)
+        websim_signals.ask(self.crawler, websim_signals.page_captured,
+                           page=PageItem(record=record, html=html, screenshot=screenshot), spider=self)
         if record.probe_for:
             return  # a soft-404 probe: its links are not the site's
         if self.follow and isinstance(response, TextResponse) and 200 <= response.status < 300:
             yield from self.follow_links(response)
 
+    def _record(self, record: PageRecord) -> None:
+        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+
+    def in_site(self, url: str) -> bool:
+        """Whether a link stays within a start URL's site (:func:`site_of`)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return False
+        path = parts.path or "/"
+        return any(path.startswith(folder) for folder in self._sites.get(parts.netloc.lower(), ()))
+
     def follow_links(self, response: TextResponse) -> Iterator[Request]:
         for href in response.css("a::attr(href)").getall():
-            if self.max_pages and self._discovered >= self.max_pages:
-                return
             url = link_target(response.urljoin(href.strip()))
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or parts.netloc.lower() not in self._hosts:
+            if not self.in_site(url):
                 continue
             if url in self._input_urls:
                 continue  # rendered already as an input URL
-            if parts.fragment:
-                # Scrapy's duplicate filter ignores fragments, which would make every route of an
-                # app one request: routes are filtered here instead
-                if url in self._routes_followed:
-                    continue
-                self._routes_followed.add(url)
+            # a link found again is not a new page (Scrapy's duplicate filter ignores fragments,
+            # which would make every route of an app one request: routes are told apart here)
+            route = bool(urlsplit(url).fragment)
+            key = blake2b64(canonicalize_url(url, keep_fragments=route))
+            if key in self._followed:
+                continue
+            if self.max_pages and self._discovered >= self.max_pages:
+                if not self._capped:
+                    logger.warning("websim: %d pages discovered: the page cap (max_pages, --max-pages) is reached; "
+                                   "further links are not followed", self.max_pages)
+                self._capped += 1
+                self.crawler.stats.inc_value("websim/links_over_cap")
+                continue
+            self._followed.add(key)
             self._discovered += 1
-            yield self.render_request(url, 0, url, dont_filter=bool(parts.fragment))
+            yield self.render_request(url, 0, url, dont_filter=route)
 
     def on_error(self, failure: Any) -> Iterator[Any]:
         """A failed download is recorded by the failure middleware, which also retries it without
@@ -167,4 +236,5 @@ class UrlListSpider(scrapy.Spider):
             request.meta[RECORDED] = True
             record = failure_record(request, failure.value)
             logger.info("websim: %s failed: %s", request.url, record.error)
-            yield record
+            self._record(record)
+        return iter(())
