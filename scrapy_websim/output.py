@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
@@ -22,8 +23,14 @@ from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRec
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
-#: Cells starting with these would run as a formula in a spreadsheet (CSV/formula injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: Characters that start a formula in a spreadsheet (CSV/formula injection), ASCII and full-width.
+_FORMULA_CHARS = "=+\\-@\uff1d\uff0b\uff0d\uff20"
+#: Where a formula can start: at the start of a cell, and after any character a spreadsheet may split
+#: a line on, whatever this file's own separator (a comma, a semicolon: the list separator of many
+#: European locales, a tab, a bar, a line break), spaces and quotes before it included; and a cell
+#: starting with a tab or a line break. Each such spot gets one ``'`` more (so reading back is exact).
+_FORMULA_SPOT = re.compile(f"(?:^|(?<=[,;\\t|\\r\\n]))[ \"]*'*(?=[{_FORMULA_CHARS}])|^'*(?=[\\t\\r\\n])")
+_ESCAPED_SPOT = re.compile(f"((?:^|(?<=[,;\\t|\\r\\n]))[ \"]*)'(?='*[{_FORMULA_CHARS}])|^'(?='*[\\t\\r\\n])")
 
 
 # --- rows ---
@@ -165,9 +172,21 @@ def csv_cell(value: Any) -> str:
         text = repr(round(value, 6))
     else:
         text = str(value)
-    if text.startswith(_FORMULA_START) and not _is_number(text):
-        text = "'" + text
-    return clean_text(text)
+    return clean_text(escape_formulas(text))
+
+
+def escape_formulas(text: str) -> str:
+    """``text`` with a ``'`` at every spot a spreadsheet could start a formula (:data:`_FORMULA_SPOT`):
+    ``=1+1`` -> ``'=1+1``, ``x;=1+1;@SUM(1)`` -> ``x;'=1+1;'@SUM(1)``; a cell that is a number
+    (``-5``) is left as it is. :func:`unescape_formulas` undoes it."""
+    if _is_number(text):
+        return text
+    return _FORMULA_SPOT.sub(lambda m: m.group(0) + "'", text)
+
+
+def unescape_formulas(text: str) -> str:
+    """The cell text :func:`escape_formulas` was given."""
+    return _ESCAPED_SPOT.sub(lambda m: m.group(1) or "", text)
 
 
 def _is_number(text: str) -> bool:
@@ -209,8 +228,8 @@ def read_csv_rows(fh: Iterable[str]) -> Iterator[Dict[str, Any]]:
         if "url" not in row:
             raise ValueError("has no 'url' column: not a scrapy-websim result")
         for key, value in list(row.items()):
-            if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
-                row[key] = value[1:]
+            if isinstance(value, str) and "'" in value:
+                row[key] = unescape_formulas(value)
         row["is_canonical"] = row.get("is_canonical") == "true"
         yield row
 
