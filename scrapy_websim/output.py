@@ -153,12 +153,28 @@ def write_csv(write: Write, result: Any) -> None:
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(OUTPUT_FIELDS)
     for n, row in enumerate(result.url_rows(), start=1):
-        writer.writerow([csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS])
+        writer.writerow(csv_cells(row))
         if n % 1000 == 0:
             write(buf.getvalue())
             buf.seek(0)
             buf.truncate()
     write(buf.getvalue())
+
+
+#: Added to the ``error`` cell of a CSV row whose URL holds a character CSV cannot carry.
+CSV_URL_NOTE = ("the URL holds control characters, written here as U+FFFD (the JSON and JSON Lines outputs "
+                "have it as given)")
+
+
+def csv_cells(row: Mapping[str, Any]) -> List[str]:
+    """The cells of one url row in ``OUTPUT_FIELDS`` order. The ``url`` is the input line as given,
+    which may hold a control character (NUL...) no CSV reader takes: it is written as U+FFFD and
+    the row's ``error`` says so."""
+    url = row.get("url")
+    if isinstance(url, str) and clean_text(url) is not url:
+        error = row.get("error") or ""
+        row = {**row, "error": f"{error}; {CSV_URL_NOTE}" if error else CSV_URL_NOTE}
+    return [csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS]
 
 
 def csv_cell(value: Any) -> str:
