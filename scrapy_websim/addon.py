@@ -164,8 +164,10 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     from scrapy_websim.config import proxy_parts  # noqa: PLC0415
 
     proxy = websim.proxy
-    if proxy:
-        # Playwright also adds Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
+    if proxy and not _websim_renders(settings):
+        # scrapy-playwright's own handler: the proxy for the whole browser (websim's handler gives it
+        # to the pages' contexts, and the browser's own requests go nowhere). Playwright also adds
+        # Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
         launch.setdefault("proxy", proxy_parts(proxy))
     if websim.strict_tls:
         # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
@@ -177,6 +179,20 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
         _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
+
+
+def _websim_renders(settings: Any) -> bool:
+    """The https download handler is websim's (or a subclass of it)."""
+    from scrapy.utils.misc import load_object  # noqa: PLC0415
+
+    from scrapy_websim.render.handler import WebsimPlaywrightHandler  # noqa: PLC0415
+
+    path = settings.getdict("DOWNLOAD_HANDLERS").get("https")
+    try:
+        handler = load_object(path) if isinstance(path, str) else path
+    except (ImportError, NameError, ValueError):
+        return False
+    return isinstance(handler, type) and issubclass(handler, WebsimPlaywrightHandler)
 
 
 def max_pages_in_flight() -> int:
