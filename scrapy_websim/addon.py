@@ -138,6 +138,9 @@ class Addon:
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
         if websim.redis_url:
             _wire_redis(settings, websim)
+        elif settings.get("SCHEDULER") == "scrapy.core.scheduler.Scheduler":  # the user's own one wins
+            # a JOBDIR on a disk that fills up or turns read-only: requests go on in memory
+            _set_if_default(settings, "SCHEDULER", "scrapy_websim.scheduler.WebsimScheduler")
         # Pages in flight: docs/performance.md (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
         # more pages/s than 4 at the same CPU per page, 8 no more than 6).
         concurrency = settings.getint("CONCURRENT_REQUESTS")
