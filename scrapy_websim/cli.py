@@ -226,7 +226,9 @@ def _crawl_parser() -> argparse.ArgumentParser:
         "'websim urls --dedupe FILE' reduces a URL list to its URL patterns; "
         "'websim report RESULT.json -o DIR' writes the HTML report; 'websim diff OLD NEW' lists what changed "
         "between two scans; 'websim explain RESULT URL_A URL_B --features F' explains a pair. Exit status: 0 done, "
-        "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error.",
+        "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error, "
+        "3 a folder could not be written (a full or read-only --resume folder; the result files hold what was "
+        "recorded).",
     )
     parser.add_argument("-l", "--list", metavar="URLS",
                         help="a .txt file (one URL, host or host:port per line, # comments; httpx JSON lines), "
@@ -494,12 +496,13 @@ class _Job:
             return self.saved_list(given)
         assert given is not None  # crawl_main requires -l when the job has no list yet
         source = os.path.join(self.path, JOB_SOURCE)
-        digest = _list_digest(given)
+        digest = _list_hash(given)
         with open(source + ".tmp", "wb") as fh:
             for chunk in given.source_bytes():
+                digest.update(chunk)
                 fh.write(chunk)
         os.replace(source + ".tmp", source)
-        meta = {"kind": "text" if given.text is not None else "file", "sha256": digest,
+        meta = {"kind": "text" if given.text is not None else "file", "sha256": digest.hexdigest(),
                 "ports": ",".join(f"{scheme}:{port}" if scheme else str(port) for scheme, port in given.ports)}
         with open(os.path.join(self.path, JOB_SOURCE_META) + ".tmp", "w", encoding="utf-8") as fh:
             json.dump(meta, fh)
@@ -534,9 +537,13 @@ class _Job:
                     json.dump(self.outputs, fh)
 
 
+def _list_hash(url_list: Any) -> Any:
+    return hashlib.sha256(repr(tuple(url_list.ports)).encode())
+
+
 def _list_digest(url_list: Any) -> str:
     """What identifies a list: its bytes (or text) and ``--ports``."""
-    digest = hashlib.sha256(repr(tuple(url_list.ports)).encode())
+    digest = _list_hash(url_list)
     for chunk in url_list.source_bytes():
         digest.update(chunk)
     return digest.hexdigest()

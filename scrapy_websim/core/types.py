@@ -211,6 +211,8 @@ class PageRecord:
                     setattr(self, f.name, new)
                     changed.append(f.name)
                 continue
+            if not value and isinstance(value, (list, dict)):  # nothing in it to clean
+                continue
             new = clean_value(value)
             if new != value or type(new) is not type(value) or _has_nan(value):
                 setattr(self, f.name, new)
