@@ -287,6 +287,8 @@ def crawl_main(argv: List[str]) -> int:
                                                                                      settings), problem)
         for note in job.repair_scrapy_files():
             print(f"websim: {note}", file=sys.stderr)
+        for path, _fmt in outputs:  # the job's own result files from now on (-o onto them resumes)
+            job.wrote(path)
     cap = max_pages_in_flight()
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
@@ -532,9 +534,11 @@ class _Job:
         full = os.path.abspath(path)
         if full not in self.outputs:
             self.outputs.append(full)
-            with contextlib.suppress(OSError):
-                with open(os.path.join(self.path, JOB_OUTPUTS), "w", encoding="utf-8") as fh:
+            target = os.path.join(self.path, JOB_OUTPUTS)
+            with contextlib.suppress(OSError):  # a new file, then renamed: a full disk leaves the old one whole
+                with open(target + ".tmp", "w", encoding="utf-8") as fh:
                     json.dump(self.outputs, fh)
+                os.replace(target + ".tmp", target)
 
 
 def _list_hash(url_list: Any) -> Any:

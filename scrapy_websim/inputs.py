@@ -105,9 +105,10 @@ class InputRegistry:
 
     def finish(self) -> None:
         """Read the rest of the list (placeholders for what the crawl never reached), then remove the
-        records of an earlier run above the last entry."""
+        records of an earlier run above the last entry. Without a list (a spider of its own that
+        records the pages it finds) the store is left as it is."""
         for _entry in self._read():
             pass
-        if self.resumable:
+        if self.resumable and self._source is not None:  # a list was read (not another spider's pages)
             self._write(self.store.delete_range, self.last_id + 1, PROVISIONAL_ID_BASE)
         self._write(self.store.flush)

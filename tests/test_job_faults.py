@@ -64,8 +64,8 @@ def test_a_full_or_read_only_job_folder_never_costs_the_result(tmp_path):
         urls = [f"{site.base}/page/{i}" for i in range(N_PAGES)]
         (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
         job = disk / "job"
-        command = ["-l", str(tmp_path / "urls.txt"), "--resume", str(job), "-O", str(tmp_path / "r.json"),
-                   "-O", str(tmp_path / "r.csv"), "-t", "4", "--batch-size", "1", "--no-calibrate-404"]
+        command = ["-l", str(tmp_path / "urls.txt"), "--resume", str(job), "-o", str(tmp_path / "r.json"),
+                   "-o", str(tmp_path / "r.csv"), "-t", "4", "--batch-size", "1", "--no-calibrate-404"]
 
         # 1. the job folder fills up during the crawl
         filler = _fill(disk, leave_kb=500)

@@ -39,7 +39,7 @@ from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
-from scrapy_websim.render.capture import capture, note_blocked
+from scrapy_websim.render.capture import capture, note_blocked, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
 from scrapy_websim.render.tabs import TabPool
 
@@ -363,8 +363,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
                     raise answer from None
                 if attempt == 2:
-                    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-                    raise BrowserCrashed(f"browser crashed twice on this page: {first}") from None
+                    raise BrowserCrashed(f"browser crashed twice on this page: {short_error(exc)}") from None
                 logger.warning("websim: the browser crashed on %s (%s); retrying once", request.url, exc)
         raise AssertionError("unreachable")
 
