@@ -385,7 +385,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                     await self._restart_browser("a page did not close")
                 with contextlib.suppress(BaseException):  # bounded: a task stuck in a wedged browser call
                     await asyncio.wait_for(task, 15)
-                raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
+                raise PageTimeout(f"page timeout: timed out after {self.page_budget:g} s without a result "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
         page = meta.get("_websim_page")
         try:
