@@ -67,7 +67,7 @@ def crawl(urls: Iterable[str], workdir: str, extra: Iterable[str] = (), threads:
     out = os.path.join(workdir, "result.json")
     proc = run_websim(["-l", listing, "-O", out, "-t", str(threads),
                        "--features-file", os.path.join(workdir, "features.jsonl"), "--loglevel", "WARNING",
-                       "-s", 'ITEM_PIPELINES={"scrapy_websim.testing.pagedump.PageDump": 100}', *extra],
+                       "-s", 'EXTENSIONS={"scrapy_websim.testing.pagedump.PageDump": 100}', *extra],
                       cwd=workdir, timeout=timeout, env={pagedump.ENV: pages})
     if proc.returncode != 0:
         raise RuntimeError(f"websim failed ({proc.returncode}): {proc.stderr[-3000:]}")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+import weakref
+from typing import Any, Dict, List, Tuple
 
 from scrapy_websim.perhost import PER_HOST_START
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
@@ -23,12 +24,11 @@ SPIDER_MODULE = "scrapy_websim.spiders.urllist"
 DISABLED_SCHEMES = ("file", "ftp", "s3", "gs")
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
-EXPORTERS = {
-    "json": "scrapy_websim.exporters.WebsimJsonExporter",
-    "jsonlines": "scrapy_websim.exporters.WebsimJsonLinesExporter",
-    "jsonl": "scrapy_websim.exporters.WebsimJsonLinesExporter",
-    "csv": "scrapy_websim.exporters.WebsimCsvExporter",
-}
+#: Scrapy feed formats a result file can be written in (the websim spider's ``-o``).
+RESULT_FEED_FORMATS = {"json": "json", "jsonlines": "jsonl", "jsonl": "jsonl", "csv": "csv"}
+
+#: Per crawler: what is wrong with the websim spider's ``-o`` (found while moving it to ``WEBSIM_OUTPUT``).
+_FEED_PROBLEMS: "weakref.WeakKeyDictionary[Any, List[str]]" = weakref.WeakKeyDictionary()
 
 
 def _set_if_default(settings: Any, name: str, value: Any) -> None:
@@ -86,12 +86,18 @@ class Addon:
             )
         _set_if_default(settings, "TWISTED_REACTOR", ASYNCIO_REACTOR)
 
+        crawler = self.crawler
+        if crawler is not None and crawler.settings is settings and own_spider(getattr(crawler, "spidercls", None)):
+            _FEED_PROBLEMS[crawler] = result_feeds_to_output(settings)
         for name, path, priority in (
-            ("ITEM_PIPELINES", "scrapy_websim.pipelines.WebsimPipeline", 300),
+            # a rendered page's features and record (never a Scrapy item: the user's pipelines and feeds see none)
+            ("EXTENSIONS", "scrapy_websim.recorder.WebsimRecorder", 500),
             ("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500),
             ("SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600),
-            # any spider's requests are rendered and its pages recorded (the websim spider does it itself)
+            # any spider's requests are rendered and its pages recorded (the websim spider does it itself);
+            # the pages are captured under HttpErrorMiddleware (50), so an error page is recorded too
             ("SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650),
+            ("SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimCaptureSpiderMiddleware", 40),
             # under RetryMiddleware (550): it sees only the failures that are final
             ("DOWNLOADER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimFailureDownloaderMiddleware", 540),
             # headers, cookies, User-Agent on every request; the proxy for Scrapy's own client (after
@@ -102,25 +108,24 @@ class Addon:
             _setdefault_component(settings, name, path, priority)
         self.update_pre_crawler_settings(settings)
 
-        exporters = settings.getdict("FEED_EXPORTERS")
-        for fmt, path in EXPORTERS.items():
-            exporters.setdefault(fmt, path)
-        settings.set("FEED_EXPORTERS", exporters, priority=max(settings.getpriority("FEED_EXPORTERS") or 0, 15))
-
-        # 4xx/5xx pages are data here: they must reach the spider with their real status and body.
-        _set_if_default(settings, "HTTPERROR_ALLOW_ALL", True)
         _set_if_default(settings, "REMOTE_CONTROL_ENABLED", False)
         _set_if_default(settings, "PLAYWRIGHT_BROWSER_TYPE", "chromium")
         _set_if_default(settings, "ROBOTSTXT_OBEY", False)
-        _set_if_default(settings, "RETRY_ENABLED", False)
         _set_if_default(settings, "TELNETCONSOLE_ENABLED", False)
-        # Chromium takes URLs up to 2 MB; Scrapy's 2083 would drop longer list lines
-        _set_if_default(settings, "URLLENGTH_LIMIT", 2 * 1024 * 1024)
+        own = crawler is None or crawler.settings is not settings or own_spider(getattr(crawler, "spidercls", None))
+        if own:
+            # the websim spider's list is the scan: 4xx/5xx pages are data (they reach it with their
+            # status and body), a failed page is recorded as such, not tried again, and Chromium takes
+            # URLs up to 2 MB (Scrapy's 2083 would drop longer list lines). A user's spider keeps
+            # Scrapy's behaviour, so its callbacks and items are as without the add-on (its error
+            # pages are recorded all the same: WebsimCaptureSpiderMiddleware).
+            _set_if_default(settings, "HTTPERROR_ALLOW_ALL", True)
+            _set_if_default(settings, "RETRY_ENABLED", False)
+            _set_if_default(settings, "URLLENGTH_LIMIT", 2 * 1024 * 1024)
 
         from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
 
         # every WEBSIM_* setting checked here first; the crawler's components get this same object
-        crawler = self.crawler
         if crawler is not None and crawler.settings is settings:
             websim = WebsimConfig.from_crawler(crawler)
         else:  # applied to a settings object of its own
@@ -145,6 +150,110 @@ class Addon:
         # more pages/s than 4 at the same CPU per page, 8 no more than 6).
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
+        for line in slowing_settings(settings, websim, own):
+            logger.warning("websim: %s", line)
+
+
+def own_spider(spidercls: Any) -> bool:
+    """The bundled ``websim`` spider or a subclass: its ``-o`` is the websim result."""
+    return spidercls is not None and (getattr(spidercls, "name", None) == "websim"
+                                      or hasattr(spidercls, "render_request"))
+
+
+def feed_problems(crawler: Any) -> List[str]:
+    """What is wrong with the websim spider's ``-o`` files (the crawl is refused with it)."""
+    return list(_FEED_PROBLEMS.get(crawler, ()))
+
+
+def result_feeds_to_output(settings: Any) -> List[str]:
+    """The websim spider's ``-o``/``-O``/``FEEDS`` files in a result format become ``WEBSIM_OUTPUT``
+    files (written by the extension, with the checks and fallbacks of every output) and leave
+    ``FEEDS``, so Scrapy's feed exporter, which gets no websim item, writes none of them. Returns
+    the problems: ``-o`` onto an existing result (Scrapy's ``-o`` appends; a second JSON document
+    would make the file invalid), a remote or oddly named result feed, ``-o`` in another format."""
+    from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
+
+    from scrapy_websim.config import result_format  # noqa: PLC0415
+
+    feeds = settings.getdict("FEEDS")
+    cmdline = (settings.getpriority("FEEDS") or 0) >= SETTINGS_PRIORITIES["cmdline"]
+    kept: Dict[Any, Any] = {}
+    paths: List[str] = []
+    problems: List[str] = []
+    for uri, options in feeds.items():
+        options = dict(options or {})
+        path = str(uri)
+        path = path[len("file://"):] if path.startswith("file://") else path
+        fmt = options.get("format")
+        if fmt not in RESULT_FEED_FORMATS:
+            kept[uri] = options
+            if cmdline:
+                problems.append(f"-o {path}: the websim spider's -o is its result, a .json, .jsonl or .csv file "
+                                f"(format {fmt!r} would be empty)")
+            continue
+        if "://" in path or "%(" in path:
+            problems.append(f"-o {path}: the websim result is written to a local file (no URI, no %(name)s)")
+        elif result_format(path) != RESULT_FEED_FORMATS[fmt]:
+            problems.append(f"-o {path}: a {fmt} result file must end in .{'jsonl' if fmt == 'jsonlines' else fmt}")
+        elif not options.get("overwrite") and os.path.isfile(path) and os.path.getsize(path) > 0:
+            problems.append(f"-o {path}: the file exists and scrapy-websim never appends a second result to it "
+                            f"(it would no longer be valid). Use -O {path} to overwrite it, or another name")
+        else:
+            paths.append(path)
+    if len(kept) != len(feeds):
+        priority = settings.getpriority("FEEDS") or 0
+        settings.set("FEEDS", kept, priority=priority)
+        output = settings.get("WEBSIM_OUTPUT") or ()
+        output = [p.strip() for p in output.split(",") if p.strip()] if isinstance(output, str) else list(output)
+        settings.set("WEBSIM_OUTPUT", [*output, *(p for p in paths if p not in output)],
+                     priority=max(priority, settings.getpriority("WEBSIM_OUTPUT") or 0))
+    return problems
+
+
+#: Where a setting was set, by its priority (what the user set: settings.py, a spider, the command line).
+_WHERE = ((40, "the command line"), (30, "the spider's custom_settings"), (20, "settings.py"))
+
+
+def _where(settings: Any, name: str) -> str:
+    priority = settings.getpriority(name) or 0
+    return next((where for at, where in _WHERE if priority >= at), "")
+
+
+def slowing_settings(settings: Any, websim: Any, own: bool = True) -> List[str]:
+    """One line per setting of the user's (``settings.py`` or a spider's ``custom_settings``; a
+    value given on the command line is taken as meant for this run) that slows websim down or
+    changes its result, with the value websim would use instead (``own``: the crawl is the
+    ``websim`` spider's, whose retries are websim's business; a user's spider keeps its own)."""
+    from scrapy.settings import SETTINGS_PRIORITIES, default_settings  # noqa: PLC0415
+
+    project, cmdline = SETTINGS_PRIORITIES["project"], SETTINGS_PRIORITIES["cmdline"]
+
+    def user(name: str) -> bool:
+        return project <= (settings.getpriority(name) or 0) < cmdline
+
+    ramp = f"websim would start at {min(PER_HOST_START, websim.per_host_max)} and rise to {websim.per_host_max} " \
+           "while the host answers as fast"
+    checks: List[Tuple[str, bool, str]] = [
+        ("CONCURRENT_REQUESTS_PER_DOMAIN", settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") < websim.per_host_max,
+         f"renders at most {settings.getint('CONCURRENT_REQUESTS_PER_DOMAIN')} page(s) of a host at a time; {ramp}"),
+        ("CONCURRENT_REQUESTS_PER_IP", 0 < settings.getint("CONCURRENT_REQUESTS_PER_IP") < websim.per_host_max,
+         f"renders at most {settings.getint('CONCURRENT_REQUESTS_PER_IP')} page(s) of an address at a time; {ramp}"),
+        ("DOWNLOAD_DELAY", settings.getfloat("DOWNLOAD_DELAY") > 0,
+         "waits between two pages of a host; websim would use 0"),
+        ("AUTOTHROTTLE_ENABLED", settings.getbool("AUTOTHROTTLE_ENABLED"),
+         "adds delays by the host's latency; websim would leave it off"),
+        ("CONCURRENT_REQUESTS", settings.getint("CONCURRENT_REQUESTS") < max_pages_in_flight(),
+         f"renders fewer pages at once than this machine can ({max_pages_in_flight()}); websim would leave "
+         f"Scrapy's {default_settings.CONCURRENT_REQUESTS}"),
+        ("ROBOTSTXT_OBEY", settings.getbool("ROBOTSTXT_OBEY"),
+         "fetches robots.txt first and renders none of the pages it disallows; websim would use False"),
+        ("RETRY_ENABLED", own and settings.getbool("RETRY_ENABLED"),
+         "renders a page that failed again (RETRY_TIMES); websim would use False"),
+        ("DOWNLOAD_TIMEOUT", settings.getfloat("DOWNLOAD_TIMEOUT") < websim.page_timeout,
+         f"stops a page before its budget; websim would use {websim.page_timeout:g} (WEBSIM_PAGE_TIMEOUT)"),
+    ]
+    return [f"your {name} = {settings.get(name)!r} ({_where(settings, name)}) {what}"
+            for name, slows, what in checks if slows and user(name)]
 
 
 def _wire_redis(settings: Any, websim: Any) -> None:

@@ -31,9 +31,9 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
-from scrapy_websim.config import default, param_default
+from scrapy_websim.config import FOLLOW_MAX_PAGES, default, param_default
 
-#: Exit statuses (docs/usage.md, "Exit status"): 3 is trouble writing (the job folder, an output).
+#: Exit statuses (docs/usage.md, "Exit status"): 3 is trouble writing (an output, the job folder).
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_OUTPUT = 0, 1, 2, 3
 #: Inside a ``--resume`` directory: the job's copy of its URL list (as given: a file's bytes, standard
 #: input, a comma list) and what it was (``--ports``, digest), the result files it wrote, and the
@@ -42,16 +42,25 @@ JOB_SOURCE, JOB_SOURCE_META, JOB_OUTPUTS, JOB_LIST = ("websim-list.src", "websim
                                                       "websim-list.jsonl")
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
+#: ``--text-threshold``: rule 1's text threshold on the default path (both pages carry a MinHash).
+TEXT_THRESHOLD = "WEBSIM_TEXT_JACCARD_THRESHOLD"
 
 #: Options shared by the crawl and the offline re-cluster: (flag, setting or WEBSIM_PARAMS key, type, help).
 DECISION_OPTIONS = (
     ("--sim-threshold", "crawl.sim_threshold", float,
      f"recorded in meta (the decision uses the rules below); default {param_default('crawl.sim_threshold')}"),
-    ("--text-threshold", "WEBSIM_TEXT_THRESHOLD", float, "rule 1: minimum text similarity"),
-    ("--structure-threshold", "WEBSIM_STRUCTURE_THRESHOLD", float, "rule 1: minimum structure similarity"),
-    ("--visual-threshold", "WEBSIM_VISUAL_THRESHOLD", float, "rule 1: minimum visual similarity"),
-    ("--visual-fallback-threshold", "decision.rule2_visual", float, "rule 2: visual similarity alone (>1 disables)"),
-    ("--structure-measure", "decision.structure_measure", str, "paths, lcs or both"),
+    ("--text-threshold", TEXT_THRESHOLD, float,
+     f"rule 1: minimum text similarity, the result's content_sim ({TEXT_THRESHOLD}; "
+     f"default {default(TEXT_THRESHOLD)})"),
+    ("--structure-threshold", "WEBSIM_STRUCTURE_THRESHOLD", float,
+     f"rule 1: minimum structure similarity (default {default('WEBSIM_STRUCTURE_THRESHOLD')})"),
+    ("--visual-threshold", "WEBSIM_VISUAL_THRESHOLD", float,
+     f"rule 1: minimum visual similarity instead of the structure's (default {default('WEBSIM_VISUAL_THRESHOLD')})"),
+    ("--visual-fallback-threshold", "decision.rule2_visual", float,
+     f"rule 2: minimum visual similarity, with text at least {param_default('decision.rule2_min_jaccard')} "
+     f"similar (default {param_default('decision.rule2_visual')}; above 1 disables rule 2)"),
+    ("--structure-measure", "decision.structure_measure", str,
+     f"paths, lcs or both (default {param_default('decision.structure_measure')})"),
     ("--same-host-only", "WEBSIM_SAME_HOST_ONLY", None, "only cluster pages of the same host"),
     ("--rule-scope", "WEBSIM_RULE_SCOPE", str,
      "rule clusters: 'template' (one per template across hosts, default) or 'origin' (per-origin ids)"),
@@ -227,7 +236,8 @@ def _crawl_parser() -> argparse.ArgumentParser:
         "'websim report RESULT.json -o DIR' writes the HTML report; 'websim diff OLD NEW' lists what changed "
         "between two scans; 'websim explain RESULT URL_A URL_B --features F' explains a pair. Exit status: 0 done, "
         "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error, "
-        "3 a folder could not be written (a full or read-only --resume folder; the result files hold what was "
+        "3 an output could not be written (before the crawl: nothing was rendered; after: the error names the "
+        "fallback file that holds it), or the --resume folder (full or read-only: the result files hold what was "
         "recorded).",
     )
     parser.add_argument("-l", "--list", metavar="URLS",
@@ -238,8 +248,12 @@ def _crawl_parser() -> argparse.ArgumentParser:
     _add_timeout_options(parser)
     parser.add_argument("--batch-size", type=int, help="records buffered before a write to disk (WEBSIM_PARAMS "
                         f"crawl.batch_size; default {param_default('crawl.batch_size')})")
-    parser.add_argument("--follow", action="store_true", help="also render same-host links found on the pages")
-    parser.add_argument("--max-pages", type=int, default=0, help="with --follow: at most this many discovered pages")
+    parser.add_argument("--follow", action="store_true",
+                        help="also render the links found on the pages that stay within a start URL's site: its "
+                        "host and the folder of its path (from https://h/docs/16/ only https://h/docs/16/...)")
+    parser.add_argument("--max-pages", type=int, default=FOLLOW_MAX_PAGES,
+                        help=f"with --follow: at most this many discovered pages (default {FOLLOW_MAX_PAGES}; "
+                        "0: no limit)")
     parser.add_argument("--features-file", help="also write every page's features (JSON Lines) for 'websim cluster'")
     parser.add_argument("--screenshots-dir", help="save each page's viewport screenshot here as ID.png")
     parser.add_argument("--resume", metavar="DIR",
@@ -298,9 +312,17 @@ def crawl_main(argv: List[str]) -> int:
     if error:
         print(f"websim: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    problems = _output_problems(outputs, base)
+    if problems:
+        for problem in problems:
+            print(f"websim: error: {problem}", file=sys.stderr)
+        print("websim: nothing was rendered", file=sys.stderr)
+        return EXIT_OUTPUT
     crawler = None
     try:
-        process = CrawlerProcess(Settings(base))
+        # the flags and -s are this run's choices: at command-line priority (the add-on warns only
+        # about slowing settings of a project or a spider)
+        process = CrawlerProcess(Settings(base, priority="cmdline"))
         crawler = process.create_crawler(UrlListSpider)
         process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, inputs=url_list)
         process.start()  # returns after the crawl, after a graceful stop (1st signal) or at once (2nd)
@@ -364,6 +386,43 @@ def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str
     return base
 
 
+def _output_problems(outputs: List[tuple], base: Dict[str, Any]) -> List[str]:
+    """Every place the crawl will write, tried before anything is rendered (a file is created and
+    removed there): one line per place that cannot be written."""
+    from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
+    from scrapy_websim.safefile import probe_dir, probe_file  # noqa: PLC0415
+
+    config = WebsimConfig.from_settings(base)
+    places = [("-o", path, probe_file) for path, _fmt in outputs]
+    places += [("--features-file", config.features_file, probe_file), ("--report", config.report_dir, probe_dir),
+               ("--thumbnails-dir", config.thumbnails_path, probe_dir),
+               ("--screenshots-dir", config.screenshots_dir, probe_dir)]
+    problems = []
+    for flag, path, probe in places:
+        problem = probe(path) if path else ""
+        if problem:
+            problems.append(f"{flag} {path}: cannot be written: {problem}")
+    return problems
+
+
+def write_results(prog: str, outputs: List[tuple], result: Any, fallbacks: Sequence[str]) -> List[str]:
+    """Write every result file (each one attempted whatever happened to the others); returns the
+    paths written where asked. A file that cannot be written goes to a fallback file, and a
+    ``PROG: error:`` line names both."""
+    from scrapy_websim.output import write_result_file  # noqa: PLC0415
+    from scrapy_websim.safefile import output_error  # noqa: PLC0415
+
+    done = []
+    for path, fmt in outputs:
+        written = write_result_file(path, fmt, result, fallbacks)
+        error = output_error("the result file", path, written)
+        if error:
+            print(f"{prog}: error: {error}", file=sys.stderr)
+        else:
+            done.append(path)
+    return done
+
+
 def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
     """Every setting and the browser checked before anything starts: the error, or None."""
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
@@ -385,9 +444,14 @@ def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
 def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], report_dir: str = "") -> int:
     """Write every result file (whatever happened to the crawl) and say how it ended."""
     from scrapy_websim import signals as websim_signals  # noqa: PLC0415
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
+    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
 
     stats = crawler.stats.get_stats() if crawler.stats else {}
+    refused = stats.get("websim/refused")
+    if refused:
+        for problem in refused:
+            print(f"websim: error: {problem}", file=sys.stderr)
+        return EXIT_OUTPUT
     if "websim/inputs" not in stats:
         print(f"websim: error: the crawl did not start ({stats.get('finish_reason', 'no stats')}); "
               f"see the log above", file=sys.stderr)
@@ -395,26 +459,36 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
     # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
     result = websim_signals.ask(crawler, websim_signals.result_wanted)
     stats = crawler.stats.get_stats()
-    for path, fmt in outputs:
-        write_atomically(path, fmt, result)
-        if job:
+    written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
+    if job:
+        for path in written:
             job.wrote(path)
     meta = result.meta
     reason = stats.get("finish_reason", "stopped at once")
     left = stats.get("websim/not_fetched", 0)
+    if written:
+        print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> {', '.join(written)}",
+              file=sys.stderr)
+    report = stats.get("websim/report")
+    if report:
+        print(f"websim: report -> {report} (open it in a browser: {_file_url(report)})", file=sys.stderr)
+    elif report_dir and not stats.get("websim/output_errors"):
+        # stopped at once (a second Ctrl-C): the extension had no time to write it
+        print(f"websim: the report was not written; websim report {outputs[0][0]} -o {report_dir} writes it",
+              file=sys.stderr)
+    trouble = stats.get("websim/output_errors") or []
+    for line in trouble:
+        print(f"websim: error: {line}", file=sys.stderr)
+    if report_dir and not report and trouble and written:
+        print(f"websim: the result file holds what the report shows: websim report {written[0]} -o DIR writes it "
+              "where there is room", file=sys.stderr)
     if stats.get("websim/store_error"):
         hint = "run the same command again to continue once it can be written" if job else "free some space"
         print(f"websim: error: {stats['websim/store_error']}: rendering stopped; the result files hold the "
               f"{meta['total_urls'] - left} URLs recorded ({left} not fetched); {hint}", file=sys.stderr)
         return EXIT_OUTPUT
-    print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> "
-          f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
-    report = stats.get("websim/report")
-    if report:
-        print(f"websim: report -> {report} (open it in a browser: {_file_url(report)})", file=sys.stderr)
-    elif report_dir:
-        print(f"websim: error: the report was not written to {report_dir!r}; see the log above", file=sys.stderr)
-        return EXIT_INCOMPLETE
+    if len(written) < len(outputs) or trouble:
+        return EXIT_OUTPUT
     if reason == "finished" and not left:
         return _exit_status(meta)
     hint = "; run the same command again to continue" if job else "; use --resume DIR to be able to continue"
@@ -587,7 +661,7 @@ def _result_from_job(job: _Job, url_list: Any, outputs: List[tuple], settings: D
     from scrapy_websim.extensions import STORE_NAME  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
     from scrapy_websim.inputs import InputRegistry  # noqa: PLC0415
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
+    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)
@@ -603,8 +677,7 @@ def _result_from_job(job: _Job, url_list: Any, outputs: List[tuple], settings: D
                 pass
         inputs.finish()
         result = Finalizer(params).run(store, inputs.total)
-        for path, fmt in outputs:
-            write_atomically(path, fmt, result)
+        write_results("websim", outputs, result, fallback_dirs())
     finally:
         store.close()
     left = inputs.waiting
@@ -682,7 +755,7 @@ def cluster_main(argv: List[str]) -> int:
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
     from scrapy_websim.core.store import NotAFeaturesFile  # noqa: PLC0415
     from scrapy_websim.finalize import Finalizer, recluster_file  # noqa: PLC0415
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
+    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)
@@ -695,12 +768,14 @@ def cluster_main(argv: List[str]) -> int:
         print(f"websim cluster: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        for path, fmt in outputs:
-            write_atomically(path, fmt, result)
+        written = write_results("websim cluster", outputs, result, fallback_dirs())
     finally:
         result.store.close()  # removes its temporary file
-    print(f"websim cluster: {result.meta['total_urls']} URLs, {result.meta['total_clusters']} clusters -> "
-          f"{', '.join(path for path, _ in outputs)}", file=sys.stderr)
+    if written:
+        print(f"websim cluster: {result.meta['total_urls']} URLs, {result.meta['total_clusters']} clusters -> "
+              f"{', '.join(written)}", file=sys.stderr)
+    if len(written) < len(outputs):
+        return EXIT_OUTPUT
     return _exit_status(result.meta, "websim cluster")
 
 

@@ -149,6 +149,27 @@ def _directory(name: str, value: Any) -> str:
     return value
 
 
+#: ``follow``'s page cap when none is given (the ``websim`` spider's ``max_pages``, ``--max-pages``; 0 = none).
+FOLLOW_MAX_PAGES = 10_000
+
+#: A result file's format by its name's ending (the ``-o`` of the ``websim`` command and spider).
+RESULT_FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
+
+
+def result_format(path: str) -> str:
+    """The format of result file ``path`` by its ending (``""``: none of :data:`RESULT_FORMATS`)."""
+    return RESULT_FORMATS.get(os.path.splitext(path)[1].lower(), "")
+
+
+def _result_files(name: str, value: Any) -> Tuple[str, ...]:
+    """``WEBSIM_OUTPUT``: one path, a comma-separated text of paths or a list; each ends in a result format."""
+    paths = tuple(_one_line(name, p) for p in _to_words(name, value))
+    for path in paths:
+        if not result_format(path):
+            raise ConfigError(f"{name}: {path!r} must end in .json, .jsonl or .csv")
+    return paths
+
+
 def _read(name: str, value: Any, f: "dataclasses.Field[Any]") -> Any:
     """``value`` of setting or key ``name`` (None: unset), parsed and range-checked as field ``f`` of a
     config object declares it (its default when unset)."""
@@ -224,6 +245,13 @@ class WebsimConfig:
     sim_threshold: float = param(0.85, "[0, 1]", "recorded in meta (as in the reference tool)")
     screenshots_dir: str = _RENDER("", "", "save each viewport screenshot as ID.png here", **_DIR)
     features_file: str = _RENDER("", "", "write every page's features (JSON Lines) for websim cluster")
+    #: the websim spider's -o/-O result feeds are added to these by the add-on
+    output: Tuple[str, ...] = _RENDER((), "", "the result files (.json, .jsonl, .csv; comma-separated), replaced "
+                                      "at the end of the crawl; empty: with your own spider websim-SPIDER.json, "
+                                      "with the websim spider its -o files", parse=_result_files, type="list",
+                                      valid="paths ending in .json, .jsonl or .csv")
+    progress: str = param("auto", "", "progress: a live bar on a terminal (auto: when standard error is one, "
+                          "else log lines), log lines, or none", choices=("auto", "bar", "log", "off"))
     progress_interval: float = param(30.0, "[0, 86400]", "progress log line interval, 0 = off", unit="s")
     same_host_only: bool = _like(ClusterParams, "same_host_only", _DECIDE)
     deny_networks: Tuple[Network, ...] = _RENDER((), "", "networks no request may reach, redirect hops included",

@@ -9,8 +9,15 @@ The other components reach it only through the signals of :mod:`scrapy_websim.si
   the end: no input URL is ever missing from the output.
 * ``page_recorded`` (from the pipeline and the failure middleware) stores a page's record, in place
   of its placeholder.
-* ``result_wanted`` (from the exporters and the CLI) is answered with the result, computed once.
-  It is computed at the latest when the spider closes, and the HTML report written then.
+* ``result_wanted`` (from the CLI) is answered with the result, computed once. It is computed at
+  the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the ``websim``
+  spider's ``-o``), the features file and the HTML report are written then.
+
+Before anything is rendered it checks that every output can be written (a file is created and
+removed where each goes) and that the spider's arguments are usable; if not, it logs one
+``websim: error:`` line per problem, lets no request through and the crawl fails. An output that
+fails at the end is written to a fallback place the error names; a Scrapy crawl whose outputs were
+not all written where asked exits 1 (:func:`fail_crawl`).
 
 When the store's folder cannot be written any more (a full disk, a folder made read-only), rendering
 stops (the pages in flight are still recorded), the store goes on in a temporary copy and the result
@@ -24,21 +31,25 @@ import logging
 import os
 import tempfile
 import time
-from typing import Any, Iterable, Iterator, NamedTuple, Optional, Set
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import StoreWriteError
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.inputs import NOT_FETCHED, InputRegistry
+from scrapy_websim.progress import Progress
+from scrapy_websim.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["NOT_FETCHED", "Registered", "WebsimExtension", "STORE_NAME", "refuse_appending_feeds"]
+__all__ = ["NOT_FETCHED", "Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
+
 #: The record store's file name inside ``JOBDIR``.
 STORE_NAME = "websim-store.sqlite"
 #: Pending records are written to disk at least this often (a killed crawl loses at most this much).
@@ -54,19 +65,18 @@ class Registered(NamedTuple):
     probed: Set[str]  #: origins with a soft-404 probe record
 
 
-def refuse_appending_feeds(feeds: dict) -> None:
-    """``scrapy crawl ... -o result.json`` onto an existing result: Scrapy's ``-o`` appends, which
-    would leave two JSON documents in one file. Refused before anything is rendered."""
-    from scrapy_websim.addon import EXPORTERS  # noqa: PLC0415
-    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+def fail_crawl(crawler: Any) -> None:
+    """Make ``scrapy crawl`` (and ``scrapy runspider``) exit 1. No public interface lets a component
+    set the exit status; Scrapy's commands exit 1 when a crawler ends without a spider (their check
+    that a crawl could start), so the crawler's spider is let go once the engine has stopped and
+    nothing needs it any more."""
+    crawler.spider = None
 
-    for uri, options in feeds.items():
-        path = str(uri)
-        path = path[len("file://"):] if path.startswith("file://") else path
-        if (options or {}).get("format") in EXPORTERS and not (options or {}).get("overwrite") \
-                and "://" not in path and os.path.isfile(path) and os.path.getsize(path) > 0:
-            raise ConfigError(f"-o {path}: the file exists and scrapy-websim never appends a second result "
-                              f"to it (it would no longer be valid). Use -O {path} to overwrite it, or another name")
+
+def default_result_file(spider: Any) -> str:
+    """Where a user's spider's result goes when ``WEBSIM_OUTPUT`` is not set."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(getattr(spider, "name", "") or "spider"))
+    return f"websim-{name}.json"
 
 
 class WebsimExtension:
@@ -77,7 +87,6 @@ class WebsimExtension:
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WebsimConfig.from_crawler(crawler)
-        refuse_appending_feeds(crawler.settings.getdict("FEEDS"))
         self.params = Finalizer.params_for(crawler)
         self.jobdir = crawler.settings.get("JOBDIR") or ""
         #: why the store's folder could not be written (then the crawl stops), else None
@@ -101,13 +110,18 @@ class WebsimExtension:
         self.recorded = 0  # records added by this run
         self._next_discovered_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
-        self._last_progress = self._started
         self._result: Any = None
         self._report_written = False
         self._discovered: Set[int] = set()  # 64-bit digests of the URLs of the discovered pages recorded
+        self._predicted: Dict[int, int] = {}  # digest -> id of a discovered page recorded as predicted only
         self.sink: Any = None  # a distributed worker's record sink: its records go to Redis
-        for handler, signal in ((self.spider_closed, signals.spider_closed),
-                                (self.spider_opened, signals.spider_opened),
+        self.result_files = self._result_files(getattr(crawler, "spider", None))
+        self.problems = self._start_problems(getattr(crawler, "spider", None))
+        self.output_errors: List[str] = []
+        self.progress = Progress(self.config.progress, self.config.progress_interval)
+        for handler, signal in ((self.spider_opened, signals.spider_opened),
+                                (self.spider_closed, signals.spider_closed),
+                                (self.engine_stopped, signals.engine_stopped),
                                 (self.add_record, websim_signals.page_recorded),
                                 (self.register_inputs, websim_signals.inputs_declared),
                                 (self.finalize, websim_signals.result_wanted),
@@ -117,6 +131,60 @@ class WebsimExtension:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimExtension":
         return cls(crawler)
+
+    # --- before the crawl ---
+
+    def _result_files(self, spider: Any) -> List[Tuple[str, str]]:
+        """``[(path, format)]`` of the result files this crawl writes: ``WEBSIM_OUTPUT`` (the
+        ``websim`` spider's ``-o`` among them); with a user's spider and none set,
+        :func:`default_result_file`. None for a distributed worker (``websim collect`` writes)."""
+        from scrapy_websim.addon import own_spider  # noqa: PLC0415
+
+        if self.config.redis_url:
+            return []
+        paths = list(self.config.output)
+        if not paths and spider is not None and not own_spider(type(spider)):
+            paths = [default_result_file(spider)]
+        return [(path, result_format(path)) for path in paths]
+
+    def _start_problems(self, spider: Any) -> List[str]:
+        """Why this crawl must not start: the spider's arguments, the websim spider's ``-o``, and
+        every output that cannot be created where it goes."""
+        from scrapy_websim.addon import feed_problems  # noqa: PLC0415
+
+        problems = [getattr(spider, "websim_usage_error", "")] + feed_problems(self.crawler)
+        config = self.config
+        places = [("the result file", path, probe_file) for path, _fmt in self.result_files]
+        places += [("the features file", config.features_file, probe_file),
+                   ("the report folder", config.report_dir, probe_dir),
+                   ("the thumbnails folder", config.thumbnails_path, probe_dir),
+                   ("the screenshots folder", config.screenshots_dir, probe_dir)]
+        for what, path, probe in places:
+            problem = probe(path) if path else ""
+            if problem:
+                problems.append(f"{what} {path} cannot be written: {problem}")
+        return [p for p in problems if p]
+
+    def spider_opened(self, spider: Any) -> None:
+        if self.store_error:  # the folder could not be written from the start: nothing is rendered
+            self._stop()
+        if self.problems:
+            for problem in self.problems:
+                logger.error("websim: error: %s", problem)
+            logger.error("websim: nothing is rendered")
+            self.stats.set_value("websim/refused", list(self.problems))
+            self.crawler.signals.connect(self.refuse, signal=signals.request_scheduled)
+            return
+        if self.result_files:
+            how = "" if self.config.output else " (set WEBSIM_OUTPUT to choose where)"
+            logger.info("websim: the result will be written to %s%s",
+                        ", ".join(os.path.abspath(p) for p, _fmt in self.result_files), how)
+        if self.sink is None:
+            self._progress()  # the bar shows from the start: its rate and time left count the browser's start
+
+    def refuse(self, request: Any, spider: Any = None) -> None:
+        """A crawl with a problem at start renders nothing: every request is dropped unlogged."""
+        raise IgnoreRequest("websim: the crawl was refused at start")
 
     # --- during the crawl ---
 
@@ -129,11 +197,11 @@ class WebsimExtension:
         """The input list, read as the spider asks for its entries (see :class:`Registered`)."""
         probed = self.store.probe_origins()
         self.stats.set_value("websim/inputs", 0)  # the crawl started: the count is known once the list is read
-        return Registered(self._pending(entries), probed)
+        return Registered(self._pending(self.inputs.pending(entries)), probed)
 
-    def _pending(self, entries: Iterable[Any]) -> Iterator[Any]:
+    def _pending(self, pending: Iterator[Any]) -> Iterator[Any]:
         resumed = False
-        for entry in self.inputs.pending(entries):
+        for entry in pending:
             if not resumed and self.inputs.done_before:
                 resumed = True
                 logger.info("websim: resuming %s: URLs done by an earlier run are not requested again", self.jobdir)
@@ -149,10 +217,7 @@ class WebsimExtension:
             self.stats.set_value("websim/resumed", self.inputs.done_before)
             logger.info("websim: resumed %s: %d of %d URLs were done already", self.jobdir, self.inputs.done_before,
                         self.total_inputs)
-
-    def spider_opened(self, spider: Any) -> None:
-        if self.store_error:  # the folder could not be written from the start: nothing is rendered
-            self._stop()
+        self._progress()
 
     def open_sink(self, sink: Any, total_inputs: int) -> bool:
         """A distributed worker's records go to ``sink``; the job's collector clusters them."""
@@ -175,10 +240,21 @@ class WebsimExtension:
         if record.id <= 0:
             digest = blake2b64(record.url)
             if digest in self._discovered:
-                return True
-            self._discovered.add(digest)
-            record.id = self._next_discovered_id
-            self._next_discovered_id += 1
+                earlier = self._predicted.get(digest)
+                if earlier is None or record.predicted_duplicate_of:
+                    return True
+                # the page was rendered after all: its record replaces the prediction
+                del self._predicted[digest]
+                for key in ("websim/predicted", "websim/records"):
+                    self.stats.inc_value(key, -1)
+                record.id = earlier
+                self.recorded -= 1
+            else:
+                self._discovered.add(digest)
+                record.id = self._next_discovered_id
+                self._next_discovered_id += 1
+                if record.predicted_duplicate_of:
+                    self._predicted[digest] = record.id
         fill_normalized_url(record, self.params.features)
         self.inputs.recorded(record.id)
         self.recorded += 1
@@ -200,26 +276,14 @@ class WebsimExtension:
             self.stats.inc_value("websim/static")
         elif record.status_code:
             self.stats.inc_value("websim/non_html")
-        self._maybe_log_progress()
+        self._progress()
         return True
 
-    def _maybe_log_progress(self) -> None:
-        interval = self.config.progress_interval
-        now = time.monotonic()
-        if not interval or now - self._last_progress < interval:
-            return
-        self._last_progress = now
-        elapsed = now - self._started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        total = max(self.total_inputs or self.inputs.total, self.done)
-        read_all = self.inputs.finished or self.sink is not None
-        if rate > 0 and total > self.done and read_all:
-            left = (total - self.done) / rate
-            eta = f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m{int(left % 60):02d}s"
-        else:
-            eta = "-"
-        logger.info("websim: %d/%d%s pages done, %.2f pages/s, ETA %s", self.done, total, "" if read_all else "+",
-                    rate, eta)
+    def _progress(self) -> None:
+        stats = self.stats
+        queued = (stats.get_value("scheduler/enqueued") or 0) - (stats.get_value("scheduler/dequeued") or 0)
+        total = max(self.total_inputs or self.inputs.total, self.done + max(0, queued))
+        self.progress.update(self.done, total, stats.get_value("websim/failed") or 0)
 
     def _store_failed(self, exc: StoreWriteError) -> None:
         """The store's folder cannot be written: stop rendering (the pages in flight are still
@@ -266,14 +330,10 @@ class WebsimExtension:
                 self.stats.set_value(f"websim/{key}", meta[key])
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
             if self.config.features_file:
-                try:
-                    self.store.save_jsonl(self.config.features_file)
-                    logger.info("websim: features of %d pages written to %s", len(self.store),
-                                self.config.features_file)
-                except (OSError, ValueError) as exc:  # the result files are written all the same
-                    logger.error("websim: the features file %s could not be written: %s",
-                                 self.config.features_file, exc)
-                    self.stats.set_value("websim/features_file_error", str(exc))
+                path = self.config.features_file
+                written = self._write("the features file", path, self.store.save_jsonl)
+                if written.path:
+                    logger.info("websim: features of %d pages written to %s", len(self.store), written.path)
             if meta.get("error"):
                 logger.error("websim: %s", meta["error"])
                 self.stats.set_value("websim/finalize_error", meta["error"])
@@ -298,26 +358,77 @@ class WebsimExtension:
                 self._store_failed(exc)
         self._inputs_read()
 
+    def _fallbacks(self) -> List[str]:
+        return fallback_dirs([self.jobdir] if self.jobdir else [])
+
+    def _write(self, what: str, path: str, write: Any) -> Written:
+        """One output through ``safefile.write_with_fallback``; a failure is an output error."""
+        try:
+            written = write_with_fallback(path, write, self._fallbacks())
+        except ValueError as exc:  # the store was closed: nothing to write from
+            written = Written("", str(exc))
+        error = output_error(what, path, written)
+        if error:
+            self._output_error(error)
+        return written
+
+    def _output_error(self, line: str) -> None:
+        logger.error("websim: error: %s", line)
+        self.output_errors.append(line)
+        self.stats.set_value("websim/output_errors", list(self.output_errors))
+
     def spider_closed(self, spider: Any, reason: str) -> None:
+        self.progress.close(self.done, max(self.total_inputs, self.done), self.stats.get_value("websim/failed") or 0)
         if self.sink is not None:  # a distributed worker: its records are in Redis, 'websim collect' clusters
             return
+        if self.problems:  # refused at start: nothing was rendered, nothing is written
+            return
         result = self.finalize()
+        self.write_result_files(result)
         if self.config.report_dir and not self._report_written:
             self._report_written = True
             self.write_report(result)
+        for kind, folder in (("thumbnails", self.config.thumbnails_path), ("screenshots", self.config.screenshots_dir)):
+            error = self.stats.get_value(f"websim/{kind}_error")
+            if error:
+                skipped = self.stats.get_value(f"websim/{kind}_skipped") or 0
+                self._output_error(f"{kind} could not be written to {folder} ({error}): {skipped} pages have none")
+
+    def engine_stopped(self) -> None:
+        if self.problems or self.output_errors:
+            fail_crawl(self.crawler)
+
+    def write_result_files(self, result: Any) -> None:
+        """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
+        from scrapy_websim.output import WRITERS  # noqa: PLC0415
+
+        for path, fmt in self.result_files:
+            written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
+            if written.path:
+                self.stats.set_value("websim/result_files", [*(self.stats.get_value("websim/result_files") or []),
+                                                             written.path])
+                logger.info("websim: result of %d URLs, %d clusters written to %s", result.meta["total_urls"],
+                            result.meta["total_clusters"], os.path.abspath(written.path))
 
     def write_report(self, result: Any) -> None:
-        """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl."""
+        """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
+        report that cannot be written is an output error naming how to write it again from the
+        result file (which holds everything the report shows)."""
         from scrapy_websim.report import ReportError, write_report  # noqa: PLC0415
 
+        folder = self.config.report_dir
         try:
-            info = write_report(self.config.report_dir, result.url_rows(), result.cluster_rows(), result.meta,
+            info = write_report(folder, result.url_rows(), result.cluster_rows(), result.meta,
                                 thumbs_dir=self.config.thumbnails_path or None)
         except (ReportError, OSError) as exc:
-            logger.error("websim: the report could not be written to %s: %s", self.config.report_dir, exc)
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            again = (f"; the result file holds what it shows: websim report {self.result_files[0][0]} -o {folder} "
+                     "writes it again" if self.result_files else "")
+            self._output_error(f"the report {folder} could not be written ({why}){again}")
             return
         except Exception:
-            logger.exception("websim: the report could not be written to %s", self.config.report_dir)
+            logger.exception("websim: the report could not be written to %s", folder)
+            self._output_error(f"the report {folder} could not be written (see the log above)")
             return
         self.stats.set_value("websim/report", info.path)
         logger.info("websim: report of %d URLs, %d clusters, %d thumbnails written to %s in %.1f s",

@@ -142,8 +142,10 @@ class Finalizer:
             urls=build_params(settings, UrlParams),
         )
         # Candidates must cover every pair the decision can accept: the text pre-filter at least as
-        # wide as rule 1's text threshold allows, the visual candidates exactly rule 2's distance.
-        text_distance = int((1.0 - decision.rule1_text) * decision.text_max_distance + 1e-9)
+        # wide as rule 1's text thresholds allow (the MinHash one, --text-threshold, read on the
+        # SimHash scale: a lower threshold widens it), the visual candidates exactly rule 2's distance.
+        loosest = min(decision.rule1_text, decision.rule1_jaccard)
+        text_distance = int((1.0 - loosest) * decision.text_max_distance + 1e-9)
         visual_distance = (-1 if decision.rule2_visual > 1.0 else
                            cluster.phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
         cluster_params = build_params(

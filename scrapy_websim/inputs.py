@@ -39,7 +39,7 @@ class InputRegistry:
         self.total = 0  #: entries read so far
         self.done_before = 0  #: of them, recorded by an earlier run
         self.last_id = 0
-        self._waiting = bytearray()  # 1 at an input id whose record is still the placeholder
+        self._state = bytearray()  # per input id: 1 its record is the placeholder, 2 it has its own
         self._source: Optional[Iterator[Any]] = None
         self._finished = False
 
@@ -60,16 +60,17 @@ class InputRegistry:
     def _register(self, chunk: List[Any]) -> List[Any]:
         kept = self._kept(chunk[0].id, chunk[-1].id + 1) if self.resumable else {}
         todo = []
-        if len(self._waiting) <= chunk[-1].id:
-            self._waiting.extend(bytes(chunk[-1].id + 1 - len(self._waiting)))
+        self._grow(chunk[-1].id)
         for entry in chunk:
+            if self._state[entry.id] == 2:  # its record came before the list was read this far
+                continue
             earlier = kept.get(entry.id)
             if earlier is not None and earlier[0] == clean_url(entry.raw) and not earlier[1]:
                 self.done_before += 1
                 continue
             self._write(self.store.add, PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED,
                                                    expanded_from=getattr(entry, "expanded_from", "")))
-            self._waiting[entry.id] = 1
+            self._state[entry.id] = 1
             todo.append(entry)
         self.total += len(chunk)
         self.last_id = chunk[-1].id
@@ -88,15 +89,20 @@ class InputRegistry:
                 raise
             self.on_store_error(exc)
 
+    def _grow(self, page_id: int) -> None:
+        if len(self._state) <= page_id:
+            self._state.extend(bytes(page_id + 1 - len(self._state)))
+
     def recorded(self, page_id: int) -> None:
-        """The input ``page_id`` got its record (its placeholder is replaced)."""
-        if 0 < page_id < len(self._waiting):
-            self._waiting[page_id] = 0
+        """The input ``page_id`` got its record (its placeholder is replaced, or never stored)."""
+        if 0 < page_id < PROVISIONAL_ID_BASE and page_id - len(self._state) < 1 << 24:  # an input's id
+            self._grow(page_id)
+            self._state[page_id] = 2
 
     @property
     def waiting(self) -> int:
         """Inputs read so far whose record is still the placeholder."""
-        return self._waiting.count(1)
+        return self._state.count(1)
 
     @property
     def finished(self) -> bool:

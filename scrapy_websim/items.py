@@ -1,4 +1,4 @@
-"""The item a rendered page travels in, from the spider to the pipeline."""
+"""What a rendered page travels in, from the spider (or the render middleware) to the recorder."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from scrapy_websim.core.types import PageRecord
 class PageItem:
     """A page's record plus what its features are computed from.
 
-    The pipeline computes the features, empties ``html`` and ``screenshot`` and keeps only
-    ``record``: nothing large outlives the pipeline.
+    Sent with the :data:`~scrapy_websim.signals.page_captured` signal, never yielded as a Scrapy
+    item (it would reach the user's pipelines and feeds). The recorder computes the features,
+    empties ``html`` and ``screenshot`` and keeps only ``record``: nothing large outlives it.
     """
 
     record: PageRecord

@@ -2,24 +2,22 @@
 JSON / JSON Lines / CSV writers, plus reading a result file back (for ``websim report``).
 
 The writers stream: rows come from the store one at a time (``url_rows``), so writing a result
-holds no more in memory than the finalizer's assignments. ``exporters.py`` (Scrapy's ``-o``),
-``websim cluster`` and ``websim collect`` all write through :data:`WRITERS` /
-:func:`write_atomically`. Scrapy-free.
+holds no more in memory than the finalizer's assignments. The extension (a Scrapy crawl's result
+files), the ``websim`` command, ``websim cluster`` and ``websim collect`` all write through
+:data:`WRITERS` / :func:`write_atomically` / :func:`write_result_file`. Scrapy-free.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, clean_text
+from scrapy_websim.safefile import Written, replacing, write_with_fallback
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
@@ -219,19 +217,16 @@ WRITERS = {"json": write_json, "jsonl": write_jsonl, "jsonlines": write_jsonl, "
 
 def write_atomically(path: str, fmt: str, result: Any) -> None:
     """Write ``result`` to a temporary file beside ``path``, then rename it: a reader (or a run
-    stopped at any moment) sees the old file or the complete new one, never half a result."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            WRITERS[fmt](fh.write, result)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+    stopped at any moment) sees the old file or the complete new one, never half a result; a file
+    replaced keeps its mode (``safefile.replacing``)."""
+    with replacing(path) as fh:
+        WRITERS[fmt](fh.write, result)
+
+
+def write_result_file(path: str, fmt: str, result: Any, fallbacks: Sequence[str]) -> Written:
+    """:func:`write_atomically`, or when ``path`` cannot be written, the same result in a fallback
+    file (``safefile.write_with_fallback``): the work done is never lost to a bad output place."""
+    return write_with_fallback(path, lambda fh: WRITERS[fmt](fh.write, result), fallbacks)
 
 
 # --- reading a result file back ---

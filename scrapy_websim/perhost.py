@@ -128,7 +128,7 @@ class PerHostRamp:
         settings = crawler.settings
         ceiling = WebsimConfig.from_crawler(crawler).per_host_max
         if not ramp_allowed(settings, ceiling):
-            raise NotConfigured("the per-host limit is the user's")
+            raise NotConfigured  # the per-host limit is the user's (the add-on says so at start, with the numbers)
         pages = settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT")
         if pages > 0:  # more places than the browser renders pages at once only wait in the handler
             ceiling = max(settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"), min(ceiling, pages))

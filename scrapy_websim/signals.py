@@ -1,9 +1,12 @@
 """Signals scrapy-websim sends (connect with ``crawler.signals.connect``).
 
 The components talk to the one that owns the end of the crawl
-(:class:`~scrapy_websim.extensions.WebsimExtension`) only through these signals: a page's record
-goes in with :data:`page_recorded`, the input list with :data:`inputs_declared`, and the result
-comes out with :data:`result_wanted`. :func:`ask` sends a signal that has an answer.
+(:class:`~scrapy_websim.extensions.WebsimExtension`) only through these signals: a rendered page
+goes to the recorder with :data:`page_captured`, a page's record goes in with
+:data:`page_recorded`, the input list with :data:`inputs_declared`, and the result comes out with
+:data:`result_wanted`. :func:`ask` sends a signal that has an answer. None of websim's pages or
+records travels as a Scrapy item: the user's item pipelines, feeds and item log lines see only
+the spider's own items.
 """
 
 from __future__ import annotations
@@ -13,14 +16,21 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 from twisted.python.failure import Failure
 
-#: Sent by the pipeline once a rendered page's features are computed, before its HTML is dropped.
+#: Sent with every rendered or fetched page (by the ``websim`` spider, and by the render spider
+#: middleware for any other spider's responses). Arguments: ``page``
+#: (:class:`~scrapy_websim.items.PageItem`), ``spider``. The recorder
+#: (:class:`~scrapy_websim.recorder.WebsimRecorder`) computes its features and records it.
+page_captured = object()
+
+#: Sent by the recorder once a rendered page's features are computed, before its HTML is dropped.
 #: Arguments: ``record`` (:class:`~scrapy_websim.core.types.PageRecord`), ``main_text`` (str),
 #: ``spider``. The URL-level duplicate predictor learns from it.
 page_featured = object()
 
-#: Sent with every page's finished record (rendered, fetched, failed or a soft-404 probe), by the
-#: pipeline for pages and records a spider yields, and by the failure middleware for failed
-#: downloads of any spider. Argument: ``record``. The extension stores it.
+#: Sent with every page's finished record (rendered, fetched, failed, predicted or a soft-404
+#: probe): by the recorder for captured pages, by the ``websim`` spider for list lines that are no
+#: URL, by the failure middleware for failed downloads of any spider and by the duplicate
+#: predictor for the requests it skips. Argument: ``record``. The extension stores it.
 page_recorded = object()
 
 #: Sent by a spider with an input list, before its first request. Argument: ``entries`` (a list of

@@ -3,7 +3,7 @@
 # Debian's package, or whatever Chromium/Chrome is already on the machine), then the package.
 #   bash scripts/setup.sh          # runtime: Chromium + the package
 #   bash scripts/setup.sh test     # also the test servers (nginx, Apache, lighttpd, Redis, tinyproxy), Debian documentation packages and test extras
-#   bash scripts/setup.sh bench    # what `test` installs, plus the documentation bench/platforms.py crawls (no test needs it)
+#   bash scripts/setup.sh bench    # what `test` installs, plus the documentation bench/platforms.py crawls and the applications of bench/dokuwiki.py and bench/app_*.py (no test needs them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-run}"
@@ -41,14 +41,25 @@ if [ "$what" = bench ]; then
   # bench/dokuwiki.py: a real DokuWiki served by PHP's built-in server
   [ -f /usr/share/dokuwiki/doku.php ] || need_apt+=(dokuwiki)
   command -v php >/dev/null 2>&1 || need_apt+=(php-cli php-xml php-mbstring php-intl)
+  # bench/app_blog.py: Debian's WordPress on a MariaDB of its own; bench/app_cgit.py: cgit under lighttpd
+  [ -f /usr/share/wordpress/wp-load.php ] || need_apt+=(wordpress)
+  [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || need_apt+=(wordpress-theme-twentytwentythree)
+  command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+  php -m 2>/dev/null | grep -qx mysqli || need_apt+=(php-mysql)
+  [ -x /usr/lib/cgit/cgit.cgi ] || need_apt+=(cgit)
+  # bench/app_redmine.py: Debian's Redmine on SQLite (rails server); bench/app_hgweb.py: Mercurial's hgweb
+  [ -f /usr/share/redmine/config/application.rb ] || need_apt+=(redmine)
+  [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
+  command -v git >/dev/null 2>&1 || need_apt+=(git)
+  command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server and tinyproxy start system services on install; the tests start their own on free ports
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy and mariadb start system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2

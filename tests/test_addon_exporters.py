@@ -1,4 +1,7 @@
-"""The add-on never overwrites the user's settings; the CSV cells are safe for spreadsheets."""
+"""The add-on never overwrites the user's settings, and says which of them slow websim down; the
+CSV cells are safe for spreadsheets."""
+
+import logging
 
 from scrapy.pipelines.files import FilesPipeline
 from scrapy.settings import Settings
@@ -12,7 +15,7 @@ import types
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.output import csv_cell, output_row, read_csv_rows, write_csv
 from scrapy_websim.extensions import WebsimExtension
-from scrapy_websim.pipelines import WebsimPipeline
+from scrapy_websim.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
 
 
@@ -30,10 +33,11 @@ def _components(settings, name):
 def test_addon_sets_components():
     s = _apply({})
     assert s.getdict("DOWNLOAD_HANDLERS")["https"] == PLAYWRIGHT_HANDLER
-    assert _components(s, "ITEM_PIPELINES") == {WebsimPipeline: 300}
+    assert _components(s, "ITEM_PIPELINES") == {}  # no item of websim's goes through the user's pipelines
     assert _components(s, "EXTENSIONS")[WebsimExtension] == 500
+    assert _components(s, "EXTENSIONS")[WebsimRecorder] == 500
     assert _components(s, "SPIDER_MIDDLEWARES")[WebsimRenderSpiderMiddleware] == 650
-    assert s.getdict("FEED_EXPORTERS")["json"] == "scrapy_websim.exporters.WebsimJsonExporter"
+    assert s.getdict("FEED_EXPORTERS") == {}  # the user's feeds get Scrapy's own exporters
     assert s.getbool("HTTPERROR_ALLOW_ALL") is True
     launch = s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
     assert launch["executable_path"] and "--disable-background-networking" in launch["args"]
@@ -41,15 +45,16 @@ def test_addon_sets_components():
 
 def test_addon_keeps_what_the_user_set():
     s = _apply({
-        "ITEM_PIPELINES": {"scrapy_websim.pipelines.WebsimPipeline": 42, "scrapy.pipelines.files.FilesPipeline": 1},
-        "FEED_EXPORTERS": {"csv": "scrapy.exporters.CsvItemExporter"},
+        "EXTENSIONS": {"scrapy_websim.recorder.WebsimRecorder": 42},
+        "ITEM_PIPELINES": {"scrapy.pipelines.files.FilesPipeline": 1},
+        "FEED_EXPORTERS": {"csv": "my.CsvExporter"},
         "HTTPERROR_ALLOW_ALL": False,
         "PLAYWRIGHT_LAUNCH_OPTIONS": {"executable_path": "/opt/chrome", "args": ["--x"]},
         "DOWNLOAD_HANDLERS": {"ftp": "my.FtpHandler"},
     })
-    assert _components(s, "ITEM_PIPELINES") == {WebsimPipeline: 42, FilesPipeline: 1}
-    assert s.getdict("FEED_EXPORTERS")["csv"] == "scrapy.exporters.CsvItemExporter"
-    assert s.getdict("FEED_EXPORTERS")["json"] == "scrapy_websim.exporters.WebsimJsonExporter"
+    assert _components(s, "EXTENSIONS")[WebsimRecorder] == 42
+    assert _components(s, "ITEM_PIPELINES") == {FilesPipeline: 1}
+    assert s.getdict("FEED_EXPORTERS") == {"csv": "my.CsvExporter"}
     assert s.getbool("HTTPERROR_ALLOW_ALL") is False
     assert s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/opt/chrome"
     assert s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"] == ["--x"]
@@ -95,3 +100,25 @@ def test_addon_finds_the_websim_spider_and_disables_local_schemes():
     handlers = s.getdict("DOWNLOAD_HANDLERS")
     assert handlers["file"] is None and handlers["ftp"] is None
     assert s.getint("URLLENGTH_LIMIT") == 2 * 1024 * 1024
+
+
+def test_addon_names_the_settings_that_slow_it_down(caplog):
+    """A fresh `scrapy startproject` sets one page per host, a delay of 1 s and robots.txt: each is
+    named at start with the value websim would use; a value given on the command line is not."""
+    settings = Settings()
+    settings.setdict({"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_DELAY": 1, "ROBOTSTXT_OBEY": True},
+                     priority="project")
+    settings.set("AUTOTHROTTLE_ENABLED", True, priority="cmdline")
+    with caplog.at_level(logging.WARNING, logger="scrapy_websim.addon"):
+        Addon().update_settings(settings)
+    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_websim.addon"]
+    assert any("CONCURRENT_REQUESTS_PER_DOMAIN = 1 (settings.py)" in line and "start at 2 and rise to 8" in line
+               for line in lines), lines
+    assert any("DOWNLOAD_DELAY = 1 (settings.py)" in line and "would use 0" in line for line in lines), lines
+    assert any("ROBOTSTXT_OBEY = True (settings.py)" in line and "would use False" in line for line in lines), lines
+    assert not any("AUTOTHROTTLE" in line for line in lines), lines
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1  # told, never overwritten
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="scrapy_websim.addon"):
+        Addon().update_settings(Settings())
+    assert not [r for r in caplog.records if r.name == "scrapy_websim.addon"]

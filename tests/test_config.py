@@ -82,6 +82,9 @@ def test_rule_keywords_extend_or_replace_and_rules_switch_off():
 def test_prefilter_widens_to_cover_rule1_and_visual_candidates_follow_rule2():
     p = Finalizer.params_from_settings(Settings({"WEBSIM_TEXT_THRESHOLD": 0.4}), WebsimConfig())
     assert p.cluster.simhash_distance == 9  # (1 - 0.4) * 16 = 9.6 -> every accepted pair is a candidate
+    # --text-threshold (the MinHash threshold rule 1 uses on the default path) widens it too
+    p = Finalizer.params_from_settings(Settings({"WEBSIM_TEXT_JACCARD_THRESHOLD": 0.3}), WebsimConfig())
+    assert p.cluster.simhash_distance == 11
     p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 0.95}}), WebsimConfig())
     assert p.cluster.visual_distance == 1
     p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 1.01}}), WebsimConfig())

@@ -239,21 +239,51 @@ def test_offline_recluster_from_features_file(demo_crawl, tmp_path):
     assert by[mirror + "/article/rivers"][col["cluster_id"]] == ""  # the mirror's host is compared alone
     assert by[base + "/mirror/rivers"][col["cluster_id"]] == by[base + "/article/rivers"][col["cluster_id"]] != ""
     bad = run_websim(["cluster", feats, "-o", str(tmp_path / "x.json"), "--text-threshold", "7"], cwd=str(tmp_path))
-    assert bad.returncode == 2 and "WEBSIM_TEXT_THRESHOLD" in bad.stderr
+    assert bad.returncode == 2 and "WEBSIM_TEXT_JACCARD_THRESHOLD" in bad.stderr
+
+
+def test_decision_flags_do_what_their_help_says(demo_crawl, tmp_path):
+    """--text-threshold is rule 1's text threshold on the default path (the MinHash measure whose value
+    is content_sim), and --structure-threshold / --visual-threshold its other two: re-clustered with
+    each just above a pair that rule 1 joined, that pair is no longer joined by rule 1."""
+    from scrapy_websim.testing.crawl import run_websim
+
+    feats = os.path.join(os.path.dirname(demo_crawl["outs"]["json"]), "features.jsonl")
+    joined = [r for r in demo_crawl["json"]["urls"] if r["match_rule"] == "rule1"]
+    assert joined
+    lowest = min(joined, key=lambda r: r["content_sim"])
+    assert lowest["content_sim"] < 0.999
+    for flags, holds in (
+            (["--text-threshold", f"{lowest['content_sim'] + 0.0005:.4f}"],
+             lambda r, x: r["content_sim"] >= x[0]),
+            (["--structure-threshold", "0.9999", "--visual-threshold", "0.9999"],
+             lambda r, x: r["structure_sim"] >= x[0] or r["visual_sim"] >= x[1])):
+        out = tmp_path / f"{flags[0].strip('-')}.json"
+        proc = run_websim(["cluster", feats, "-o", str(out), *flags], cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        values = [float(v) for v in flags[1::2]]
+        rows = load(str(out))["urls"]
+        assert all(holds(r, values) for r in rows if r["match_rule"] == "rule1"), flags
+        if flags[0] == "--text-threshold":
+            again = {r["url"]: r for r in rows}[lowest["url"]]
+            assert again["match_rule"] != "rule1", again
 
 
 def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
     """A plain user spider (example_project's `site`) gets every visited page as a record, its
-    failures included, with the same clustering; ids follow URL order."""
+    failures included, with the same clustering; ids follow URL order. Its -o holds its own items."""
     out = tmp_path / "site.json"
+    items = tmp_path / "items.jsonl"
     with demo_site() as (base,):
         refused = f"http://127.0.0.1:{_refused_port()}/"
         env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
         proc = subprocess.run(
-            [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}/,{refused}", "-o", str(out),
-             "-s", "WEBSIM_HTTP_TIMEOUT=4", "-s", "WEBSIM_PAGE_TIMEOUT=8"],
+            [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}/,{refused}", "-o", str(items),
+             "-s", f"WEBSIM_OUTPUT={out}", "-s", "WEBSIM_HTTP_TIMEOUT=4", "-s", "WEBSIM_PAGE_TIMEOUT=8"],
             cwd=os.path.join(REPO, "example_project"), env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-4000:]
+    own = load(str(items))
+    assert own and all(set(item) == {"url", "title"} for item in own)
     data = load(str(out))
     rows = {r["url"]: r for r in data["urls"]}
     assert [r["id"] for r in data["urls"]] == list(range(1, len(rows) + 1))

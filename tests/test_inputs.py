@@ -83,13 +83,25 @@ def test_check_url_blocks_schemes_and_denied_addresses():
     assert asyncio.run(check_url("ftp://x/", [])).startswith("blocked: scheme")
 
 
-def test_scrapy_feeds_onto_an_existing_result_are_refused(tmp_path):
-    from scrapy_websim.extensions import refuse_appending_feeds
+def test_the_websim_spiders_result_feeds_become_websim_output(tmp_path):
+    """The websim spider's -o/-O files are its result, written by the extension (WEBSIM_OUTPUT); -o
+    onto an existing result, or in a format that is no result's, is refused before the crawl."""
+    from scrapy.settings import Settings
+
+    from scrapy_websim.addon import result_feeds_to_output
 
     existing = tmp_path / "result.json"
     existing.write_text('{"urls": []}')
-    with pytest.raises(ConfigError, match="Use -O"):
-        refuse_appending_feeds({str(existing): {"format": "json"}})
-    refuse_appending_feeds({str(existing): {"format": "json", "overwrite": True}})  # -O
-    refuse_appending_feeds({str(existing): {"format": "xml"}})  # not ours: Scrapy's own rules
-    refuse_appending_feeds({str(tmp_path / "new.csv"): {"format": "csv"}})
+
+    def moved(feeds):
+        settings = Settings()
+        settings.set("FEEDS", feeds, priority="cmdline")
+        problems = result_feeds_to_output(settings)
+        return problems, settings.getdict("FEEDS"), settings.getlist("WEBSIM_OUTPUT")
+
+    problems, feeds, output = moved({str(existing): {"format": "json"}})
+    assert len(problems) == 1 and "Use -O" in problems[0] and output == []
+    assert moved({str(existing): {"format": "json", "overwrite": True}}) == ([], {}, [str(existing)])  # -O
+    assert moved({str(tmp_path / "new.csv"): {"format": "csv"}}) == ([], {}, [str(tmp_path / "new.csv")])
+    problems, feeds, output = moved({str(tmp_path / "r.xml"): {"format": "xml"}})
+    assert "is its result" in problems[0] and list(feeds) == [str(tmp_path / "r.xml")] and output == []

@@ -16,7 +16,7 @@ from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
 from scrapy_websim.extensions import NOT_FETCHED, Registered
 from scrapy_websim.finalize import Finalizer
-from scrapy_websim.pipelines import WebsimPipeline
+from scrapy_websim.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
 
 
@@ -33,7 +33,8 @@ def test_records_go_in_and_the_result_comes_out_through_signals():
     crawler = _crawler()
     entries = [Entry(1, "http://a.test/", "http://a.test/"), Entry(2, "http://a.test/x", "http://a.test/x")]
     registered = websim_signals.ask(crawler, websim_signals.inputs_declared, entries=entries)
-    assert registered == Registered(set(), set())
+    assert isinstance(registered, Registered) and registered.probed == set()
+    # the list is read as the spider asks for entries; the rest gets its placeholders at the end
     websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(1, "http://a.test/"))
     for _ in range(2):  # a page a spider fetched twice is recorded once
         websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(0, "http://a.test/found?utm_source=x"))
@@ -62,7 +63,7 @@ def test_config_and_parameters_are_built_once_per_crawler(monkeypatch):
 
     monkeypatch.setattr(WebsimConfig, "from_settings", classmethod(counted))
     crawler = _crawler()  # the add-on checks the settings, the extensions are built
-    WebsimPipeline.from_crawler(crawler)
+    WebsimRecorder.from_crawler(crawler)
     WebsimRenderSpiderMiddleware.from_crawler(crawler)
     WebsimFailureDownloaderMiddleware.from_crawler(crawler)
     assert len(built) == 1 and built[0] is crawler.settings

@@ -151,7 +151,9 @@ def status_main(argv: List[str]) -> int:
 
 
 def collect_main(argv: List[str]) -> int:
-    from scrapy_websim.cli import _add_decision_options, _exit_status, _output_format, _settings_from_args  # noqa: PLC0415
+    from scrapy_websim.cli import (  # noqa: PLC0415
+        EXIT_OUTPUT, _add_decision_options, _exit_status, _output_format, _settings_from_args, write_results)
+    from scrapy_websim.safefile import fallback_dirs, output_error, write_with_fallback  # noqa: PLC0415
 
     parser = _job_parser("websim collect", "Cluster every record of a job and write the result files.")
     parser.add_argument("-o", "--output", required=True, action="append",
@@ -186,15 +188,22 @@ def collect_main(argv: List[str]) -> int:
         return 1
     started = time.monotonic()
     result = collect(job, params, missing)
+    trouble = False
     try:
-        _write_outputs(result, outputs)
+        written = write_results("websim collect", outputs, result, fallback_dirs())
         if args.features_file:
-            result.store.save_jsonl(args.features_file)
+            error = output_error("the features file", args.features_file, write_with_fallback(
+                args.features_file, result.store.save_jsonl, fallback_dirs()))
+            if error:
+                print(f"websim collect: error: {error}", file=sys.stderr)
+                trouble = True
     finally:
         result.store.close()  # removes its temporary file
     meta = result.meta
     print(f"websim collect: {meta['total_urls']} URLs ({len(missing)} not recorded), {meta['total_clusters']} "
-          f"clusters in {time.monotonic() - started:.1f} s -> {', '.join(args.output)}", file=sys.stderr)
+          f"clusters in {time.monotonic() - started:.1f} s -> {', '.join(written) or 'nothing'}", file=sys.stderr)
+    if trouble or len(written) < len(outputs):
+        return EXIT_OUTPUT
     return _exit_status(meta, "websim collect")
 
 
@@ -224,14 +233,6 @@ def collect(job: Job, params: Any, missing: List[int]) -> Any:
     except BaseException:
         store.close()
         raise
-
-
-def _write_outputs(result: Any, outputs: List[Any]) -> None:
-    """Each file written next to its target and renamed: a failure leaves no half-written result."""
-    from scrapy_websim.output import write_atomically  # noqa: PLC0415
-
-    for path, fmt in outputs:
-        write_atomically(path, fmt, result)
 
 
 COMMANDS = {"push": push_main, "worker": worker_main, "status": status_main, "collect": collect_main}

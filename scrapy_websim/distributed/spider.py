@@ -66,7 +66,7 @@ class WebsimWorkerSpider(UrlListSpider):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         scrapy.Spider.__init__(self, *args, **kwargs)
         self.entries, self.follow, self.max_pages = [], False, 0
-        self._hosts, self._input_urls, self._discovered = set(), set(), 0
+        self._sites, self._input_urls, self._discovered, self._capped, self._followed = {}, set(), 0, 0, set()
         self.lease_seconds = 120.0
         self.worker_id = worker_id()
         self._loop: Any = None

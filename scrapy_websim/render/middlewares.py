@@ -1,10 +1,13 @@
 """Let *any* spider's pages be rendered and recorded, not only the ``websim`` spider's.
 
 With the add-on on, :class:`WebsimRenderSpiderMiddleware` adds scrapy-websim's render meta to every
-request a spider yields (unless ``meta["websim"] = False``), and for each such response emits a
-:class:`~scrapy_websim.items.PageItem` before the spider's own output, so the pipeline computes its
-features and the result file has one record per page. The ``websim`` spider makes its own page
-items and is left alone. :class:`WebsimFailureDownloaderMiddleware` records the download failures
+request a spider yields (unless ``meta["websim"] = False``), and
+:class:`WebsimCaptureSpiderMiddleware` sends each such response's page to the recorder (signal
+:data:`~scrapy_websim.signals.page_captured`) before anything else of the spider sees it (below
+Scrapy's HttpErrorMiddleware: an error page the spider does not handle is recorded all the same).
+The spider's own requests, callbacks and items are otherwise as without the add-on: its items, and
+only they, reach its item pipelines and feeds. The ``websim`` spider captures its own pages and is
+left alone. :class:`WebsimFailureDownloaderMiddleware` records the download failures
 (refused, timeout, DNS...) of both, which never reach a spider middleware.
 
 Pages found this way get ids after the input URLs, in URL order, at the end of the crawl; a URL
@@ -49,6 +52,7 @@ class WebsimRenderSpiderMiddleware:
         if meta.get(OPT_OUT) is False or meta.get("websim_render") or meta.get(TRACK):
             return request
         extra = render_meta(self.config)
+        extra.pop("handle_httpstatus_all")  # which statuses reach the callback stays the spider's choice
         if meta.get("playwright_page_methods"):  # keep the user's page methods; capture runs last
             extra["playwright_page_methods"] = list(meta["playwright_page_methods"]) + extra["playwright_page_methods"]
         for key in ("playwright_page_init_callback", "playwright_page_goto_kwargs"):
@@ -65,23 +69,11 @@ class WebsimRenderSpiderMiddleware:
         async for item in result:
             yield self._prepare(item) if isinstance(item, Request) and not _own_spider(spider) else item
 
-    def _page_item(self, response: Any) -> Any:
-        if response is None or not response.meta.get(TRACK):
-            return None
-        record, html, screenshot = record_from_response(response, 0, response.request.url)
-        return PageItem(record=record, html=html, screenshot=screenshot)
-
     def process_spider_output(self, response: Any, result: Iterable[Any], spider: Any = None) -> Iterator[Any]:
-        page = self._page_item(response)
-        if page is not None:
-            yield page
         yield from self._wrap(result, spider)
 
     async def process_spider_output_async(self, response: Any, result: AsyncIterator[Any], spider: Any = None
                                           ) -> AsyncIterator[Any]:
-        page = self._page_item(response)
-        if page is not None:
-            yield page
         async for item in self._wrap_async(result, spider):
             yield item
 
@@ -92,6 +84,31 @@ class WebsimRenderSpiderMiddleware:
 
     def process_start_requests(self, start_requests: Iterable[Any], spider: Any = None) -> Iterator[Any]:
         yield from self._wrap(start_requests, spider)
+
+
+class WebsimCaptureSpiderMiddleware:
+    """Sends a tracked response's page to the recorder before the spider sees it. Placed under
+    HttpErrorMiddleware (50): a 404 the spider does not handle is recorded, and still kept from the
+    spider's callback as Scrapy's settings say; a callback that fails does not cost the page its
+    record."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WebsimCaptureSpiderMiddleware":
+        return cls(crawler)
+
+    def process_spider_input(self, response: Any, spider: Any = None) -> None:
+        if response is None or not response.meta.get(TRACK):
+            return
+        try:
+            record, html, screenshot = record_from_response(response, 0, response.request.url)
+            websim_signals.ask(self.crawler, websim_signals.page_captured,
+                               page=PageItem(record=record, html=html, screenshot=screenshot),
+                               spider=self.crawler.spider)
+        except Exception:  # the spider's callback runs whatever happened to websim's record
+            logger.exception("websim: the page %s could not be recorded", response.url)
 
 
 #: Chromium's errors when https:// meets a server that does not speak TLS on that port.

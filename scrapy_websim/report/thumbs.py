@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional
 
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.types import hex64
+from scrapy_websim.safefile import write_bytes
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}
@@ -63,10 +64,7 @@ def save_thumbnail(directory: str, url: str, image: Any, width: int = 320, fmt: 
     """Write ``url``'s thumbnail into ``directory``; returns its path."""
     data = make_thumbnail(image, width, fmt, quality)
     path = os.path.join(directory, thumbnail_stem(url) + EXTENSIONS[fmt])
-    partial = path + ".part"
-    with open(partial, "wb") as fh:
-        fh.write(data)
-    os.replace(partial, path)  # a report written meanwhile never sees half a file
+    write_bytes(path, data)  # a report written meanwhile never sees half a file, a failed write leaves none
     return path
 
 

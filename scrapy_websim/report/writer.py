@@ -24,19 +24,21 @@ whatever the number of URLs.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
 import os
 import re
-import shutil
 from collections import Counter
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
 from scrapy_websim.output import read_csv_rows, read_jsonl_rows
+from scrapy_websim.safefile import Staged, write_bytes
 
 from .thumbs import list_thumbnails, thumbnail_stem
 
@@ -387,7 +389,8 @@ def _copy_thumbs(names: Iterable[str], source: str, dest: str) -> None:
         try:
             os.link(os.path.join(source, name), target)  # same file system: no copy
         except OSError:
-            shutil.copyfile(os.path.join(source, name), target)
+            with open(os.path.join(source, name), "rb") as fh:
+                write_bytes(target, fh.read())  # a failed copy leaves no part of a file
 
 
 def _prepare_dir(out_dir: str) -> str:
@@ -398,12 +401,16 @@ def _prepare_dir(out_dir: str) -> str:
         os.makedirs(data_dir, exist_ok=True)
     except OSError as exc:
         raise ReportError(f"cannot create the report folder {out_dir!r}: {exc}") from None
-    for name in os.listdir(data_dir):  # chunks of an earlier, larger report
-        if name.endswith(".js"):
-            os.remove(os.path.join(data_dir, name))
-    for name in STATIC_FILES:
-        shutil.copyfile(os.path.join(STATIC_DIR, name), os.path.join(out_dir, name))
     return data_dir
+
+
+def _remove_stale_chunks(data_dir: str, kept: Iterable[str]) -> None:
+    """Row chunks of an earlier, larger report (after the new one is in place)."""
+    keep = set(kept) | {"clusters.js", "meta.js"}
+    for name in os.listdir(data_dir):
+        if name.endswith(".js") and name not in keep:
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(data_dir, name))
 
 
 def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optional[Iterable[Dict[str, Any]]],
@@ -420,6 +427,23 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
     started = time.perf_counter()
     meta = dict(meta or {})
     data_dir = _prepare_dir(out_dir)
+    # every file of the report is written beside its place and renamed once all are written: a
+    # report that fails (a full disk) leaves the previous one as it was, and no part of a file
+    with Staged() as staged:
+        info = _write_report(staged, out_dir, data_dir, rows, clusters, meta, thumbs_dir, source, changes)
+    _remove_stale_chunks(data_dir, info[1])
+    total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
+    total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
+    return dataclasses.replace(info[0], seconds=time.perf_counter() - started, bytes=total)
+
+
+def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Dict[str, Any]],
+                  clusters: Optional[Iterable[Dict[str, Any]]], meta: Dict[str, Any], thumbs_dir: Optional[str],
+                  source: str, changes: Optional[Dict[str, Any]]) -> Tuple[ReportInfo, List[str]]:
+    """The report's files, staged; ``(info without size and time, the row chunk file names)``."""
+    for name in STATIC_FILES:
+        with open(os.path.join(STATIC_DIR, name), "rb") as fh:
+            staged.write(os.path.join(out_dir, name), fh.read())
     dest_thumbs = os.path.join(out_dir, "thumbs")
     thumbs_dir = thumbs_dir or dest_thumbs
     builder = _Builder(list_thumbnails(thumbs_dir))
@@ -437,8 +461,8 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
         size = FIRST_CHUNK_ROWS if not chunks else CHUNK_ROWS
         part = [builder.rows[i] for i in order[start:start + size]]
         name = f"rows-{len(chunks):03d}.js"
-        with open(os.path.join(data_dir, name), "w", encoding="utf-8") as fh:
-            fh.write(js_payload({"type": "rows", "chunk": len(chunks), "start": start, "rows": part}))
+        staged.write(os.path.join(data_dir, name),
+                     js_payload({"type": "rows", "chunk": len(chunks), "start": start, "rows": part}))
         chunks.append(["data/" + name, len(part)])
         start += size
     payload = {
@@ -459,14 +483,12 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
         "chunks": chunks,
         "changes": _changes_payload(changes) if changes is not None else None,
     }
-    with open(os.path.join(data_dir, "clusters.js"), "w", encoding="utf-8") as fh:
-        fh.write(js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
-    with open(os.path.join(data_dir, "meta.js"), "w", encoding="utf-8") as fh:
-        fh.write(js_payload(payload))
-    total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
-    total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
-    return ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
-                      thumbnails=len(builder.used_thumbs), seconds=time.perf_counter() - started, bytes=total)
+    staged.write(os.path.join(data_dir, "clusters.js"),
+                 js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
+    staged.write(os.path.join(data_dir, "meta.js"), js_payload(payload))
+    info = ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
+                      thumbnails=len(builder.used_thumbs), seconds=0.0, bytes=0)
+    return info, [os.path.basename(c[0]) for c in chunks]
 
 
 def _changes_payload(d: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The ``websim`` spider: render every URL of a list (optionally following same-host links)."""
+"""The ``websim`` spider: render every URL of a list (optionally following links within the start
+URLs' sites)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,49 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.http import Request, Response, TextResponse
+from w3lib.url import canonicalize_url
 
 from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
-from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.urls.url_list import Entry, UrlList, UrlListError, open_list, parse_ports
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
 from scrapy_websim.render.middlewares import RECORDED, failure_record
 
 logger = logging.getLogger(__name__)
+
+#: With ``follow``: pages discovered at most, unless ``max_pages`` says otherwise (0 = no limit).
+DEFAULT_MAX_PAGES = FOLLOW_MAX_PAGES
+NO_URLS = ("the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt (a .txt file, one URL per "
+           "line) or -a urls=https://a.example,https://b.example")
+
+
+def site_of(url: str) -> Tuple[str, str]:
+    """``(host[:port], folder)`` of a start URL: links are followed within the folder of the
+    start URL on its host (``https://h/docs/16/index.html`` -> ``("h", "/docs/16/")``; ``https://h/``
+    -> the whole host), as ``wget --no-parent`` does."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    return parts.netloc.lower(), path[:path.rfind("/") + 1] or "/"
+
+
+def _narrowest(sites: Iterable[Tuple[str, str]]) -> Dict[str, Tuple[str, ...]]:
+    """host -> the folders to follow on it, none inside another."""
+    by_host: Dict[str, List[str]] = {}
+    for host, folder in sites:
+        by_host.setdefault(host, []).append(folder)
+    out: Dict[str, Tuple[str, ...]] = {}
+    for host, folders in by_host.items():
+        kept: List[str] = []
+        for folder in sorted(set(folders)):
+            if not any(folder.startswith(k) for k in kept):
+                kept.append(folder)
+        out[host] = tuple(kept)
+    return out
 
 
 class UrlListSpider(scrapy.Spider):
@@ -31,8 +62,12 @@ class UrlListSpider(scrapy.Spider):
     Arguments: ``urls`` (a ``.txt`` file, one URL per line, blank lines and ``#`` comments skipped;
     ``-`` for standard input; an nmap XML report; or comma-separated URLs), ``ports`` (bare
     ``host`` / ``host:port`` lines are expanded with these, e.g. ``80,443,8080,8443``), ``follow``
-    (``1`` to also render same-host links found on the pages), ``max_pages`` (with ``follow``: stop
-    discovering after this many pages, 0 = no limit).
+    (``1`` to also render links found on the pages within a start URL's site: its host and the
+    folder of its path, see :func:`site_of`), ``max_pages`` (with ``follow``: stop discovering after
+    this many pages; default :data:`DEFAULT_MAX_PAGES`, 0 = no limit).
+
+    A missing or unreadable ``urls`` is a one-line error: the spider renders nothing and the
+    extension stops the crawl (``websim_usage_error``). An empty list is an empty result.
 
     The list is read as a stream (:class:`~scrapy_websim.core.urls.url_list.UrlList`): requests are
     made as the scheduler has room for them, so a list of a million lines starts rendering at once
@@ -40,46 +75,83 @@ class UrlListSpider(scrapy.Spider):
     """
 
     name = "websim"
+    #: set when the spider's arguments are unusable: the crawl renders nothing and fails with it
+    websim_usage_error: str = ""
 
-    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = 0, *args: Any,
-                 ports: Any = None, entries: Optional[List[Entry]] = None, inputs: Optional[UrlList] = None,
+    def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = DEFAULT_MAX_PAGES,
+                 *args: Any, ports: Any = None, entries: Optional[List[Entry]] = None, inputs: Optional[UrlList] = None,
                  **kwargs: Any):
         super().__init__(*args, **kwargs)
-        if urls is None and entries is None and inputs is None:
-            raise UrlListError(
-                "the websim spider needs a URL list: scrapy crawl websim -a urls=urls.txt "
-                "(a .txt file, one URL per line) or -a urls=https://a.example,https://b.example"
-            )
-        port_list = parse_ports(ports) if ports else ()
-        #: the input list: entries given by the caller, else the list read as a stream
-        self.entries: Optional[List[Entry]] = list(entries) if entries is not None else None
-        self.inputs = inputs if inputs is not None or self.entries is not None else open_list(urls or "",
-                                                                                              ports=port_list)
+        #: the input list: entries given by the caller (a list), else ``inputs``, read as a stream
+        self.entries: Optional[List[Entry]] = None
+        self.inputs: Optional[UrlList] = inputs
         try:
+            if entries is not None:
+                self.entries = list(entries)
+            elif inputs is None:
+                if urls is None:
+                    raise UrlListError(NO_URLS)
+                self.inputs = open_list(urls, ports=parse_ports(ports) if ports else ())
             self.follow = get_bool({"follow": follow}, "follow", False)
             self.max_pages = get_number({"max_pages": max_pages}, "max_pages", 0, 0, 100_000_000, integer=True)
         except ConfigError as exc:
-            raise ConfigError(f"spider argument {exc}") from None
-        self._hosts: set = set()
+            self.websim_usage_error = f"spider argument {exc}"
+        except (UrlListError, ValueError) as exc:
+            self.websim_usage_error = str(exc)
+        if self.websim_usage_error:
+            self.entries, self.inputs, self.follow, self.max_pages = [], None, False, 0
+        self._sites: Dict[str, Tuple[str, ...]] = {}
         self._input_urls: Any = set()  # with follow: 64-bit digests of the input URLs (see _is_input)
         self._discovered = 0
-        self._routes_followed: set = set()  # discovered client-side routes (``/#/a``) already requested
+        self._capped = 0  # links not followed because max_pages was reached
+        self._followed: set = set()  # digests of the links followed (a page found again is not new)
         self._room = asyncio.Event()
+        if self.follow:
+            self._learn_inputs()
 
     def input_entries(self) -> Iterator[Entry]:
         """The entries of the input list, read as they are asked for."""
         if self.entries is not None:
             return iter(self.entries)
-        assert self.inputs is not None
-        return self.inputs.entries()
+        return self.inputs.entries() if self.inputs is not None else iter(())
+
+    def _learn_inputs(self) -> None:
+        """With ``follow``: the start URLs' sites and the input URLs, from one pass over the list
+        before the crawl (a link to an input URL is not followed). The URLs are kept as 64-bit
+        digests."""
+        import numpy as np  # noqa: PLC0415
+
+        digests, sites = [], set()
+        for entry in self.input_entries():
+            if entry.url:
+                sites.add(site_of(entry.url))
+                digests.append(blake2b64(entry.url))
+        self._sites = _narrowest(sites)
+        self._input_urls = np.unique(np.array(digests, dtype=np.uint64))
+
+    def _is_input(self, url: str) -> bool:
+        import numpy as np  # noqa: PLC0415
+
+        known = self._input_urls
+        if isinstance(known, set):
+            return url in known
+        digest = np.uint64(blake2b64(url))
+        at = int(np.searchsorted(known, digest))
+        return at < len(known) and bool(known[at] == digest)
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
         # The spider works without a project: make sure the add-on is on (never removes the user's).
+        from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
+
         from scrapy_websim.addon import Addon  # noqa: PLC0415
 
         settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
+        # at the spider's priority: `scrapy runspider` lays the process's settings (an empty ADDONS
+        # at default priority) over the crawler's again, which dropped the add-on
+        settings.set("ADDONS", settings.getdict("ADDONS"),
+                     priority=max(settings.getpriority("ADDONS") or 0, SETTINGS_PRIORITIES["spider"]))
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
@@ -94,9 +166,11 @@ class UrlListSpider(scrapy.Spider):
         return WebsimConfig.from_crawler(self.crawler)
 
     async def start(self) -> AsyncIterator[Any]:
-        if self.follow:
-            self._learn_inputs()
-        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=self.input_entries())
+        if self.websim_usage_error:
+            return  # the extension says why and fails the crawl
+            yield  # an async generator all the same
+        read = _Counted(self.input_entries())
+        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=read)
         probes = ProbeCounter(self.config, registered.probed)
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
         logger.info("websim: rendering the URL list as it is read")
@@ -105,10 +179,10 @@ class UrlListSpider(scrapy.Spider):
             for request in self._probes(probes.add(entry)):
                 yield request
             if entry.error:
-                yield PageRecord(id=entry.id, url=entry.raw, error=entry.error)
+                self._record(PageRecord(id=entry.id, url=entry.raw, error=entry.error))
             elif max_len and len(entry.url) > max_len:  # Scrapy would drop it without a word
-                yield PageRecord(id=entry.id, url=entry.raw,
-                                 error=f"URL too long ({len(entry.url)} characters; URLLENGTH_LIMIT is {max_len})")
+                self._record(PageRecord(id=entry.id, url=entry.raw, error=(
+                    f"URL too long ({len(entry.url)} characters; URLLENGTH_LIMIT is {max_len})")))
             else:
                 request = self.render_request(entry.url, entry.id, entry.raw)
                 if entry.expanded_from:
@@ -118,6 +192,8 @@ class UrlListSpider(scrapy.Spider):
                 yield request
         for request in self._probes(probes.finish()):
             yield request
+        if not read.count:
+            logger.warning("websim: the URL list holds no URL: the result is empty")
 
     async def _wait_for_room(self) -> None:
         """Hold the next request while the downloader is full (Scrapy's lazy start requests): the
@@ -129,29 +205,6 @@ class UrlListSpider(scrapy.Spider):
                 await asyncio.wait_for(self._room.wait(), 1.0)
             except asyncio.TimeoutError:
                 pass
-
-    def _learn_inputs(self) -> None:
-        """With ``follow``: the input URLs and hosts, from one pass over the list before the crawl
-        (a link to an input URL is not followed; only the inputs' hosts are followed). The URLs are
-        kept as 64-bit digests."""
-        import numpy as np  # noqa: PLC0415
-
-        digests = []
-        for entry in self.input_entries():
-            if entry.url:
-                self._hosts.add(urlsplit(entry.url).netloc.lower())
-                digests.append(blake2b64(entry.url))
-        self._input_urls = np.unique(np.array(digests, dtype=np.uint64))
-
-    def _is_input(self, url: str) -> bool:
-        import numpy as np  # noqa: PLC0415
-
-        known = self._input_urls
-        if isinstance(known, set):
-            return url in known
-        digest = np.uint64(blake2b64(url))
-        at = int(np.searchsorted(known, digest))
-        return at < len(known) and known[at] == digest
 
     def _probes(self, origins: Iterable[Tuple[str, str]]) -> Iterator[Request]:
         """Soft-404 probes (``core/match/soft404.py``): ``WEBSIM_SOFT404_PROBES`` random paths of
@@ -177,30 +230,47 @@ class UrlListSpider(scrapy.Spider):
                                                         meta.get("websim_url", requested))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
-        yield PageItem(record=record, html=html, screenshot=screenshot)
+        websim_signals.ask(self.crawler, websim_signals.page_captured,
+                           page=PageItem(record=record, html=html, screenshot=screenshot), spider=self)
         if record.probe_for:
             return  # a soft-404 probe: its links are not the site's
         if self.follow and isinstance(response, TextResponse) and 200 <= response.status < 300:
             yield from self.follow_links(response)
 
+    def _record(self, record: PageRecord) -> None:
+        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+
+    def in_site(self, url: str) -> bool:
+        """Whether a link stays within a start URL's site (:func:`site_of`)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return False
+        path = parts.path or "/"
+        return any(path.startswith(folder) for folder in self._sites.get(parts.netloc.lower(), ()))
+
     def follow_links(self, response: TextResponse) -> Iterator[Request]:
         for href in response.css("a::attr(href)").getall():
-            if self.max_pages and self._discovered >= self.max_pages:
-                return
             url = link_target(response.urljoin(href.strip()))
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or parts.netloc.lower() not in self._hosts:
+            if not self.in_site(url):
                 continue
             if self._is_input(url):
                 continue  # rendered already as an input URL
-            if parts.fragment:
-                # Scrapy's duplicate filter ignores fragments, which would make every route of an
-                # app one request: routes are filtered here instead
-                if url in self._routes_followed:
-                    continue
-                self._routes_followed.add(url)
+            # a link found again is not a new page (Scrapy's duplicate filter ignores fragments,
+            # which would make every route of an app one request: routes are told apart here)
+            route = bool(urlsplit(url).fragment)
+            key = blake2b64(canonicalize_url(url, keep_fragments=route))
+            if key in self._followed:
+                continue
+            if self.max_pages and self._discovered >= self.max_pages:
+                if not self._capped:
+                    logger.warning("websim: %d pages discovered: the page cap (max_pages, --max-pages) is reached; "
+                                   "further links are not followed", self.max_pages)
+                self._capped += 1
+                self.crawler.stats.inc_value("websim/links_over_cap")
+                continue
+            self._followed.add(key)
             self._discovered += 1
-            yield self.render_request(url, 0, url, dont_filter=bool(parts.fragment))
+            yield self.render_request(url, 0, url, dont_filter=route)
 
     def on_error(self, failure: Any) -> Iterator[Any]:
         """A failed download is recorded by the failure middleware, which also retries it without
@@ -211,7 +281,20 @@ class UrlListSpider(scrapy.Spider):
             request.meta[RECORDED] = True
             record = failure_record(request, failure.value)
             logger.info("websim: %s failed: %s", request.url, record.error)
-            yield record
+            self._record(record)
+        return iter(())
+
+
+class _Counted:
+    """An iterator that counts what it yields."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self.items, self.count = items, 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.items:
+            self.count += 1
+            yield item
 
 
 class ProbeCounter:

@@ -31,6 +31,26 @@ def run_websim(args: Sequence[str], cwd: str, timeout: float = 300, env: Optiona
                           capture_output=True, text=True, timeout=timeout)
 
 
+def entry_points_dir(tmp_path: Any) -> str:
+    """A folder holding this checkout's package metadata (a ``.dist-info`` with the entry points of
+    its ``setup.cfg``), to put first on a subprocess's PYTHONPATH: Scrapy finds the commands the
+    package installs (``scrapy list``) as after ``pip install``, even where the installed copy's
+    metadata is older than the checkout."""
+    import configparser  # noqa: PLC0415
+
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(PACKAGE_ROOT, "setup.cfg"), encoding="utf-8")
+    folder = os.path.join(str(tmp_path), "websim-metadata")
+    info = os.path.join(folder, "scrapy_websim-0.0.0.dist-info")
+    os.makedirs(info, exist_ok=True)
+    with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as fh:
+        fh.write("Metadata-Version: 2.1\nName: scrapy-websim\nVersion: 0.0.0\n")
+    with open(os.path.join(info, "entry_points.txt"), "w", encoding="utf-8") as fh:
+        for option, value in cfg.items("options.entry_points"):
+            fh.write(f"[{option}]\n{value.strip()}\n\n")
+    return folder
+
+
 def crawl(tmp_path: Any, urls: Sequence[str], output: str = "result.json", extra: Sequence[str] = (),
           timeout: float = 300) -> Dict[str, Any]:
     """Crawl ``urls`` (written to a .txt list) and return the parsed output and the process."""

@@ -1,11 +1,12 @@
-"""A bench-only item pipeline that keeps every rendered page's HTML, so that a crawl's features can
+"""A bench-only extension that keeps every rendered page's HTML, so that a crawl's features can
 be computed again offline with changed feature code (``bench/appbench.py --refeature``) without
 rendering again.
 
-Enabled by the benches with ``-s ITEM_PIPELINES='{"scrapy_websim.testing.pagedump.PageDump": 100}'``
-(before websim's pipeline, which empties the HTML) and the environment variable
-``WEBSIM_BENCH_PAGES`` naming a gzip JSON Lines file: one ``{"id", "url", "html"}`` line per page
-(soft-404 probes included: their fingerprints calibrate the rules).
+Enabled by the benches with ``-s EXTENSIONS='{"scrapy_websim.testing.pagedump.PageDump": 100}'``
+(built before websim's recorder, so it sees a page before the recorder empties its HTML) and the
+environment variable ``WEBSIM_BENCH_PAGES`` naming a gzip JSON Lines file: one
+``{"id", "url", "html"}`` line per page (soft-404 probes included: their fingerprints calibrate the
+rules).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import json
 import os
 from typing import Any
 
+from scrapy import signals
+
+from scrapy_websim import signals as websim_signals
 from scrapy_websim.items import PageItem
 
 #: The environment variable naming the file the pages go to.
@@ -28,7 +32,11 @@ class PageDump:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PageDump":
-        return cls(os.environ.get(ENV, ""))
+        dump = cls(os.environ.get(ENV, ""))
+        crawler.signals.connect(dump.open_spider, signal=signals.spider_opened)
+        crawler.signals.connect(dump.close_spider, signal=signals.spider_closed)
+        crawler.signals.connect(dump.page_captured, signal=websim_signals.page_captured)
+        return dump
 
     def open_spider(self, spider: Any = None) -> None:
         if self.path:
@@ -39,10 +47,9 @@ class PageDump:
             self.fh.close()
             self.fh = None
 
-    def process_item(self, item: Any, spider: Any = None) -> Any:
-        if self.fh is not None and isinstance(item, PageItem) and item.html:
-            self.fh.write(json.dumps({"id": item.record.id, "url": item.record.url, "html": item.html}) + "\n")
-        return item
+    def page_captured(self, page: PageItem, spider: Any = None) -> None:
+        if self.fh is not None and page.html:
+            self.fh.write(json.dumps({"id": page.record.id, "url": page.record.url, "html": page.html}) + "\n")
 
 
 def read_pages(path: str) -> dict:

@@ -1,11 +1,13 @@
 """An ordinary spider of a user's project: with the add-on on, each page it visits is rendered,
-recorded and clustered too; its own items are left as they are."""
+recorded and clustered too; its own items are left as they are (its -o holds them, the websim
+result goes to WEBSIM_OUTPUT)."""
 
 import scrapy
 
 
 class SiteSpider(scrapy.Spider):
-    """``scrapy crawl site -a start=http://127.0.0.1:8701/ -o result.json`` (``start``: comma-separated)."""
+    """``scrapy crawl site -a start=http://127.0.0.1:8701/ -o items.jsonl -s WEBSIM_OUTPUT=result.json``
+    (``start``: comma-separated)."""
 
     name = "site"
 
