@@ -80,12 +80,16 @@ def run(listing: str, workdir: str, seconds: float, finish: bool, resume: bool) 
     started = time.monotonic()
     proc = subprocess.Popen(args, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, errors="replace")
-    ps = psutil.Process(proc.pid)
-    state = {"first": None, "pages": 0, "peak": 0}
+    state: dict = {"first": None, "pages": 0, "peak": 0, "tail": []}
+    try:
+        ps = psutil.Process(proc.pid)
+    except psutil.NoSuchProcess:
+        raise SystemExit(f"websim exited at once: {proc.communicate()[1][-3000:]}") from None
 
     def read_log() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
+            state["tail"] = (state["tail"] + [line])[-20:]
             if "Crawled (200)" in line:
                 state["pages"] += 1
                 if state["first"] is None:
@@ -116,11 +120,16 @@ def run(listing: str, workdir: str, seconds: float, finish: bool, resume: bool) 
             time.sleep(0.5)
         state["exit"] = proc.wait()
     else:
-        for child in ps.children(recursive=True):
-            child.kill()
+        try:
+            for child in ps.children(recursive=True):
+                child.kill()
+        except psutil.Error:  # the crawl ended already (a short list)
+            pass
         proc.kill()
         proc.wait()
     reader.join(5)
+    if state["first"] is None:
+        print("no page was rendered; the end of websim's log:\n" + "".join(state["tail"]), file=sys.stderr)
     return state
 
 
