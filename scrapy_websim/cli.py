@@ -32,6 +32,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
 from scrapy_websim.config import FOLLOW_MAX_PAGES, default, param_default
+from scrapy_websim.core.params import ChangeParams, FieldError
 
 #: Exit statuses (docs/usage.md, "Exit status"): 3 is trouble writing (an output, the job folder).
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_OUTPUT = 0, 1, 2, 3
@@ -782,15 +783,23 @@ def cluster_main(argv: List[str]) -> int:
 def diff_main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="websim diff",
-        description="What changed between two scans: clusters that appeared, vanished, grew or shrank, URLs that "
-                    "changed cluster or label, changed canonicals. Clusters are matched by their URLs, so a "
-                    "renumbered cluster is no change.",
-        epilog="Exit status: 0 no changes, 1 changes, 2 trouble (like diff).")
+        description="What changed between two scans: each URL compared with itself (status, final URL, label, "
+                    "text with per-request noise masked, listing entries, structure, screenshot), each changed URL "
+                    "with its before and after; collateral (a page of its cluster changed) apart; the clusters these "
+                    "changes touched.",
+        epilog="Exit status: 0 no changes, 1 changes, 2 trouble (like diff). Thresholds (-p NAME=VALUE): "
+               + ", ".join(f"{f.name} (default {f.default})" for f in dataclasses.fields(ChangeParams)) + ".")
     parser.add_argument("old", help="the earlier result file (.json, .jsonl or .csv, any websim version)")
     parser.add_argument("new", help="the later result file")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the changes as JSON here")
     parser.add_argument("--report", metavar="DIR", help="write the HTML report of NEW with a Changes view here")
-    parser.add_argument("--limit", type=int, default=30, help="lines per list in the summary (default 30)")
+    parser.add_argument("--thumbnails", metavar="DIR",
+                        help="NEW's thumbnails for the report (default: DIR/thumbs of --report when it exists)")
+    parser.add_argument("--old-thumbnails", metavar="DIR",
+                        help="OLD's thumbnails: each changed URL's screenshot before, beside the one after")
+    parser.add_argument("-p", "--param", metavar="NAME=VALUE", action="append", default=[],
+                        help="a threshold of what counts as a change (see below)")
+    parser.add_argument("--limit", type=int, default=30, help="entries per list in the summary (default 30)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -801,18 +810,28 @@ def diff_main(argv: List[str]) -> int:
     if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
         print(f"websim diff: error: --report {args.report!r}: exists and is not a directory", file=sys.stderr)
         return EXIT_USAGE
+    for flag, folder in (("--thumbnails", args.thumbnails), ("--old-thumbnails", args.old_thumbnails)):
+        if folder and not os.path.isdir(folder):
+            print(f"websim diff: error: {flag} {folder!r}: no such directory", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        params = _change_params(args.param)
+    except ValueError as exc:
+        print(f"websim diff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     from scrapy_websim.diff import DiffError, diff_files, summary_lines, write_diff  # noqa: PLC0415
 
     try:
-        changes = diff_files(args.old, args.new)
+        changes = diff_files(args.old, args.new, params)
         if args.output:
             write_diff(args.output, changes)
         if args.report:
             from scrapy_websim.report import ReportError, report_from_file  # noqa: PLC0415
 
             try:
-                info = report_from_file(args.new, args.report, changes=changes)
+                info = report_from_file(args.new, args.report, thumbs_dir=args.thumbnails, changes=changes,
+                                        old_thumbs_dir=args.old_thumbnails)
             except ReportError as exc:
                 raise DiffError(str(exc)) from None
             print(f"websim diff: report -> {info.path} (open it in a browser: {_file_url(info.path)})",
@@ -822,6 +841,26 @@ def diff_main(argv: List[str]) -> int:
         return EXIT_USAGE
     print("\n".join(summary_lines(changes, max(1, args.limit))))
     return 1 if changes["changed"] else EXIT_OK
+
+
+def _change_params(pairs: List[str]) -> ChangeParams:
+    """``ChangeParams`` with ``NAME=VALUE`` pairs applied; ValueError naming what is wrong."""
+    fields = {f.name: f for f in dataclasses.fields(ChangeParams)}
+    values: Dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise ValueError(f"-p {pair!r}: expected NAME=VALUE with NAME one of {', '.join(fields)}")
+        kind = int if isinstance(fields[name].default, int) else float
+        try:
+            values[name] = kind(text.strip())
+        except ValueError:
+            raise ValueError(f"-p {pair!r}: {name} takes {'an integer' if kind is int else 'a number'}") from None
+    try:
+        return ChangeParams(**values).validate()
+    except FieldError as exc:
+        raise ValueError(f"-p: {exc}") from None
 
 
 def explain_main(argv: List[str]) -> int:

@@ -71,6 +71,8 @@ def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") ->
         "favicon_url": record.favicon_url,
         "favicon_hash": record.favicon_hash,
         "match_reason": reason,
+        "excerpt": record.excerpt,
+        "content_digest": record.content_digest,
     }
     if in_cluster and a.is_canonical:
         row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)

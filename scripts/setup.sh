@@ -52,6 +52,14 @@ if [ "$what" = bench ]; then
   [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
   command -v git >/dev/null 2>&1 || need_apt+=(git)
   command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
+  # bench/app_logins.py: Roundcube (on SQLite), phpMyAdmin and Adminer served by PHP's built-in server;
+  # JupyterLab and Datasette (bench/app_datasette.py) go into the benches' virtual environment below,
+  # Verdaccio (bench/app_spa.py) comes from npm at run time
+  [ -d /var/lib/roundcube/public_html ] || need_apt+=(roundcube-core roundcube-sqlite3 dbconfig-no-thanks)
+  [ -f /usr/share/phpmyadmin/index.php ] || need_apt+=(phpmyadmin dbconfig-no-thanks)
+  [ -f /usr/share/adminer/adminer.php ] || need_apt+=(adminer)
+  php -m 2>/dev/null | grep -qx pdo_sqlite || need_apt+=(php-sqlite3)
+  # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports (above)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -74,5 +82,11 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   "$PY" -m pip install -q -e '.[test]'
 else
   "$PY" -m pip install -q -e .
+fi
+if [ "$what" = bench ]; then
+  # the application benches' own virtual environment (bench/app_datasette.py, bench/app_logins.py), not the project's
+  venv="${TMPDIR:-/tmp}/websim-bench-venv"
+  [ -x "$venv/bin/pip" ] || "$PY" -m venv "$venv"
+  "$venv/bin/pip" install -q datasette==0.65.5 sqlite-web==0.8.2 jupyterlab==4.6.6
 fi
 echo "setup: done ($("$PY" -c 'import scrapy_websim; print("scrapy-websim", scrapy_websim.__version__)'))"

@@ -13,7 +13,7 @@ import pytest
 from scrapy_websim import cli
 from scrapy_websim.core.match import reasons, similarity
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, PageRecord, PairResult
-from scrapy_websim.diff import DiffError, diff_scans, load_scan, scan_from_rows
+from scrapy_websim.diff import DiffError, diff_scans, load_scan, scan_from_rows, summary_lines
 from scrapy_websim.output import csv_cell
 
 
@@ -43,13 +43,14 @@ def test_a_result_against_itself_and_against_its_renumbering_has_no_changes():
     renumbered = [dict(r, cluster_id={"cluster-00001": "cluster-00002", "cluster-00002": "cluster-00001"}.get(
         r["cluster_id"], r["cluster_id"])) for r in OLD]
     d = diff_scans(scan(OLD), scan(renumbered))
-    assert d["changed"] is False and not any(d["counts"].values())
+    assert d["changed"] is False and d["urls"]["changed"] == [] and d["urls"]["collateral"] == []
+    assert d["clusters"] == {"appeared": [], "vanished": [], "changed": []} and d["canonicals"] == []
 
 
-def test_growth_shrinking_labels_and_canonicals():
+def test_an_old_result_without_digests_falls_back_on_clusters_and_says_so():
     new = [
         row(1, "http://a/1", "cluster-00001", False, "content", "rule1"),
-        row(2, "http://a/2", "cluster-00001", True, "content", "canonical"),  # canonical moved
+        row(2, "http://a/2", "cluster-00001", True, "content", "canonical"),  # canonical moved: noise
         row(3, "http://a/3", "cluster-00001", False, "content", "rule1"),  # a/3 joined the first cluster
         row(4, "http://a/4", "loginwall-00000000000000bb", True, "L1", "canonical"),  # content -> L1
         row(5, "http://a/5", "errtpl-00000000000000aa", True, "E3", "canonical", 404),
@@ -58,30 +59,73 @@ def test_growth_shrinking_labels_and_canonicals():
         row(8, "http://a/8"),
     ]
     d = diff_scans(scan(OLD), scan(new))
-    c = d["counts"]
-    assert (c["clusters_appeared"], c["clusters_vanished"], c["clusters_grew"], c["clusters_shrank"]) == (1, 1, 2, 1)
-    assert c["canonicals_changed"] == 1 and c["urls_added"] == 1 and c["urls_removed"] == 0
-    assert [x["cluster_id"] for x in d["clusters"]["appeared"]] == ["loginwall-00000000000000bb"]
-    assert [x["cluster_id"] for x in d["clusters"]["vanished"]] == ["cluster-00002"]
-    changed = {x["new_cluster"]: (x["changes"], x["added"], x["removed"]) for x in d["clusters"]["changed"]}
-    assert changed == {"cluster-00001": (["grew"], ["http://a/3"], []),
-                       "errtpl-00000000000000aa": (["grew", "shrank"], ["http://a/7"], ["http://a/6"])}
-    assert d["canonicals"] == [{"old_cluster": "cluster-00001", "new_cluster": "cluster-00001",
-                                "old_canonical": "http://a/1", "new_canonical": "http://a/2"}]
-    urls = {u["url"]: (u["changes"], u["old_label"], u["new_label"]) for u in d["urls"]["changed"]}
-    assert urls == {"http://a/3": (["cluster"], "content", "content"),
-                    "http://a/4": (["cluster", "label"], "content", "L1"),
-                    "http://a/6": (["cluster", "label"], "E3", "content"),
-                    "http://a/7": (["cluster", "label"], "content", "E3")}
+    assert d["changed"] is True and d["counts"]["urls_added"] == 1 and d["urls"]["added"] == ["http://a/8"]
+    urls = {u["url"]: u["kinds"] for u in d["urls"]["changed"]}
+    assert urls == {"http://a/3": ["cluster"], "http://a/4": ["locked"], "http://a/6": ["back"],
+                    "http://a/7": ["gone"]}
+    assert d["counts"]["unchecked"] == 7 and "not compared" in d["notes"][0]
+    # a/1 and a/2 did not change: a/3 joining their cluster is collateral to them; so is a/7 to a/5
+    assert {x["url"]: x["because"] for x in d["urls"]["collateral"]} == {
+        "http://a/1": ["http://a/3"], "http://a/2": ["http://a/3"], "http://a/5": ["http://a/6", "http://a/7"]}
+    # clusters are named old:ID / new:ID, and only those a URL's own change touched are listed
+    assert [x["cluster_id"] for x in d["clusters"]["appeared"]] == ["new:loginwall-00000000000000bb"]
+    assert [x["cluster_id"] for x in d["clusters"]["vanished"]] == ["old:cluster-00002"]
+    assert d["canonicals"] == []
 
 
-def test_a_rule_cluster_with_a_new_template_id_is_renamed_and_a_failure_is_a_label():
+def test_a_rule_cluster_with_a_new_template_id_is_no_change_and_a_failure_is():
     new = [dict(r, cluster_id="errtpl-00000000000000cc") if r["cluster_id"].startswith("errtpl") else r for r in OLD]
     new[-1] = dict(new[-1], error="timeout", status_code=0)
     d = diff_scans(scan(OLD), scan(new))
-    assert [x["changes"] for x in d["clusters"]["changed"]] == [["renamed"]]
-    assert [(u["url"], u["old_label"], u["new_label"]) for u in d["urls"]["changed"]] == [
-        ("http://a/7", "content", "error")]
+    assert d["clusters"]["changed"] == [] and d["clusters"]["appeared"] == []
+    assert [(u["url"], u["kinds"], u["old"]["label"], u["new"]["label"]) for u in d["urls"]["changed"]] == [
+        ("http://a/7", ["failed"], "content", "error")]
+
+
+def _page(seed: int, title: str) -> str:
+    rnd = random.Random(seed)
+    vocab = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 9))) for _ in range(300)]
+    text = " ".join(rnd.choice(vocab) for _ in range(250))
+    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"
+
+
+def digest_row(i, url, html, cid="", canon=True, kind="", rule="", status=200, final=""):
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.output import output_row
+
+    rec = PageRecord(id=i, url=url, final_url=final or url, status_code=status, content_type="text/html",
+                     html_len=len(html), title=f"page {i}", rendered=True)
+    compute_features(rec, html, None, FeatureParams())
+    return dict(output_row(rec, Assignment(cid, canon, kind, rule) if cid else None))
+
+
+def test_each_url_is_compared_with_itself_and_collateral_is_apart():
+    a, b, c = _page(1, "A"), _page(2, "B"), _page(3, "C")
+    old = [digest_row(1, "http://a/1", a, "cluster-00001", True, "content", "canonical"),
+           digest_row(2, "http://a/2", a, "cluster-00001", False, "content", "rule1"),
+           digest_row(3, "http://a/3", b),
+           digest_row(4, "http://a/4", c),
+           digest_row(5, "http://a/5", c, "errtpl-00000000000000aa", True, "E3", "canonical", 404)]
+    new = [digest_row(1, "http://a/1", b, "cluster-00009", True, "content", "canonical"),  # now a copy of a/3
+           digest_row(2, "http://a/2", a),  # unchanged; its copy changed
+           digest_row(3, "http://a/3", b, "cluster-00009", False, "content", "rule1"),  # unchanged, gained a copy
+           digest_row(4, "http://a/4", c, final="http://a/elsewhere"),  # a new redirect
+           digest_row(5, "http://a/5", c, "errtpl-00000000000000cc", True, "E3", "canonical", 404)]  # renamed only
+    d = diff_scans(scan(old), scan(new))
+    assert [(u["url"], u["kinds"]) for u in d["urls"]["changed"]] == [("http://a/1", ["content"]),
+                                                                       ("http://a/4", ["moved"])]
+    first = d["urls"]["changed"][0]
+    assert first["old"]["cluster"] == "old:cluster-00001" and first["new"]["cluster"] == "new:cluster-00009"
+    assert first["old"]["excerpt"] and first["old"]["excerpt"] != first["new"]["excerpt"]
+    assert "now redirects to http://a/elsewhere" in d["urls"]["changed"][1]["what"]
+    assert sorted(x["url"] for x in d["urls"]["collateral"]) == ["http://a/2", "http://a/3"]
+    assert d["counts"]["unchecked"] == 0 and d["notes"] == []
+    # a template id that changed while the page did not is no change
+    assert "http://a/5" not in {u["url"] for u in d["urls"]["changed"]}
+    assert not any(c["kind"] == "E3" for c in d["clusters"]["appeared"] + d["clusters"]["vanished"])
+    lines = "\n".join(summary_lines(d))
+    assert "http://a/1  [content] text replaced" in lines and "old:cluster-00001" in lines
+    assert "collateral (these pages did not change" in lines
 
 
 def test_results_of_older_versions_and_other_formats(tmp_path):
@@ -125,6 +169,11 @@ def test_exit_status_and_clear_errors(tmp_path, capsys):
         assert words in capsys.readouterr().err, bad
     assert cli.main(["diff", str(a)]) == 2
     capsys.readouterr()
+    for bad, words in ((["-p", "foo=1"], "NAME one of text_similarity"), (["-p", "text_similarity=2"], "in [0, 1]"),
+                       (["-p", "min_changed_pairs=x"], "takes an integer")):
+        assert cli.main(["diff", str(a), str(a), *bad]) == 2
+        assert words in capsys.readouterr().err
+    assert cli.main(["diff", str(a), str(b), "-p", "text_similarity=0.9", "-p", "min_changed_pairs=5"]) == 1
     with pytest.raises(DiffError):
         load_scan(str(tmp_path))
 
@@ -175,17 +224,37 @@ def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
 
     n = writer.MAX_CHANGES + 7
     old = [row(i, f"http://a/{i}") for i in range(1, n + 1)]
-    new = [row(i, f"http://a/{i}", f"thin-{i:016x}", True, "T1", "canonical") for i in range(1, n + 1)]
+    new = [row(i, f"http://a/{i}", f"loginwall-{i:016x}", True, "L1", "canonical") for i in range(1, n + 1)]
     d = diff_scans(scan(old), scan(new))
-    assert d["counts"]["urls_changed_label"] == n
+    assert d["counts"]["urls_changed"] == n and d["by_kind"] == {"locked": n}
     writer.write_report(str(tmp_path / "r"), new, None, {}, changes=d)
     text = (tmp_path / "r" / "data" / "meta.js").read_text()
     payload = json.loads(text[text.index("push(") + 5: text.rindex(");")])
     changes = payload["changes"]
     assert changes["counts"]["clusters_appeared"] == n
     assert len(changes["lists"]["urls_changed"]) == writer.MAX_CHANGES and changes["more"]["urls_changed"] == 7
-    assert changes["lists"]["urls_changed"][0]["new_label"] == "T1"
+    first = changes["lists"]["urls_changed"][0]
+    assert first["new"]["label"] == "L1" and first["kinds"] == ["locked"] and first["old_thumb"] == ""
     # without a diff there is no Changes view
     writer.write_report(str(tmp_path / "plain"), new, None, {})
     text = (tmp_path / "plain" / "data" / "meta.js").read_text()
     assert json.loads(text[text.index("push(") + 5: text.rindex(");")])["changes"] is None
+
+
+def test_a_redirect_shows_its_target_and_session_ids_in_it_are_noise():
+    a, b, c, e = _page(11, "A"), _page(12, "B"), _page(13, "C"), _page(14, "E")
+    old = [digest_row(1, "http://a/y", a),
+           digest_row(2, "http://a/x", a, final="http://a/y"),  # redirects to a listed page
+           digest_row(3, "http://a/z", c, final="http://a/landing?sid=a8f3"),  # to a page outside the list
+           digest_row(4, "http://a/w", e, final="http://a/home?t=1700000000&lang=en")]
+    new = [digest_row(1, "http://a/y", b),  # the listed target changed
+           digest_row(2, "http://a/x", b, final="http://a/y"),
+           digest_row(3, "http://a/z", e, final="http://a/landing?sid=b9c1"),  # its unlisted target changed
+           digest_row(4, "http://a/w", e, final="http://a/home?t=1700000321&lang=en")]
+    d = diff_scans(scan(old), scan(new))
+    assert [(u["url"], u["kinds"]) for u in d["urls"]["changed"]] == [("http://a/y", ["content"]),
+                                                                       ("http://a/z", ["content"])]
+    assert [(x["url"], x["because"]) for x in d["urls"]["collateral"]] == [("http://a/x", ["http://a/y"])]
+    new[3] = digest_row(4, "http://a/w", e, final="http://a/home?t=1700000321&lang=de")
+    kinds = {u["url"]: u["kinds"] for u in diff_scans(scan(old), scan(new))["urls"]["changed"]}
+    assert kinds["http://a/w"] == ["moved"]

@@ -1,18 +1,30 @@
-"""``websim diff`` and ``websim explain`` on two real scans of the same local servers.
+"""``websim diff`` and ``websim explain`` on real scans of the same local servers.
 
-Four servers on 127.0.0.1 are crawled twice (each crawl a subprocess with real Chromium); between
-the scans the servers change: a page becomes a login wall, a page is gone (404), one of three
-hosts serving the same (thin) default page switches to content of its own, and a page becomes a copy of
-an article (its cluster grows). The diff must report exactly those changes, a scan compared with
-itself none, and ``websim explain`` must agree with the clustering.
+Five servers on 127.0.0.1 are crawled three times (each crawl a subprocess with real Chromium).
+Between the first and the second scan they change: a page becomes a login wall, a page is gone
+(404), one of three hosts serving the same (thin) default page switches to content of its own, a
+page becomes a copy of an article, a page with no copy gets other content, a page now redirects
+to a listed page and one to a page outside the list, and a directory listing (Python's own
+``http.server``) gains a backup tarball. Three pages carry per-request noise in what they show: an
+article with a rotating banner, a timestamp, a counter and a token in its text and shuffled related
+links with session ids, a thin page with a rotating tip, a login page with a fresh token that adds
+hidden inputs when the browser has no cookie yet. The third scan changes nothing.
+
+The diff must name exactly the changed URLs with what changed, keep the pages whose copy changed
+apart as collateral, report no noise, and find nothing (exit 0) between the second and the third
+scan, whatever the formats; a result without digests (an earlier version's) still diffs.
+``websim explain`` must agree with the clustering.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from functools import partial
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,7 +33,7 @@ from scrapy_websim.testing.crawl import by_url, crawl, run_websim
 
 pytestmark = pytest.mark.crawl
 
-#: Which scan the servers answer for (1 or 2).
+#: Which scan the servers answer for (1, 2, then 3: the second again).
 PHASE = {"scan": 1}
 
 
@@ -54,26 +66,75 @@ LOGIN = _page("Sign in", "Sign in to your account",
               + "<!-- " + "x" * 1200 + " -->")
 NOT_FOUND = _page("404 Not Found", "Not Found", "<p>The requested URL was not found on this server.</p>"
                   + "<!-- " + "x" * 1200 + " -->")
+BANNERS = ["Spring sale on every garden tool until Sunday evening", "Our new mobile app is out for every phone",
+           "Join the community meetup next month downtown", "Free shipping this week on orders over fifty"]
+TIPS = ["press the question mark key to see every keyboard shortcut", "pin a project to keep it on top",
+        "drag files onto the page instead of browsing for them", "search understands quotes for exact phrases"]
 
 
-def _content(role: str, path: str) -> tuple:
-    """(status, HTML) of a path on a server of ``role`` in the current scan."""
-    second = PHASE["scan"] == 2
+def _token(rnd: random.Random, n: int = 24) -> str:
+    return "".join(rnd.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(n))
+
+
+def _noisy(rnd: random.Random) -> str:
+    """One article, served with different noise each time, in its text and around it."""
+    related = [f"<li><a href='/essay?sid={_token(rnd)}'>Related: {w}</a></li>" for w in
+               ("valleys and glaciers", "the river delta", "floods of the past", "a canoe trip")]
+    rnd.shuffle(related)
+    body = (f"<p>{rnd.choice(BANNERS)}. Updated {rnd.randint(2, 59)} minutes ago, {rnd.randint(100, 99999)} "
+            f"views, request {_token(rnd, 16)}.</p>{_article(12)}<ul>{''.join(related)}</ul>"
+            f"<form><input type='hidden' name='csrf' value='{_token(rnd, 40)}'><input name='q'></form>")
+    return _page("Field notes", "Field notes", body)
+
+
+def _tip(rnd: random.Random) -> str:
+    return _page("Status", "Status", f"<p>All systems operational.</p><p>Tip: {rnd.choice(TIPS)}.</p>")
+
+
+def _signin(rnd: random.Random, cookie: str) -> tuple:
+    hidden = f"<input type='hidden' name='token' value='{_token(rnd, 32)}'>"
+    if "sid=" not in cookie:
+        hidden += f"<input type='hidden' name='set_session' value='{_token(rnd)}'><input type='hidden' name='server'>"
+    body = ("<p>Sign in with your work account to continue.</p><form method='post' action='/session'>" + hidden +
+            "<label>Email <input name='email'></label><label>Password <input type='password' name='pw'></label>"
+            "<button>Sign in</button></form>")
+    return _page("Sign in - Portal", "Sign in", body), f"sid={_token(rnd)}; Path=/"
+
+
+def _content(role: str, path: str, cookie: str) -> tuple:
+    """(status, HTML, extra headers) of a path on a server of ``role`` in the current scan."""
+    second = PHASE["scan"] >= 2
+    rnd = random.Random()
     if role == "site":
         if path in ("/article", "/article-copy"):
-            return 200, ARTICLE
+            return 200, ARTICLE, {}
         if path == "/other":
-            return 200, ARTICLE if second else _page("Bread", "Bread", _article(2))
+            return 200, ARTICLE if second else _page("Bread", "Bread", _article(2)), {}
         if path == "/account":
-            return 200, LOGIN if second else _page("Account news", "Account news", _article(3))
+            return 200, LOGIN if second else _page("Account news", "Account news", _article(3)), {}
         if path == "/news":
-            return (404, NOT_FOUND) if second else (200, _page("News", "News", _article(4)))
+            return (404, NOT_FOUND, {}) if second else (200, _page("News", "News", _article(4)), {})
         if path == "/stable":
-            return 200, _page("Comets", "Comets", _article(5))
-        return 404, NOT_FOUND
+            return 200, _page("Comets", "Comets", _article(5)), {}
+        if path == "/essay":
+            return 200, _page("Essay", "Essay", _article(8 if second else 7)), {}
+        if path == "/old":
+            return (302, "", {"Location": "/stable"}) if second else (200, _page("Old", "Old", _article(9)), {})
+        if path == "/promo":
+            return (302, "", {"Location": "/campaign"}) if second else (200, _page("Promo", "Promo", _article(10)), {})
+        if path == "/campaign":
+            return 200, _page("Campaign", "Campaign", _article(11)), {}
+        if path == "/noisy":
+            return 200, _noisy(rnd), {}
+        if path == "/tip":
+            return 200, _tip(rnd), {}
+        if path == "/signin":
+            html, set_cookie = _signin(rnd, cookie)
+            return 200, html, {"Set-Cookie": set_cookie}
+        return 404, NOT_FOUND, {}
     if role == "switcher" and second:
-        return 200, _page("Our shop", "Our shop", _article(6))
-    return 200, DEFAULT
+        return 200, _page("Our shop", "Our shop", _article(6)), {}
+    return 200, DEFAULT, {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -83,18 +144,27 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        status, body = _content(self.role, self.path)
+        status, body, headers = _content(self.role, self.path.split("?")[0], self.headers.get("Cookie", ""))
         data = body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
 
-def _serve(role: str) -> ThreadingHTTPServer:
-    handler = type(f"Handler_{role}", (_Handler,), {"role": role})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(role: str, folder: str = "") -> ThreadingHTTPServer:
+    if role == "files":
+        server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=folder))
+    else:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), type(f"Handler_{role}", (_Handler,), {"role": role}))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -102,29 +172,39 @@ def _serve(role: str) -> ThreadingHTTPServer:
 @pytest.fixture(scope="module")
 def scans(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("diff")
+    files = tmp / "www"
+    files.mkdir()
+    for i in range(8):
+        (files / f"report-{i:02d}.txt").write_text(f"report {i}\n")
     servers = {"site": _serve("site"), "default1": _serve("default"), "default2": _serve("default"),
-               "switcher": _serve("switcher")}
+               "switcher": _serve("switcher"), "files": _serve("files", str(files))}
     base = {name: f"http://127.0.0.1:{s.server_address[1]}" for name, s in servers.items()}
-    urls = [base["site"] + p for p in ("/article", "/article-copy", "/other", "/account", "/news", "/stable")]
-    urls += [base["default1"] + "/", base["default2"] + "/", base["switcher"] + "/"]
+    urls = [base["site"] + p for p in ("/article", "/article-copy", "/other", "/account", "/news", "/stable", "/essay",
+                                       "/old", "/promo", "/noisy", "/tip", "/signin")]
+    urls += [base["default1"] + "/", base["default2"] + "/", base["switcher"] + "/", base["files"] + "/"]
     out = {}
     try:
-        for scan in (1, 2):
+        for scan in (1, 2, 3):
             PHASE["scan"] = scan
+            if scan == 2:
+                (files / "backup.tar.gz").write_bytes(b"\x1f\x8b" + b"0" * 4000)
             folder = tmp / f"scan{scan}"
             folder.mkdir()
-            out[scan] = crawl(folder, urls, extra=["-t", "4", "--http-timeout", "5", "--page-timeout", "15",
-                                                   "--features-file", str(folder / "features.jsonl")])
+            extra = ["-t", "4", "--http-timeout", "5", "--page-timeout", "15",
+                     "--features-file", str(folder / "features.jsonl"), "--thumbnails-dir", str(folder / "thumbs")]
+            if scan == 3:
+                extra += ["-o", str(folder / "result.csv")]
+            out[scan] = crawl(folder, urls, extra=extra)
+            time.sleep(1)  # the listing's file times: another minute is noise, not a change
     finally:
         for s in servers.values():
             s.shutdown()
             s.server_close()
-    return {"tmp": tmp, "base": base, "old": out[1], "new": out[2]}
+    return {"tmp": tmp, "base": base, "old": out[1], "new": out[2], "again": out[3]}
 
 
-def _diff(scans, *extra):
-    proc = run_websim(["diff", scans["old"]["path"], scans["new"]["path"], *extra], cwd=str(scans["tmp"]))
-    return proc
+def _diff(scans, old="old", new="new", *extra):
+    return run_websim(["diff", scans[old]["path"], scans[new]["path"], *extra], cwd=str(scans["tmp"]))
 
 
 def test_the_scans_are_what_the_servers_served(scans):
@@ -138,57 +218,92 @@ def test_the_scans_are_what_the_servers_served(scans):
     assert new[site + "/other"]["cluster_id"] == new[site + "/article"]["cluster_id"]
     assert old[sw + "/"]["cluster_kind"] == "T1"  # the short default page of a fresh install is thin
     assert new[sw + "/"]["cluster_id"] == ""
-    # every record says why it is where it is
+    assert new[site + "/old"]["final_url"] == site + "/stable"
+    assert new[site + "/signin"]["cluster_kind"] == "L1" and new[site + "/tip"]["cluster_kind"] == "T1"
+    # every record says why it is where it is, and carries what the diff compares
     for row in scans["new"]["data"]["urls"]:
         assert row["match_reason"], row
+        assert row["content_digest"].startswith("d1.") and row["excerpt"], row
     member = new[site + "/other"]
     assert member["match_reason"].startswith(f"{member['match_rule']} with canonical #")
     assert new[site + "/account"]["match_reason"].startswith("L1 login wall: status 200, template fingerprint ")
     assert new[sw + "/"]["match_reason"].startswith("alone: eligible")
 
 
-def test_diff_reports_exactly_the_changes(scans):
-    proc = _diff(scans, "-o", str(scans["tmp"] / "diff.json"))
+def test_diff_names_each_changed_url_and_nothing_else(scans):
+    proc = _diff(scans, "old", "new", "-o", str(scans["tmp"] / "diff.json"))
     assert proc.returncode == 1, proc.stderr
     d = json.loads((scans["tmp"] / "diff.json").read_text())
-    site, sw = scans["base"]["site"], scans["base"]["switcher"]
-    new = by_url(scans["new"]["data"])
-    old = by_url(scans["old"]["data"])
-    appeared = {(c["kind"], tuple(c["urls"])) for c in d["clusters"]["appeared"]}
-    assert appeared == {("L1", (site + "/account",)), ("E3", (site + "/news",))}
-    assert d["clusters"]["vanished"] == []
-    changed = {(c["new_cluster"], tuple(c["changes"]), tuple(c["added"]), tuple(c["removed"]))
-               for c in d["clusters"]["changed"]}
-    assert changed == {
-        (new[site + "/article"]["cluster_id"], ("grew",), (site + "/other",), ()),
-        (new[scans["base"]["default1"] + "/"]["cluster_id"], ("shrank",), (), (sw + "/",)),
-    }
-    assert d["canonicals"] == []
-    assert d["urls"]["added"] == [] and d["urls"]["removed"] == []
-    urls = {u["url"]: (tuple(u["changes"]), u["old_label"], u["new_label"]) for u in d["urls"]["changed"]}
+    site, sw, files = scans["base"]["site"], scans["base"]["switcher"], scans["base"]["files"]
+    urls = {u["url"]: u["kinds"] for u in d["urls"]["changed"]}
     assert urls == {
-        site + "/account": (("cluster", "label"), "content", "L1"),
-        site + "/news": (("cluster", "label"), "content", "E3"),
-        site + "/other": (("cluster",), "content", "content"),
-        sw + "/": (("cluster", "label"), "T1", "content"),  # a short default page is a thin page
+        site + "/account": ["locked"],
+        site + "/news": ["gone"],
+        site + "/other": ["content"],  # now a copy of /article
+        site + "/essay": ["content"],  # replaced content on a page with no copy
+        site + "/old": ["moved"],  # a new redirect to a listed page
+        site + "/promo": ["moved"],  # a new redirect to a page outside the list
+        sw + "/": ["content"],  # a default (thin) page replaced by a site
+        files + "/": ["listing"],  # a directory listing that gained a file
     }
-    assert old[sw + "/"]["cluster_id"] == next(u for u in d["urls"]["changed"] if u["url"] == sw + "/")["old_cluster"]
-    # the summary on stdout says the same
-    assert "2 appeared, 0 vanished, 1 grew, 1 shrank" in proc.stdout
-    assert f"{site}/account: content -> L1" in proc.stdout
+    by = {u["url"]: u for u in d["urls"]["changed"]}
+    assert by[files + "/"]["what"] == "listing 8 -> 9 entries (+1)"
+    assert by[site + "/old"]["what"] == f"now redirects to {site}/stable"
+    assert by[site + "/essay"]["old"]["excerpt"] != by[site + "/essay"]["new"]["excerpt"]
+    assert by[site + "/other"]["what"].endswith(f"; now grouped with {site}/article (+1 more)")  # it became a copy
+    assert (by[site + "/account"]["old"]["label"], by[site + "/account"]["new"]["label"]) == ("content", "L1")
+    # pages whose copy changed are collateral, apart; the noisy pages are nowhere
+    collateral = {x["url"] for x in d["urls"]["collateral"]}
+    assert {site + "/article", site + "/article-copy"} <= collateral
+    assert collateral <= {site + "/article", site + "/article-copy", site + "/stable", scans["base"]["default1"] + "/",
+                          scans["base"]["default2"] + "/"}
+    for noisy in ("/noisy", "/tip", "/signin"):
+        assert site + noisy not in urls and site + noisy not in collateral
+    assert d["urls"]["added"] == d["urls"]["removed"] == [] and d["urls"]["regrouped"] == []
+    # the clusters named are those the changed pages touched, old:ID and new:ID told apart
+    for c in d["clusters"]["appeared"] + d["clusters"]["vanished"]:
+        assert c["changed_urls"] and c["cluster_id"].startswith(("old:", "new:"))
+    for c in d["clusters"]["changed"]:
+        assert set(c["because"]) <= set(urls) and c["old_cluster"].startswith("old:")
+    # the summary on stdout says the same, each URL with its before and after
+    assert "8 URLs changed" in proc.stdout
+    assert f"{site}/account  [locked] content -> L1 login wall" in proc.stdout
+    assert "before: 200 content 'Account news'" in proc.stdout and "after:  200 L1 'Sign in'" in proc.stdout
 
 
-def test_a_scan_compared_with_itself_or_its_other_formats_has_no_changes(scans, tmp_path):
+def test_an_unchanged_rescan_reports_nothing_in_any_format(scans, tmp_path):
+    proc = _diff(scans, "new", "again")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no changes" in proc.stdout
+    csv_again = os.path.join(os.path.dirname(scans["again"]["path"]), "result.csv")
+    proc = run_websim(["diff", scans["new"]["path"], csv_again], cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout
     for path in (scans["old"]["path"], scans["new"]["path"]):
         proc = run_websim(["diff", path, path], cwd=str(tmp_path))
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "no changes" in proc.stdout
+        assert proc.returncode == 0 and "no changes" in proc.stdout, proc.stdout + proc.stderr
     # the same scan written as JSON Lines (no cluster list, no meta) is the same scan
-    rows = scans["new"]["data"]["urls"]
     jsonl = tmp_path / "new.jsonl"
-    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in scans["new"]["data"]["urls"]))
     proc = run_websim(["diff", scans["new"]["path"], str(jsonl)], cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stdout
+
+
+def test_a_result_of_an_earlier_version_still_diffs(scans, tmp_path):
+    data = dict(scans["old"]["data"])
+    data["urls"] = [{k: v for k, v in r.items() if k not in ("content_digest", "excerpt")} for r in data["urls"]]
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(data))
+    proc = run_websim(["diff", str(older), scans["new"]["path"], "-o", str(tmp_path / "d.json")], cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    d = json.loads((tmp_path / "d.json").read_text())
+    site = scans["base"]["site"]
+    urls = {u["url"]: u["kinds"] for u in d["urls"]["changed"]}
+    assert urls[site + "/account"] == ["locked"] and urls[site + "/old"] == ["moved"]
+    assert urls[site + "/news"] == ["gone"]
+    assert urls[site + "/other"] == ["title"]  # 'Bread' -> 'Rivers of the north'; its text is not compared
+    assert site + "/essay" not in urls  # same title, alone in both: without digests this change cannot be seen
+    assert d["counts"]["unchecked"] > 0 and "older.json has no content_digest" in d["notes"][0]
+    assert "note: content of" in proc.stdout
 
 
 def test_explain_agrees_with_the_clustering_of_the_scan(scans):
@@ -224,13 +339,15 @@ def test_explain_agrees_with_the_clustering_of_the_scan(scans):
     assert bad.returncode == 2 and "no record with URL" in bad.stderr
 
 
-def test_the_report_shows_the_changes(scans):
+def test_the_report_shows_each_change_before_and_after(scans):
     from playwright.sync_api import sync_playwright
 
     report = scans["tmp"] / "changes-report"
-    proc = _diff(scans, "--report", str(report))
+    proc = _diff(scans, "old", "new", "--report", str(report), "--old-thumbnails",
+                 str(scans["tmp"] / "scan1" / "thumbs"), "--thumbnails", str(scans["tmp"] / "scan2" / "thumbs"))
     assert proc.returncode == 1, proc.stderr
-    site, sw = scans["base"]["site"], scans["base"]["switcher"]
+    assert (report / "thumbs-old").is_dir() and (report / "thumbs").is_dir()
+    site = scans["base"]["site"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=find_browser()[0], args=list(DEFAULT_ARGS))
         try:
@@ -240,16 +357,26 @@ def test_the_report_shows_the_changes(scans):
             page.goto((report / "index.html").as_uri())
             page.wait_for_selector("html[data-loaded='1']", state="attached", timeout=30000)
             tab = page.locator("#tab-changes")
-            assert tab.is_visible()
+            assert tab.is_visible() and page.text_content("#n-changes") == "8"
             tab.click()
-            text = page.text_content("#list")
-            heads = page.eval_on_selector_all(".changes-list h3", "els => els.map(e => e.textContent)")
-            assert heads == ["Clusters that appeared (2)", "Clusters that vanished (0)",
-                             "Clusters that grew, shrank or changed (2)", "Canonicals that changed (0)",
-                             "URLs that changed cluster or label (4)", "URLs added to the list (0)",
-                             "URLs removed from the list (0)"]
+            cards = page.locator(".change.card")
+            assert cards.count() == 8
+            essay = page.locator(".change.card", has_text=site + "/essay")
+            essay.scroll_into_view_if_needed()
+            shots = essay.locator("img.shot")
+            assert [src.split("/")[0] for src in shots.evaluate_all("els => els.map(e => e.getAttribute('src'))")] \
+                == ["thumbs-old", "thumbs"]
+            shots.first.evaluate("e => e.decode()")  # loaded and decoded: the files are there
+            shots.last.evaluate("e => e.decode()")
             page.screenshot(path=str(scans["tmp"] / "report-changes.png"), full_page=True)
-            assert site + "/account" in text and "content → L1" in text and sw + "/" in text
+            page.locator(".chip[data-kind='listing']").click()
+            assert page.locator(".change.card").count() == 1
+            assert "entries (+1)" in page.text_content(".change.card")
+            page.locator(".chip[data-kind='']").click()
+            assert page.locator(".change.card").count() == 8
+            assert "content → L1" not in page.text_content("#list")  # the old wording is gone
+            heads = page.eval_on_selector_all(".changes-list h3", "els => els.map(e => e.textContent)")
+            assert any(h.startswith("Collateral") for h in heads)
             # the member view says why each member joined
             page.locator("#tabs button[data-tab='clusters']").click()
             reasons = page.eval_on_selector_all(".members .reason", "els => els.map(e => e.textContent)")

@@ -14,7 +14,7 @@ import lxml.etree
 import lxml.html
 
 from . import fingerprints
-from .page import dom, lcs, pagetype, text, visible, visual
+from .page import digest, dom, lcs, pagetype, text, visible, visual
 from .page.prose import prose_text
 from .rules import signals
 from .types import PageRecord
@@ -120,6 +120,9 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     fields = shown_fields(doc)
     if fields:
         record.signals["fields"] = fields
+    record.excerpt = digest.excerpt(main_text)
+    record.content_digest = digest.content_digest(doc, main_text, record.title, heading, record.tag_paths,
+                                                  record.phash)
     return main_text
 
 

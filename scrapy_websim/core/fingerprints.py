@@ -30,6 +30,7 @@ __all__ = [
     "hamming",
     "text_hash",
     "shingle_hashes",
+    "hash_shingles",
     "minhash",
     "minhash_hex",
     "minhash_of",
@@ -156,6 +157,12 @@ def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:
     """Sorted distinct 64-bit hashes of the ``size``-token shingles of ``text`` (a text shorter
     than ``size`` tokens is one shingle)."""
     toks = [_ID_PLACEHOLDER if len(t) >= ID_MIN_CHARS and _DIGIT.search(t) else t for t in tokens(text)]
+    return hash_shingles(toks, size)
+
+
+def hash_shingles(toks: List[str], size: int = SHINGLE_TOKENS) -> np.ndarray:
+    """Sorted distinct 64-bit hashes of the ``size``-token shingles of a token list (what
+    :func:`shingle_hashes` makes of the tokens of a text)."""
     if not toks:
         return np.zeros(0, np.uint64)
     th = np.fromiter((_cached_token_hash(t) for t in toks), dtype=np.uint64, count=len(toks))

@@ -52,6 +52,9 @@ OUTPUT_FIELDS = (
     "favicon_hash",
     # why the page is in its cluster, or in none (core/match/reasons.py)
     "match_reason",
+    # what websim diff compares of a page between two scans (core/page/digest.py)
+    "excerpt",
+    "content_digest",
 )
 
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
@@ -178,6 +181,9 @@ class PageRecord:
     # --- rule signals (core.rules.signals) ---
     fingerprint: Optional[int] = None  # template fingerprint of visible text + tag skeleton
     signals: Dict[str, Any] = field(default_factory=dict)
+    # --- what websim diff compares between two scans (core.page.digest) ---
+    excerpt: str = ""  # the first characters of the judged text
+    content_digest: str = ""  # masked-text sketch, entries, structure, pHash; "" when not rendered
     # --- prediction (spider middleware) ---
     predicted_duplicate_of: str = ""  # URL the page was predicted to duplicate (not rendered)
     # --- input and TLS (scanning many hosts) ---

@@ -61,7 +61,7 @@ TOP_HOSTS = 15
 
 #: Columns the report shows in their own places; every other field (``expanded_from``, the
 #: ``tls_*`` facts, fields of newer versions) is shown under the title when it is not empty.
-_KNOWN = set(OUTPUT_FIELDS[: OUTPUT_FIELDS.index("page_type") + 1]) | {"match_reason"}
+_KNOWN = set(OUTPUT_FIELDS[: OUTPUT_FIELDS.index("page_type") + 1]) | {"match_reason", "excerpt", "content_digest"}
 #: Why a page is in its cluster (``match_reason``), cut to this length in the report.
 MAX_REASON = 400
 #: Entries per list of a diff (``websim diff --report``) that the Changes view gets.
@@ -415,12 +415,15 @@ def _remove_stale_chunks(data_dir: str, kept: Iterable[str]) -> None:
 
 def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optional[Iterable[Dict[str, Any]]],
                  meta: Optional[Dict[str, Any]] = None, thumbs_dir: Optional[str] = None,
-                 source: str = "", changes: Optional[Dict[str, Any]] = None) -> ReportInfo:
+                 source: str = "", changes: Optional[Dict[str, Any]] = None,
+                 old_thumbs_dir: Optional[str] = None) -> ReportInfo:
     """Write the report of a result into ``out_dir``; ``clusters=None`` rebuilds them from the rows.
 
     ``thumbs_dir`` holds thumbnails named by :func:`thumbs.thumbnail_stem`; default: ``out_dir/thumbs``
     (where a crawl with ``WEBSIM_REPORT_DIR`` writes them). ``changes``: a diff from ``websim diff``
-    (``scrapy_websim/diff.py``), shown in a "Changes" view.
+    (``scrapy_websim/diff.py``), shown in a "Changes" view, each changed URL with its screenshot
+    before (from ``old_thumbs_dir``, the earlier scan's thumbnails, copied to ``thumbs-old/``) and
+    after.
     """
     import time  # noqa: PLC0415
 
@@ -430,7 +433,8 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
     # every file of the report is written beside its place and renamed once all are written: a
     # report that fails (a full disk) leaves the previous one as it was, and no part of a file
     with Staged() as staged:
-        info = _write_report(staged, out_dir, data_dir, rows, clusters, meta, thumbs_dir, source, changes)
+        info = _write_report(staged, out_dir, data_dir, rows, clusters, meta, thumbs_dir, source, changes,
+                             old_thumbs_dir)
     _remove_stale_chunks(data_dir, info[1])
     total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
     total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
@@ -439,7 +443,8 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
 
 def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Dict[str, Any]],
                   clusters: Optional[Iterable[Dict[str, Any]]], meta: Dict[str, Any], thumbs_dir: Optional[str],
-                  source: str, changes: Optional[Dict[str, Any]]) -> Tuple[ReportInfo, List[str]]:
+                  source: str, changes: Optional[Dict[str, Any]],
+                  old_thumbs_dir: Optional[str] = None) -> Tuple[ReportInfo, List[str]]:
     """The report's files, staged; ``(info without size and time, the row chunk file names)``."""
     for name in STATIC_FILES:
         with open(os.path.join(STATIC_DIR, name), "rb") as fh:
@@ -481,8 +486,14 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
         "clusters": table[:FIRST_CLUSTERS],
         "clusters_file": "data/clusters.js",
         "chunks": chunks,
-        "changes": _changes_payload(changes) if changes is not None else None,
+        "changes": None,
     }
+    if changes is not None:
+        old_thumbs = list_thumbnails(old_thumbs_dir)
+        payload["changes"] = _changes_payload(changes, builder.thumbs, old_thumbs)
+        used_old = [u["old_thumb"] for u in payload["changes"]["lists"]["urls_changed"] if u["old_thumb"]]
+        if used_old and old_thumbs_dir:
+            _copy_thumbs(used_old, old_thumbs_dir, os.path.join(out_dir, "thumbs-old"))
     staged.write(os.path.join(data_dir, "clusters.js"),
                  js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
     staged.write(os.path.join(data_dir, "meta.js"), js_payload(payload))
@@ -491,9 +502,16 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
     return info, [os.path.basename(c[0]) for c in chunks]
 
 
-def _changes_payload(d: Dict[str, Any]) -> Dict[str, Any]:
+def _thumb_of(thumbs: Dict[str, str], url_key: str) -> str:
+    """The thumbnail file of a diff's URL key (``URL [2]``: the URL listed a second time)."""
+    url = re.sub(r" \[\d+\]$", "", url_key)
+    return thumbs.get(thumbnail_stem(url), "") if thumbs else ""
+
+
+def _changes_payload(d: Dict[str, Any], new_thumbs: Dict[str, str], old_thumbs: Dict[str, str]) -> Dict[str, Any]:
     """The diff for the Changes view: its counts and lists, each list cut to ``MAX_CHANGES``
-    entries (``more`` says how many were left out), strings cut like the rows'."""
+    entries (``more`` says how many were left out), strings cut like the rows'; each changed URL
+    with the file names of its screenshot before (``thumbs-old/``) and after (``thumbs/``)."""
 
     def cut(value: Any) -> Any:
         if isinstance(value, str):
@@ -504,15 +522,20 @@ def _changes_payload(d: Dict[str, Any]) -> Dict[str, Any]:
             return {str(k): cut(v) for k, v in value.items()}
         return value
 
-    lists = {"appeared": d["clusters"]["appeared"], "vanished": d["clusters"]["vanished"],
-             "changed": d["clusters"]["changed"], "canonicals": d["canonicals"],
-             "urls_added": d["urls"]["added"], "urls_removed": d["urls"]["removed"],
-             "urls_changed": d["urls"]["changed"]}
+    urls, clusters = d.get("urls", {}), d.get("clusters", {})
+    changed = [dict(u, old_thumb=_thumb_of(old_thumbs, u["url"]), new_thumb=_thumb_of(new_thumbs, u["url"]))
+               for u in urls.get("changed", [])[:MAX_CHANGES]]
+    lists = {"urls_changed": changed, "collateral": urls.get("collateral", []), "urls_added": urls.get("added", []),
+             "urls_removed": urls.get("removed", []), "appeared": clusters.get("appeared", []),
+             "vanished": clusters.get("vanished", []), "clusters_changed": clusters.get("changed", []),
+             "canonicals": d.get("canonicals", [])}
+    full = dict(lists, urls_changed=urls.get("changed", []))
     # the member URLs of a whole cluster can be many: the view shows the first 20
     out = {name: cut([dict(e, urls=e["urls"][:20]) if isinstance(e, dict) and "urls" in e else e for e in entries])
            for name, entries in lists.items()}
     return {"old": cut(d["old"]), "new": cut(d["new"]), "changed": bool(d["changed"]), "counts": d["counts"],
-            "lists": out, "more": {name: max(0, len(entries) - MAX_CHANGES) for name, entries in lists.items()}}
+            "by_kind": d.get("by_kind", {}), "kind_words": d.get("kind_words", {}), "notes": cut(d.get("notes", [])),
+            "lists": out, "more": {name: max(0, len(entries) - MAX_CHANGES) for name, entries in full.items()}}
 
 
 def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str, Any]]], Dict[str, Any]]:
@@ -549,9 +572,10 @@ def _read_csv(path: str) -> List[Dict[str, Any]]:
 
 
 def report_from_file(result_path: str, out_dir: str, thumbs_dir: Optional[str] = None,
-                     changes: Optional[Dict[str, Any]] = None) -> ReportInfo:
+                     changes: Optional[Dict[str, Any]] = None, old_thumbs_dir: Optional[str] = None) -> ReportInfo:
     rows, clusters, meta = load_result(result_path)
-    if thumbs_dir and not os.path.isdir(thumbs_dir):
-        raise ReportError(f"thumbnails folder not found: {thumbs_dir!r}")
+    for folder in (thumbs_dir, old_thumbs_dir):
+        if folder and not os.path.isdir(folder):
+            raise ReportError(f"thumbnails folder not found: {folder!r}")
     return write_report(out_dir, rows, clusters, meta, thumbs_dir=thumbs_dir, source=os.path.basename(result_path),
-                        changes=changes)
+                        changes=changes, old_thumbs_dir=old_thumbs_dir)

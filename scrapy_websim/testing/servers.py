@@ -31,6 +31,7 @@ from typing import Iterator, List, Mapping, Optional, Sequence
 __all__ = [
     "Fetched",
     "apache_server",
+    "app_server",
     "django_server",
     "fetch",
     "free_port",
@@ -114,27 +115,43 @@ def _server(argv: List[str], port: int, log: str, cwd: str, env=None) -> Iterato
 
 
 @contextlib.contextmanager
-def php_server(port: int, docroot: str, router: str, log: str, ready_path: str = "/") -> Iterator[str]:
-    """PHP's built-in server (``php -S``) on 127.0.0.1:``port`` with two workers, serving
-    ``docroot`` through ``router``; yields its base URL once ``ready_path`` answers. The server runs
-    in its own process group, so the workers it forks stop with it."""
+def app_server(argv: Sequence[str], port: int, log: str, ready_path: str = "/", env: Optional[Mapping[str, str]] = None,
+               cwd: Optional[str] = None, timeout: float = 60.0) -> Iterator[str]:
+    """An application's own server (``argv``, told to listen on 127.0.0.1:``port``) as a child
+    process in its own process group, its output in ``log``; yields its base URL once ``ready_path``
+    answers (any HTTP status) and stops the whole group (the workers or kernels it started) on exit."""
     base = f"http://127.0.0.1:{port}"
     with open(log, "ab") as out:
-        proc = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", docroot, router], stdout=out,
-                                stderr=subprocess.STDOUT, env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2"),
-                                start_new_session=True)
+        proc = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, env=dict(env or os.environ),
+                                cwd=cwd, start_new_session=True)
     try:
-        _wait_port(port, proc, log)
-        for _ in range(100):
+        _wait_port(port, proc, log, timeout)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             with contextlib.suppress(OSError):
-                urllib.request.urlopen(base + ready_path, timeout=5).read()
-                break
-            time.sleep(0.1)
+                if fetch(base + ready_path, timeout=10).status < 500:
+                    break
+            time.sleep(0.2)
         yield base
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(10)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+@contextlib.contextmanager
+def php_server(port: int, docroot: str, router: str, log: str, ready_path: str = "/") -> Iterator[str]:
+    """PHP's built-in server (``php -S``) on 127.0.0.1:``port`` with two workers, serving
+    ``docroot`` through ``router``; yields its base URL once ``ready_path`` answers. The server runs
+    in its own process group, so the workers it forks stop with it."""
+    with app_server(["php", "-S", f"127.0.0.1:{port}", "-t", docroot, router], port, log, ready_path,
+                    env=dict(os.environ, PHP_CLI_SERVER_WORKERS="2")) as base:
+        yield base
 
 
 @contextlib.contextmanager

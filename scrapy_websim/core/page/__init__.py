@@ -7,6 +7,7 @@
 * :mod:`.dom`: DOM counts and tag paths; :mod:`.lcs`: the tag sequence and its LCS similarity.
 * :mod:`.pagetype`: the ``list`` / ``detail`` / ``unknown`` label.
 * :mod:`.visual`: the screenshot's perceptual hash.
+* :mod:`.digest`: the content digest ``websim diff`` compares a URL by between two scans.
 
 :mod:`scrapy_websim.core.features` calls them on one parsed document; hashes of the text
 (SimHash, MinHash) are in :mod:`scrapy_websim.core.fingerprints`.

@@ -21,7 +21,7 @@ Pure package: no Scrapy import, and no import of the algorithm modules (they imp
 
 from .base import FieldError, Params, Range, check_fields, check_ranges, param, parse_range
 from .match import ClusterParams, DecisionParams
-from .page import DomParams, LcsParams, PageTypeParams, TextParams
+from .page import ChangeParams, DomParams, LcsParams, PageTypeParams, TextParams
 from .rules import RuleParams
 from .urls import PredictorParams, UrlParams, UrlSimhashParams
 
@@ -37,6 +37,7 @@ __all__ = [
     "PageTypeParams",
     "DomParams",
     "LcsParams",
+    "ChangeParams",
     "DecisionParams",
     "ClusterParams",
     "RuleParams",

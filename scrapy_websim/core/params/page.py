@@ -17,6 +17,7 @@ __all__ = [
     "PageTypeParams",
     "DomParams",
     "LcsParams",
+    "ChangeParams",
     "STRUCTURE_MEASURES",
     "DEFAULT_MAX_TAGS",
     "MAX_MAX_TAGS",
@@ -91,3 +92,28 @@ class LcsParams(Params):
     #: the crawl compares pages with the decision's measure (``DecisionParams.structure_measure``)
     structure_measure: str = param("paths", "", "structure similarity measure", choices=STRUCTURE_MEASURES,
                                    set_by="decision.structure_measure")
+
+
+@dataclass(frozen=True)
+class ChangeParams(Params):
+    """What ``websim diff`` reports as a change of one URL between two scans, from the pages'
+    content digests (:mod:`scrapy_websim.core.page.digest`). Word pairs are counted after masking
+    (numbers, ids, tokens), so a timestamp or a counter never counts; a change is the larger of
+    the pairs added and the pairs removed. Below these thresholds a change is a small edit or
+    per-request noise (a rotating banner, an ad slot, shuffled links, a tip of the day)."""
+
+    text_similarity: float = param(0.7, "[0, 1]", "text changed: word-pair similarity below this ...")
+    min_changed_pairs: int = param(20, "int >= 1", "... and at least this many word pairs changed")
+    #: A short page (a thin page with a rotating tip, an error template) changes few pairs: its
+    #: text counts as changed with fewer, when its tag structure changed too (another template).
+    short_changed_pairs: int = param(3, "int >= 1", "... or this many, with the structure changed")
+    #: A page this short (both scans) is all tip, banner or greeting when those rotate: its text
+    #: counts as changed only with its structure or its title changed too.
+    short_page_pairs: int = param(50, "int >= 0", "short page: fewer word pairs than this in both scans")
+    #: A long page that gained or lost a whole section stays similar by share, not by amount.
+    many_changed_pairs: int = param(120, "int >= 1", "text changed, whatever the similarity: pairs changed")
+    structure_distance: int = param(12, "int [1, 64]", "structure changed: SimHash bits apart, at least")
+    visual_distance: int = param(20, "int [1, 64]", "layout changed: pHash bits apart (with the structure)")
+    #: A directory index is changed by one entry more or less; entries renamed in place (the
+    #: same count) are left to the text rule.
+    listing_entries: int = param(1, "int >= 1", "listing changed: entries added or removed, at least")

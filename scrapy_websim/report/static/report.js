@@ -565,6 +565,8 @@
   // ---- changes since an earlier scan (websim diff --report) ---------------------------------
 
   var CHANGES_SHOWN = 500;
+  var CHANGE_PAGE = 20;
+  var changeState = { kind: "", page: 0 };
 
   function changeList(title, items, more, line) {
     var box = el("section", "changes-list");
@@ -587,11 +589,61 @@
     return e;
   }
 
-  function clusterLine(sign) {
-    return function (c) {
-      return li(el("span", "sign", sign), el("span", "cid", c.cluster_id), " " + c.kind + ", " + fmt(c.size) +
-                (c.size === 1 ? " page · " : " pages · "), link(c.canonical_url, "url"));
-    };
+  // A screenshot of the diff: only a thumbnail file of this folder (thumbs-old/ before, thumbs/ after).
+  function shot(name, folder, note) {
+    if (typeof name === "string" && /^[0-9a-f]{16}\.(webp|jpg)$/.test(name)) {
+      var img = el("img", "shot");
+      img.loading = "lazy";
+      img.decoding = "async";
+      img.width = 320;
+      img.height = 200;
+      img.alt = note + " screenshot";
+      img.src = folder + "/" + name;
+      return img;
+    }
+    return el("div", "shot nothumb", "no screenshot " + note);
+  }
+
+  function side(s, name, folder, note, url) {
+    var f = el("figure", "tile side-" + note);
+    add(f, shot(name, folder, note));
+    var cap = el("figcaption");
+    var head = el("div", "tile-h");
+    add(head, el("span", "when", note), statusBadge(s.status), kindBadge(s.label || "content"));
+    add(cap, head, el("div", "title", s.title || "(no title)"));
+    if (s.final_url && s.final_url !== url) { add(cap, add(el("div", "final", "→ "), link(s.final_url, "url"))); }
+    if (s.error) { add(cap, el("div", "err", s.error)); }
+    if (s.excerpt) { add(cap, el("div", "excerpt", s.excerpt)); }
+    if (s.cluster) { add(cap, el("div", "cid", s.cluster)); }
+    add(f, cap);
+    return f;
+  }
+
+  function changeCard(u) {
+    var card = el("article", "change card");
+    var head = el("div", "change-h");
+    u.kinds.forEach(function (k) { add(head, el("span", "badge " + safeClass("c-", k), k)); });
+    add(head, link(u.url, "url"));
+    add(card, head, el("div", "what", u.what));
+    var pair = el("div", "pair");
+    add(pair, side(u.old, u.old_thumb, "thumbs-old", "before", u.url), side(u["new"], u.new_thumb, "thumbs", "after", u.url));
+    add(card, pair);
+    return card;
+  }
+
+  function kindChips(ch) {
+    var bar = el("div", "chips");
+    var total = ch.lists.urls_changed.length + (ch.more.urls_changed || 0);
+    var kinds = [["", "all", total]].concat(Object.keys(ch.by_kind || {}).map(function (k) { return [k, k, ch.by_kind[k]]; }));
+    kinds.forEach(function (kv) {
+      var b = el("button", "chip" + (changeState.kind === kv[0] ? " on" : ""), kv[1] + " " + fmt(kv[2]));
+      b.type = "button";
+      b.setAttribute("data-kind", kv[0]);
+      if (kv[0] && ch.kind_words && ch.kind_words[kv[0]]) { b.title = ch.kind_words[kv[0]]; }
+      b.addEventListener("click", function () { changeState.kind = kv[0]; changeState.page = 0; renderChanges(); });
+      add(bar, b);
+    });
+    return bar;
   }
 
   function renderChanges() {
@@ -599,38 +651,56 @@
     var list = $("list");
     list.textContent = "";
     var box = el("div", "changes");
-    var n = ch.counts;
-    add(box, el("p", "changes-h", "Changes from " + ch.old.path + " (" + fmt(ch.old.urls) + " URLs, " + fmt(ch.old.clusters) +
-      " clusters) to " + ch["new"].path + " (" + fmt(ch["new"].urls) + " URLs, " + fmt(ch["new"].clusters) + " clusters)"));
+    add(box, el("p", "changes-h", "Changes from " + ch.old.path + " (" + fmt(ch.old.urls) + " URLs) to " +
+      ch["new"].path + " (" + fmt(ch["new"].urls) + " URLs)"));
+    (ch.notes || []).forEach(function (n) { add(box, el("p", "note", n)); });
     if (!ch.changed) { add(box, el("p", "empty", "No changes.")); add(list, box); return; }
     var L = ch.lists, more = ch.more;
-    add(box,
-      changeList("Clusters that appeared", L.appeared, more.appeared, clusterLine("+")),
-      changeList("Clusters that vanished", L.vanished, more.vanished, clusterLine("−")),
-      changeList("Clusters that grew, shrank or changed", L.changed, more.changed, function (c) {
-        var name = c.old_cluster === c.new_cluster ? c.old_cluster : c.old_cluster + " → " + c.new_cluster;
-        var e = li(el("span", "sign", "~"), el("span", "cid", name),
-                   " " + c.changes.join(", ") + ": " + fmt(c.old_size) + " → " + fmt(c.new_size) + " pages");
-        var ul = el("ul", "urls");
-        c.added.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "+"), link(u, "url"))); });
-        c.removed.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "−"), link(u, "url"))); });
-        add(e, ul);
-        return e;
-      }),
-      changeList("Canonicals that changed", L.canonicals, more.canonicals, function (c) {
-        return li(el("span", "cid", c.new_cluster), " ", link(c.old_canonical, "url"), " → ", link(c.new_canonical, "url"));
-      }),
-      changeList("URLs that changed cluster or label", L.urls_changed, more.urls_changed, function (u) {
-        var bits = [];
-        if (u.changes.indexOf("label") >= 0) { bits.push(u.old_label + " → " + u.new_label); }
-        if (u.changes.indexOf("cluster") >= 0) { bits.push((u.old_cluster || "no cluster") + " → " + (u.new_cluster || "no cluster")); }
-        if (u.old_status !== u.new_status) { bits.push("status " + u.old_status + " → " + u.new_status); }
-        var e = li(link(u.url, "url"), el("span", "what", bits.join(" · ")));
-        if (u.new_reason) { add(e, el("div", "reason", u.new_reason)); }
-        return e;
-      }),
-      changeList("URLs added to the list", L.urls_added, more.urls_added, function (u) { return li(el("span", "sign", "+"), link(u, "url")); }),
-      changeList("URLs removed from the list", L.urls_removed, more.urls_removed, function (u) { return li(el("span", "sign", "−"), link(u, "url")); }));
+    add(box, kindChips(ch));
+    var shown = L.urls_changed.filter(function (u) { return !changeState.kind || u.kinds.indexOf(changeState.kind) >= 0; });
+    var pages = Math.max(1, Math.ceil(shown.length / CHANGE_PAGE));
+    if (changeState.page >= pages) { changeState.page = pages - 1; }
+    $("matched").textContent = fmt(shown.length) + " changed URLs" + (changeState.kind ? " of kind " + changeState.kind : "") +
+      ", each with its screenshot before and after";
+    ["pager-top", "pager"].forEach(function (id) {
+      pager($(id), changeState.page, pages, function (p) { changeState.page = p; renderChanges(); $("tabs").scrollIntoView({ block: "start" }); });
+    });
+    var cards = el("section", "changes-cards");
+    shown.slice(changeState.page * CHANGE_PAGE, (changeState.page + 1) * CHANGE_PAGE).forEach(function (u) { add(cards, changeCard(u)); });
+    add(box, cards);
+    if (changeState.page === pages - 1) {
+      add(box,
+        changeList("URLs added to the list", L.urls_added, more.urls_added, function (u) { return li(el("span", "sign", "+"), link(u, "url")); }),
+        changeList("URLs removed from the list", L.urls_removed, more.urls_removed, function (u) { return li(el("span", "sign", "−"), link(u, "url")); }),
+        changeList("Collateral: unchanged pages whose cluster changed because a page of it did", L.collateral, more.collateral, function (x) {
+          var e = li(link(x.url, "url"), el("span", "what", (x.old.cluster || "no cluster") + " → " + (x["new"].cluster || "no cluster")));
+          var ul = el("ul", "urls");
+          x.joined.slice(0, 5).forEach(function (u) { add(ul, li(el("span", "sign", "+"), link(u, "url"))); });
+          x.left.slice(0, 5).forEach(function (u) { add(ul, li(el("span", "sign", "−"), link(u, "url"))); });
+          add(e, ul);
+          return e;
+        }),
+        changeList("Clusters that appeared with a changed page", L.appeared, more.appeared, function (c) {
+          return li(el("span", "sign", "+"), el("span", "cid", c.cluster_id), " " + c.kind + ", " + fmt(c.size) + " pages, with ",
+                    link(c.changed_urls[0], "url"));
+        }),
+        changeList("Clusters that vanished with a changed page", L.vanished, more.vanished, function (c) {
+          return li(el("span", "sign", "−"), el("span", "cid", c.cluster_id), " " + c.kind + ", " + fmt(c.size) + " pages, with ",
+                    link(c.changed_urls[0], "url"));
+        }),
+        changeList("Clusters a changed page joined or left", L.clusters_changed, more.clusters_changed, function (c) {
+          var e = li(el("span", "sign", "~"), el("span", "cid", c.old_cluster + " = " + c.new_cluster),
+                     " " + c.kind + ": " + fmt(c.old_size) + " → " + fmt(c.new_size) + " pages");
+          var ul = el("ul", "urls");
+          c.joined.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "+"), link(u, "url"))); });
+          c.left.slice(0, 20).forEach(function (u) { add(ul, li(el("span", "sign", "−"), link(u, "url"))); });
+          add(e, ul);
+          return e;
+        }),
+        changeList("Canonicals that changed because the canonical changed", L.canonicals, more.canonicals, function (c) {
+          return li(el("span", "cid", c.new_cluster), " ", link(c.old_canonical, "url"), " → ", link(c.new_canonical, "url"));
+        }));
+    }
     add(list, box);
   }
 
@@ -754,9 +824,8 @@
     renderHeader();
     renderSummary();
     if (M.changes) {
-      var c = M.changes.counts, total = 0;
-      Object.keys(c).forEach(function (k) { total += c[k]; });
-      $("n-changes").textContent = fmt(total);
+      var c = M.changes.counts;
+      $("n-changes").textContent = fmt(c.urls_changed + c.urls_added + c.urls_removed);
       $("tab-changes").hidden = false;
     }
     renderFilterOptions();
