@@ -102,8 +102,8 @@ def _html_of(response: Any, cap: Dict[str, Any]) -> str:
 
 def _apply_response_tls(record: PageRecord, response: Any, cap: Dict[str, Any]) -> None:
     tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
-    if not tls and "playwright" not in (response.flags or ()):
-        tls = tls_from_certificate(getattr(response, "certificate", None))
+    if "playwright" not in (response.flags or ()):  # no verdict of Chromium's: scan.verify_tls's
+        tls = tls or tls_from_certificate(getattr(response, "certificate", None))
         tls["tls_error"] = response.meta.get("websim_tls_error", "")
     apply_tls(record, tls)
 
@@ -139,9 +139,28 @@ def failed_navigation_record(response: Any, record_id: int, url: str, failed: Di
     return record
 
 
+def empty_error_record(record_id: int, url: str, answer: Dict[str, Any]) -> PageRecord:
+    """The record of a page that went on (a meta refresh, a script) to an HTTP error with an empty
+    body, which Chromium replaced by its own error page: the server's status, headers and URL, no
+    content (``capture``'s ``empty_error``)."""
+    headers = {str(k).lower(): str(v) for k, v in (answer.get("headers") or {}).items()}
+    try:
+        length = int(headers.get("content-length") or 0)
+    except ValueError:
+        length = 0
+    record = PageRecord(id=record_id, url=url, final_url=answer["url"],
+                        redirect_chain=list(answer.get("chain") or [url]), status_code=int(answer["status"]),
+                        content_length=length, content_type=headers.get("content-type", ""),
+                        www_authenticate=headers.get("www-authenticate", "")[:200])
+    record.clean()
+    return record
+
+
 def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     """``(record, html, screenshot)`` for a response that reached the spider."""
     cap = _capture_result(response)
+    if cap.get("empty_error"):
+        return empty_error_record(record_id, url, cap["empty_error"]), "", b""
     failed = _failed_navigation(response, cap)
     if failed is not None:
         return failed_navigation_record(response, record_id, url, failed), "", b""

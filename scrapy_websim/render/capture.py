@@ -216,6 +216,7 @@ class NetworkTracker:
         self.last_activity = time.monotonic()
         self.main_response_headers: Optional[Dict[str, str]] = None
         self.main_status: Optional[int] = None
+        self.main_url = ""
         self.navigations: List[str] = []
         #: ``(url, why, by_guard)`` of the main frame's last navigation that got no page of its own
         self.failed_navigation: Optional[Tuple[str, str, bool]] = None
@@ -233,6 +234,7 @@ class NetworkTracker:
         self.last_activity = time.monotonic()
         self.main_response_headers = None
         self.main_status = None
+        self.main_url = ""
         self.navigations = []
         self.failed_navigation = None
         self.blocked = {}
@@ -268,6 +270,7 @@ class NetworkTracker:
             if page is not None and response.frame == page.main_frame and response.request.is_navigation_request():
                 self.main_response_headers = response.headers
                 self.main_status = response.status
+                self.main_url = response.url
                 refused = guard_reason(response.headers.get(BLOCKED_HEADER.lower())
                                        or response.headers.get(ERROR_HEADER.lower()))
                 if refused:  # the guard's answer, not the host's: no connection, or a denied network
@@ -283,6 +286,10 @@ class NetworkTracker:
 
 
 _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDictionary()
+
+#: Chromium's failure for an HTTP error (4xx, 5xx) answered with an empty body: it shows its own
+#: error page instead, but the answer is the server's, with its status (:func:`empty_error_answer`).
+EMPTY_ERROR_FAILURE = "net::ERR_HTTP_RESPONSE_CODE_FAILURE"
 
 #: The page Chromium shows in place of one it could not load (a refused connection, a failed DNS
 #: lookup, a request the route aborted): its title is the host, its text Chromium's own.
@@ -457,13 +464,32 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
 
 
 def _failed(result: Dict[str, Any], failed: Tuple[str, str], tracker: Optional[NetworkTracker]) -> Dict[str, Any]:
-    """The capture of a page that ended on no page of its own: where it went and why it failed."""
+    """The capture of a page that ended on no page of its own: where it went and why it failed;
+    or, when it went on to an HTTP error with an empty body, that answer (``empty_error``)."""
     target, why = failed
     chain = list(tracker.navigations) if tracker is not None else []
     if target and chain[-1:] != [target]:
         chain.append(target)
-    result["navigation_failed"] = {"url": target, "error": why, "chain": chain}
+    answer = empty_error_answer(target, tracker)
+    if answer is not None:
+        result["empty_error"] = dict(answer, chain=chain)
+    else:
+        result["navigation_failed"] = {"url": target, "error": why, "chain": chain}
     return result
+
+
+def empty_error_answer(target: str, tracker: Optional[NetworkTracker]) -> Optional[Dict[str, Any]]:
+    """The server's answer at ``target`` when the main frame's navigation there failed only because
+    it was an HTTP error with an empty body (:data:`EMPTY_ERROR_FAILURE`): ``{"url", "status",
+    "headers"}``; None for any other failure (no connection, a refused network, the guard's answer)."""
+    if tracker is None or not target or tracker.failed_navigation is None:
+        return None
+    url, why, by_guard = tracker.failed_navigation
+    if by_guard or url != target or EMPTY_ERROR_FAILURE not in why:
+        return None
+    if tracker.main_url != target or (tracker.main_status or 0) < 400:
+        return None
+    return {"url": target, "status": tracker.main_status, "headers": dict(tracker.main_response_headers or {})}
 
 
 # The page's icon: the first <link rel="icon"> (``shortcut icon`` too; not ``apple-touch-icon``),

@@ -39,7 +39,7 @@ from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
-from scrapy_websim.render.capture import capture, note_blocked, short_error
+from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
 from scrapy_websim.render.tabs import TabPool
 
@@ -360,6 +360,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 raise
             except Exception as exc:  # noqa: BLE001
                 answer = self._download_answer(request, exc)
+                if answer is exc and EMPTY_ERROR_FAILURE in str(exc):
+                    answer = await _empty_error_answer(request) or exc
                 if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
                     raise answer from None
                 if attempt == 2:
@@ -419,7 +421,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         main = request.meta.get("_websim_main")
         if not info or not main:
             return exc
-        status, headers = main
+        status, headers = main[:2]
         return _AnswerInstead(Response(url=info, status=status, headers=Headers(headers), body=b"",
                                        request=request, flags=["download"]))
 
@@ -441,6 +443,25 @@ class _AnswerInstead(Exception):
     def __init__(self, response: Response) -> None:
         super().__init__("download")
         self.response = response
+
+
+async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
+    """The server's answer to a navigation that Chromium failed because it was an HTTP error (4xx,
+    5xx) with an empty body (it shows its own error page instead): that status, those headers, no
+    body, and the redirect hops that led to it; None when no such answer was seen."""
+    main = request.meta.get("_websim_main")
+    if not main or main[0] < 400:
+        return None
+    status, headers, url, hops, response = main
+    if hops:
+        request.meta["redirect_urls"] = hops
+    # an https answer: the certificate's names and dates as Chromium got them; Chromium's verdict
+    # on it is lost with the page it replaced, so the answer is not flagged "playwright" and the
+    # certificate is checked as for a page of Scrapy's own client (scan.WebsimScanDownloaderMiddleware)
+    with contextlib.suppress(Exception):
+        request.meta["playwright_security_details"] = await asyncio.wait_for(response.security_details(), 5)
+    return _AnswerInstead(Response(url=url, status=status, headers=Headers(headers), body=b"", request=request,
+                                   flags=["empty-error"]))
 
 
 _blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
@@ -507,14 +528,20 @@ def _is_download(headers: dict) -> bool:
 
 
 def _note_main_response(page: Any, response: Any, meta: dict) -> None:
-    """Keep the main document's status and headers; a download (an attachment, an endless octet
-    stream...) is not rendered: its page is closed at once, so the transfer stops, and the request
-    is answered with the status and headers (see ``_download_answer``)."""
+    """Keep the main document's status, headers, URL and the redirect hops before it (an HTTP error
+    with an empty body is answered with them: ``_empty_error_answer``). A download (an attachment,
+    an endless octet stream...) is not rendered: its page is closed at once, so the transfer stops,
+    and the request is answered with the status and headers (see ``_download_answer``)."""
     try:
         if response.frame != page.main_frame or not response.request.is_navigation_request():
             return
         headers = dict(response.headers)
-        meta["_websim_main"] = (response.status, headers)
+        hops: List[str] = []
+        hop = response.request.redirected_from
+        while hop is not None:  # Chromium follows 20 redirects at most
+            hops.insert(0, hop.url)
+            hop = hop.redirected_from
+        meta["_websim_main"] = (response.status, headers, response.url, hops, response)
         if 200 <= response.status < 300 and _is_download(headers):
             meta["_websim_download"] = response.url
             _close_quietly(page)
