@@ -218,6 +218,8 @@ class NetworkTracker:
         self.main_status: Optional[int] = None
         self.main_url = ""
         self.navigations: List[str] = []
+        #: the main frame's latest navigation request (a redirect hop is a request of its own)
+        self.last_navigation: Any = None
         #: ``(url, why, by_guard)`` of the main frame's last navigation that got no page of its own
         self.failed_navigation: Optional[Tuple[str, str, bool]] = None
         #: navigation URL -> why websim's route refused it (``WEBSIM_DENY_NETWORKS``, a scheme)
@@ -236,6 +238,7 @@ class NetworkTracker:
         self.main_status = None
         self.main_url = ""
         self.navigations = []
+        self.last_navigation = None
         self.failed_navigation = None
         self.blocked = {}
 
@@ -247,8 +250,10 @@ class NetworkTracker:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
         try:
-            if len(self.navigations) < self.MAX_NAVIGATIONS and self._main_navigation(request):
-                self.navigations.append(request.url)
+            if self._main_navigation(request):
+                self.last_navigation = request
+                if len(self.navigations) < self.MAX_NAVIGATIONS:
+                    self.navigations.append(request.url)
         except Exception:  # noqa: BLE001 - a detached frame must not break the crawl
             pass
 
@@ -259,7 +264,9 @@ class NetworkTracker:
     def _on_failed(self, request: Any) -> None:
         self._on_done(request)
         try:
-            if self._main_navigation(request):
+            # the latest navigation only: a document whose loading a newer navigation cut off
+            # (a script's location change while it still loads) fails too, with ERR_ABORTED
+            if request is self.last_navigation and self._main_navigation(request):
                 self.failed_navigation = (request.url, str(request.failure or ""), False)
         except Exception:  # noqa: BLE001
             pass
@@ -313,8 +320,8 @@ def navigation_failure(page: Any, tracker: Optional[NetworkTracker]) -> Optional
     except Exception:  # noqa: BLE001
         return None
     failed = tracker.failed_navigation if tracker is not None else None
-    if failed is not None and failed[2] and failed[0] == url:
-        return failed[0], failed[1]
+    if tracker is not None and failed is not None and failed[2] and failed[0] in (url, tracker.main_url):
+        return failed[0], failed[1]  # the guard's answer is the page, or the one about to replace it
     if not url.startswith(CHROME_ERROR_PAGE):
         return None
     if failed is None:
@@ -461,6 +468,18 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         except Exception:  # noqa: BLE001
             pass
     return result
+
+
+def recheck(page: Any, result: Any) -> None:
+    """After scrapy-playwright has read the page: a navigation that failed once the capture was
+    taken (its error page or the guard's answer committed while the page was read) turns the
+    capture ``result`` into that failure, as if it had been seen in time."""
+    if not isinstance(result, dict) or "navigation_failed" in result or "empty_error" in result:
+        return
+    tracker = _trackers.get(page)
+    failed = navigation_failure(page, tracker)
+    if failed is not None:
+        _failed(result, failed, tracker)
 
 
 def _failed(result: Dict[str, Any], failed: Tuple[str, str], tracker: Optional[NetworkTracker]) -> Dict[str, Any]:

@@ -39,7 +39,7 @@ from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
-from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, short_error
+from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
 from scrapy_websim.render.tabs import TabPool
 
@@ -391,7 +391,11 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
         page = meta.get("_websim_page")
         try:
-            return task.result()
+            response = task.result()
+            if page is not None:
+                recheck(page, next((pm.result for pm in meta.get("playwright_page_methods") or ()
+                                    if getattr(pm, "method", None) is capture), None))
+            return response
         except Exception:
             if page is not None and page in _blocked_reasons:
                 raise Blocked(_blocked_reasons.pop(page)) from None
