@@ -47,14 +47,34 @@ from scrapy_websim.testing.crawl import run_websim  # noqa: E402
 
 #: The special-page labels (R1 and U1 are duplicates found by URL: content pages may carry them).
 SPECIAL = ("E1", "E3", "L1", "W1", "M1", "T1")
+#: The label of a URL whose truth gives groups only (the documentation benches): not scored.
+UNKNOWN = "?"
 
 Truth = Dict[str, Tuple[str, Optional[str]]]
 
 
+def site_truth(site, bases: Dict[str, str], family: Optional[List[int]] = None) -> Tuple[Truth, Dict[str, str]]:
+    """The truth of a ``scrapy_websim.testing.sites.Site`` (its groups of URLs; labels not given) and
+    the arguable families of its groups (``family[g]``: the group standing for g's arguable twins,
+    g itself when it has none; ``bench/platforms.py``)."""
+    from scrapy_websim.testing import sites
+
+    truth: Truth = {}
+    fam: Dict[str, str] = {}
+    for g, members in enumerate(site.groups):
+        for m in members:
+            url = sites.resolve(m, bases)
+            truth[url] = (f"g{g}", UNKNOWN)
+            if family is not None:
+                fam[url] = f"f{family[g]}"
+    return truth, fam
+
+
 def crawl(urls: Iterable[str], workdir: str, extra: Iterable[str] = (), threads: int = 8,
-          timeout: float = 7200) -> Dict[str, dict]:
+          timeout: float = 7200, code: str = "") -> Dict[str, dict]:
     """Crawl ``urls`` (shuffled, seed 7) with the shipped defaults; ``{url: row}`` of the result.
-    ``workdir`` gets ``urls.txt``, ``result.json``, ``features.jsonl`` and ``pages.jsonl.gz``."""
+    ``workdir`` gets ``urls.txt``, ``result.json``, ``features.jsonl`` and ``pages.jsonl.gz``.
+    ``code``: crawl with the ``scrapy_websim`` of that tree instead of this one."""
     urls = list(urls)
     random.Random(7).shuffle(urls)
     os.makedirs(workdir, exist_ok=True)
@@ -68,7 +88,8 @@ def crawl(urls: Iterable[str], workdir: str, extra: Iterable[str] = (), threads:
     proc = run_websim(["-l", listing, "-O", out, "-t", str(threads),
                        "--features-file", os.path.join(workdir, "features.jsonl"), "--loglevel", "WARNING",
                        "-s", 'EXTENSIONS={"scrapy_websim.testing.pagedump.PageDump": 100}', *extra],
-                      cwd=workdir, timeout=timeout, env={pagedump.ENV: pages})
+                      cwd=workdir, timeout=timeout,
+                      env={pagedump.ENV: pages, **({"PYTHONPATH": os.path.abspath(code)} if code else {})})
     if proc.returncode != 0:
         raise RuntimeError(f"websim failed ({proc.returncode}): {proc.stderr[-3000:]}")
     return load_rows(out)
@@ -87,25 +108,34 @@ def _pairs(groups: Dict[str, str]) -> set:
     return {tuple(sorted(p)) for members in by.values() for p in combinations(members, 2)}
 
 
-def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False) -> str:
+def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False,
+          family: Optional[Dict[str, str]] = None) -> str:
     """The one-line result (see the module docstring); with ``verbose`` the wrong pairs, the lost
-    groups and the wrong labels first."""
+    groups and the wrong labels first. ``family`` (url -> key) marks arguable truth: pairs of
+    different groups of one family are not counted, and a family counts as one group for ``lost``."""
     urls = list(truth)
     missing = [u for u in urls if u not in rows]
     true_pairs = _pairs({u: g for u, (g, _) in truth.items()})
     got_pairs = _pairs({u: rows[u]["cluster_id"] for u in urls if u in rows})
+    if family:
+        arguable = {p for p in got_pairs | true_pairs
+                    if truth[p[0]][0] != truth[p[1]][0] and family.get(p[0]) and family.get(p[0]) == family.get(p[1])}
+        true_pairs -= arguable
+        got_pairs -= arguable
     tp = len(true_pairs & got_pairs)
     precision = tp / len(got_pairs) if got_pairs else 1.0
     recall = tp / len(true_pairs) if true_pairs else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     groups: Dict[str, List[str]] = collections.defaultdict(list)
     for u, (g, _) in truth.items():
-        groups[g].append(u)
+        groups[(family or {}).get(u) or g].append(u)
     lost = [g for g, members in groups.items()
             if not any(u not in rows or not rows[u]["cluster_id"] or rows[u]["is_canonical"] for u in members)]
     special = right = junk = 0
     wrong_labels = []
     for u, (_, label) in truth.items():
+        if label == UNKNOWN:
+            continue
         got = rows.get(u, {}).get("cluster_kind", "")
         got = got if got in SPECIAL else None
         if label is None and got is not None:
@@ -137,15 +167,16 @@ def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False)
             f"lost={len(lost)} rules={right}/{special} ({pct:.1f}%) content_as_junk={junk}")
 
 
-def save_truth(truth: Truth, workdir: str, name: str) -> None:
+def save_truth(truth: Truth, workdir: str, name: str, family: Optional[Dict[str, str]] = None) -> None:
+    os.makedirs(workdir, exist_ok=True)
     with open(os.path.join(workdir, "truth.json"), "w", encoding="utf-8") as fh:
-        json.dump({"name": name, "truth": truth}, fh, indent=0)
+        json.dump({"name": name, "truth": truth, "family": family or {}}, fh, indent=0)
 
 
-def load_truth(workdir: str) -> Tuple[str, Truth]:
+def load_truth(workdir: str) -> Tuple[str, Truth, Dict[str, str]]:
     with open(os.path.join(workdir, "truth.json"), encoding="utf-8") as fh:
         data = json.load(fh)
-    return data["name"], {u: (g, label) for u, (g, label) in data["truth"].items()}
+    return (data["name"], {u: (g, label) for u, (g, label) in data["truth"].items()}, data.get("family") or {})
 
 
 def refeature(workdir: str) -> str:
@@ -176,13 +207,13 @@ def refeature(workdir: str) -> str:
 
 def rescore(workdir: str, verbose: bool = False, features: str = "", extra: Iterable[str] = ()) -> str:
     """Cluster ``workdir``'s kept features with this code and score them against its truth."""
-    name, truth = load_truth(workdir)
+    name, truth, family = load_truth(workdir)
     features = features or os.path.join(workdir, "features.jsonl")
     out = os.path.join(workdir, "result.rescored.json")
     proc = run_websim(["cluster", features, "-O", out, *extra], cwd=workdir, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"websim cluster failed ({proc.returncode}): {proc.stderr[-3000:]}")
-    return score(name, truth, load_rows(out), verbose)
+    return score(name, truth, load_rows(out), verbose, family)
 
 
 def main(name: str, build: Callable[[argparse.Namespace, str], "contextlib.AbstractContextManager[Truth]"],

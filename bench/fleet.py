@@ -43,7 +43,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from scrapy_websim.testing.crawl import run_websim
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import appbench
 from scrapy_websim.testing.servers import (
     apache_server, django_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server,
 )
@@ -441,17 +442,14 @@ def run_set(name: str, truth: Truth, workdir: str, code: str = "") -> str:
     bodies = {}
     for u in urls:  # the baseline: exact hash of the raw body, fetched in the same run
         bodies[u] = hashlib.sha256(fetch(u).body).hexdigest()
-    listing = os.path.join(workdir, f"{name}-urls.txt")
-    with open(listing, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(urls) + "\n")
-    out = os.path.join(workdir, f"{name}.json")
+    workdir = os.path.join(workdir, name)
+    appbench.save_truth(truth, workdir, name)
     started = time.monotonic()
-    env = {"PYTHONPATH": os.path.abspath(code)} if code else None
-    proc = run_websim(["-l", listing, "-o", out, "-s", "WEBSIM_STABLE_TIMEOUT=4"], cwd=workdir, timeout=1800, env=env)
-    if proc.returncode != 0:
-        print(proc.stderr[-4000:])
-        raise SystemExit(f"websim failed with {proc.returncode}")
-    with open(out, encoding="utf-8") as fh:
+    try:
+        appbench.crawl(urls, workdir, ["-s", "WEBSIM_STABLE_TIMEOUT=4"], code=code)
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
+    with open(os.path.join(workdir, "result.json"), encoding="utf-8") as fh:
         data = json.load(fh)
     rows = {r["url"]: r for r in data["urls"]}
     missing = [u for u in urls if u not in rows]

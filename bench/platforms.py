@@ -76,6 +76,9 @@ sys.path.insert(0, REPO)
 from scrapy_websim.testing import sites  # noqa: E402
 from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import appbench  # noqa: E402  (bench/appbench.py)
+
 RUST_ROOTS = [os.path.expanduser("~/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"),
               "/usr/share/doc/rust-doc/html"]
 NODE_API = "/usr/share/doc/nodejs/api"
@@ -494,20 +497,15 @@ def scores(site: sites.Site, bases: Dict[str, str], rows: Dict[str, dict]) -> Di
 def crawl_and_score(name: str, site: sites.Site, bases: Dict[str, str], tmp: str, verbose: bool,
                     threads: int) -> str:
     urls = [sites.resolve(u, bases) for u in site.urls]
-    random.Random(7).shuffle(urls)
-    listing = os.path.join(tmp, "urls.txt")
-    with open(listing, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(urls) + "\n")
     with open(os.path.join(tmp, "bases.json"), "w", encoding="utf-8") as fh:
         json.dump(bases, fh)
-    out = os.path.join(tmp, "result.json")
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", str(threads),
-                           "--features-file", os.path.join(tmp, "features.jsonl"), "--loglevel", "WARNING"],
-                          cwd=tmp, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"set={name} failed: {proc.stderr[-2000:]}"
-    return score_result(name, site, bases, out, verbose)
+    truth, family = appbench.site_truth(site, bases, families(site))
+    appbench.save_truth(truth, tmp, name, family)
+    try:
+        appbench.crawl(urls, tmp, threads=threads)
+    except RuntimeError as exc:
+        return f"set={name} failed: {exc}"
+    return score_result(name, site, bases, os.path.join(tmp, "result.json"), verbose)
 
 
 def score_result(name: str, site: sites.Site, bases: Dict[str, str], out: str, verbose: bool = False) -> str:

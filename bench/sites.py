@@ -2,6 +2,7 @@
 
     python bench/sites.py                 # every site
     python bench/sites.py --only cjk      # one site
+    python bench/sites.py --keep DIR      # keep each crawl in DIR/NAME (bench/appbench.py re-scores it)
 
 Sites are built from Debian documentation packages by ``scrapy_websim/testing/sites.py`` and served by three
 nginx servers on 127.0.0.1 (A; B, an exact mirror on another port; C, a mirror adding a signature
@@ -19,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import subprocess
 import sys
 import tempfile
 
@@ -28,6 +27,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from scrapy_websim.testing import sites  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import appbench  # noqa: E402  (bench/appbench.py)
 
 SITES = {
     "docs": sites.DocSpec(
@@ -53,29 +55,26 @@ SITES = {
 }
 
 
-def run_site(name: str, spec: sites.DocSpec, verbose: bool = False) -> str:
+def run_site(name: str, spec: sites.DocSpec, verbose: bool = False, keep: str = "") -> str:
     site = sites.doc_site(spec)
     with tempfile.TemporaryDirectory(prefix=f"websim-sites-{name}-") as tmp, sites.serve(site) as bases:
-        return crawl_and_score(name, site, bases, tmp, verbose)
+        workdir = os.path.join(keep, name) if keep else tmp
+        return crawl_and_score(name, site, bases, workdir, verbose)
 
 
 def crawl_and_score(name: str, site: sites.Site, bases: dict, tmp: str, verbose: bool = False) -> str:
     """Crawl the site's URLs (shuffled) with the shipped defaults and score the clusters against
     its groups; the one-line result (``site=NAME urls=N ...``). The servers must be up. ``tmp``
-    gets the URL list, the result and the features (``websim cluster`` / ``websim explain``)."""
+    gets the URL list, the truth, the result, the features (``websim cluster`` / ``websim
+    explain``) and the pages' HTML (``python bench/appbench.py DIR [--refeature]`` re-scores them)."""
     urls = [sites.resolve(u, bases) for u in site.urls]
-    random.Random(7).shuffle(urls)
-    listing = os.path.join(tmp, "urls.txt")
-    with open(listing, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(urls) + "\n")
-    out = os.path.join(tmp, "result.json")
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "-t", "8",
-                           "--features-file", os.path.join(tmp, "features.jsonl"),
-                           "--loglevel", "WARNING"], cwd=tmp, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"site={name} failed: {proc.stderr[-2000:]}"
-    with open(out, encoding="utf-8") as fh:
+    truth, _ = appbench.site_truth(site, bases)
+    appbench.save_truth(truth, tmp, name)
+    try:
+        appbench.crawl(urls, tmp)
+    except RuntimeError as exc:
+        return f"site={name} failed: {exc}"
+    with open(os.path.join(tmp, "result.json"), encoding="utf-8") as fh:
         data = json.load(fh)
     cluster_of = {row["url"]: row["cluster_id"] for row in data["urls"]}
     missing = len(set(urls) - set(cluster_of))
@@ -96,9 +95,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", choices=sorted(SITES))
     parser.add_argument("-v", "--verbose", action="store_true", help="print every URL's group and cluster")
+    parser.add_argument("--keep", default="", help="keep each crawl in DIR/NAME (bench/appbench.py re-scores it)")
     args = parser.parse_args()
     for name in args.only or SITES:
-        print(run_site(name, SITES[name], args.verbose), flush=True)
+        print(run_site(name, SITES[name], args.verbose, args.keep), flush=True)
     return 0
 
 

@@ -49,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.cluster import cluster, is_eligible
 from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim
+from scrapy_websim.core.match.template import Templates, templates_of_records
 from scrapy_websim.core.fingerprints import hamming
 from scrapy_websim.testing.sites import noisy_copy, title_of  # the same noise as the end-to-end test's copies
 from scrapy_websim.core.types import PageRecord
@@ -95,17 +96,18 @@ def features(url: str, html: str, params: FeatureParams) -> PageRecord:
     return rec
 
 
-def _clustered(page: PageRecord, copy: PageRecord) -> bool:
+def _clustered(page: PageRecord, copy: PageRecord, templates: Templates) -> bool:
     """Does the shipped clustering (candidate join, then the decision) put a page and its copy in
     one cluster? A pair the decision accepts is lost when it is not a candidate (SimHash beyond
     the distance, no shared h1 or, without one, title)."""
     a, b = replace(page, id=1), replace(copy, id=2)
     records = {1: a, 2: b}
-    result = cluster([a, b], lambda x, y: compare(records[x], records[y]))
+    result = cluster([a, b], lambda x, y: compare(records[x], records[y],
+                                                  template=templates.for_pair(records[x], records[y])))
     return len(result.clusters) == 1
 
 
-def measure(name: str, files, params: FeatureParams, verbose: bool):
+def measure(name: str, files, params: FeatureParams, verbose: bool, use_templates: bool = True):
     pages = []
     for f in files:
         opener = gzip.open if f.endswith(".gz") else open
@@ -119,12 +121,22 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
     titles = titles or ["Overview"]
     recs, copies = [], []
     for i, (f, html) in enumerate(pages):
-        rec = features(f, html, params)
+        url = f"http://{name}.test/{f.lstrip('/')}"  # one site per template, its copies on it too
+        rec = features(url, html, params)
         if not is_eligible(rec):  # too little text to be clustered at all
             continue
-        recs.append(rec)
-        copies.append(features(f, noisy_copy(html, titles, seed=i), params))
-    copy_sims = [(text_sim(a, b), a.url) for a, b in zip(recs, copies)]
+        recs.append(replace(rec, id=2 * i + 1))
+        copies.append(replace(features(url + "?copy", noisy_copy(html, titles, seed=i), params), id=2 * i + 2))
+    templates = templates_of_records(recs + copies) if use_templates else Templates()
+
+    def tsim(a, b):
+        return text_sim(a, b, template=templates.for_pair(a, b))
+
+    def cmp(a, b):
+        return compare(a, b, template=templates.for_pair(a, b))
+
+    print(f"  template: {templates.summary()}")
+    copy_sims = [(tsim(a, b), a.url) for a, b in zip(recs, copies)]
     copy_bits = max(hamming(a.simhash, b.simhash) for a, b in zip(recs, copies))
     copy_min = min(copy_sims)
     diff_max, same_text, diff_sims, diff_dups = (0.0, "", ""), 0, [], []
@@ -134,17 +146,17 @@ def measure(name: str, files, params: FeatureParams, verbose: bool):
             if a.text_hash == b.text_hash:
                 same_text += 1
                 continue
-            s = text_sim(a, b)
+            s = tsim(a, b)
             diff_sims.append(s)
             if s > diff_max[0]:
                 diff_max = (s, a.url, b.url)
-            if s >= DEFAULT_DECISION_PARAMS.rule1_jaccard and compare(a, b).is_duplicate:
+            if s >= DEFAULT_DECISION_PARAMS.rule1_jaccard and cmp(a, b).is_duplicate:
                 diff_dups.append((os.path.basename(a.url), os.path.basename(b.url)))
     margin = copy_min[0] - diff_max[0]
     below = {t: sum(1 for v, _ in copy_sims if v < t) for t in (0.4, 0.5, 0.6)}
     above = {t: sum(1 for v in diff_sims if v >= t) for t in (0.3, 0.4)}
-    copy_dups = sum(compare(a, b).is_duplicate for a, b in zip(recs, copies))
-    copy_clustered = sum(_clustered(a, b) for a, b in zip(recs, copies))
+    copy_dups = sum(cmp(a, b).is_duplicate for a, b in zip(recs, copies))
+    copy_clustered = sum(_clustered(a, b, templates) for a, b in zip(recs, copies))
     print(f"  copies below 0.4/0.5/0.6: {below[0.4]}/{below[0.5]}/{below[0.6]}; "
           f"different pairs at >= 0.3/0.4: {above[0.3]}/{above[0.4]}")
     print(f"  shipped decision (no screenshot): copies_duplicate={copy_dups}/{len(recs)} "
@@ -166,6 +178,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help="template names to run")
     parser.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--no-templates", action="store_true", help="judge pages whole (no site templates)")
     args = parser.parse_args(argv)
     names = [n for n in TEMPLATES if not args.only or n in args.only]
     if not args.no_install:
@@ -177,11 +190,11 @@ def main(argv=None) -> int:
         if len(files) < 2:
             print(f"{name}: skipped ({len(files)} pages; package {TEMPLATES[name][0]} missing?)")
             continue
-        results.append((name,) + measure(name, files, params, args.verbose))
+        results.append((name,) + measure(name, files, params, args.verbose, not args.no_templates))
     if os.path.isdir(SHARED_ARTICLES) and (not args.only or "articles" in args.only):
         files = template_files(os.path.join(SHARED_ARTICLES, "*.html*"), args.pages)
         if len(files) >= 2:
-            results.append(("articles",) + measure("articles", files, params, args.verbose))
+            results.append(("articles",) + measure("articles", files, params, args.verbose, not args.no_templates))
     if not results:
         print("templates=0 pages=0 worst_margin=nan worst_template=none")
         return 1

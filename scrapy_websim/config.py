@@ -41,7 +41,7 @@ from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the publi
     parse_networks, parse_proxy, parse_viewport, proxy_parts)
 from scrapy_websim.core.params import (
     ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PageTypeParams, PredictorParams, RuleParams,
-    Params, TextParams, UrlParams, param, parse_range)
+    Params, TemplateParams, TextParams, UrlParams, param, parse_range)
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -399,6 +399,7 @@ PARAM_OBJECTS: Tuple[Tuple[str, Type[Any], str], ...] = (
     ("lcs", LcsParams, "Features"),
     ("decision", DecisionParams, _DECIDE),
     ("cluster", ClusterParams, _DECIDE),
+    ("template", TemplateParams, _DECIDE),
     ("rules", RuleParams, "Rules"),
     ("urls", UrlParams, "Rules"),
 )

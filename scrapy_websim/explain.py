@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from scrapy_websim.core.match import cluster, reasons, similarity
+from scrapy_websim.core.match import cluster, reasons, similarity, template
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import NotAFeaturesFile, iter_jsonl
 from scrapy_websim.core.fingerprints import hamming
@@ -49,13 +49,19 @@ def is_features_file(path: str) -> bool:
     return True
 
 
-def find_records(path: str, urls: Tuple[str, ...]) -> Dict[str, PageRecord]:
-    """The records of ``urls`` in a features file (by ``url``, else by ``final_url``)."""
+def find_records(path: str, urls: Tuple[str, ...], sampler: Optional[template.TemplateSampler] = None,
+                 min_html_len: int = 0) -> Dict[str, PageRecord]:
+    """The records of ``urls`` in a features file (by ``url``, else by ``final_url``); with a
+    ``sampler``, every page the sites' templates may be made of is shown to it on the way."""
     found: Dict[str, PageRecord] = {}
     by_final: Dict[str, PageRecord] = {}
     wanted = set(urls)
     try:
         for record in iter_jsonl(path):
+            if sampler is not None and not record.probe_for and template.can_sample(
+                    record.status_code, record.content_type, record.html_len, record.text_len, record.error,
+                    min_html_len):
+                sampler.see(record.id, cluster.host_of(record), record.text_hash)
             if record.url in wanted and record.url not in found:
                 found[record.url] = record
             if record.final_url in wanted and record.final_url not in by_final:
@@ -120,8 +126,10 @@ def _row_words(name: str, row: Dict[str, Any]) -> str:
 
 def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionParams,
                     cluster_params: cluster.ClusterParams, rule_params: Any,
-                    rows: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None) -> PairExplanation:
-    """The explanation of one pair from the two records (and, if given, their result rows)."""
+                    rows: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None,
+                    templates: Optional[template.Templates] = None) -> PairExplanation:
+    """The explanation of one pair from the two records (and, if given, their result rows, and
+    the sites' templates the crawl's pages make)."""
     ex = PairExplanation()
     lines = ex.lines
     lines += [_describe("A", a), _describe("B", b)]
@@ -145,7 +153,7 @@ def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionP
         ex.data["candidates"] = ok
         head = "candidates: yes (" if ok else "candidates: no, the clustering never compares them ("
         lines.append(head + words + ")")
-    d = similarity.judge(a, b, decision, full=True)
+    d = similarity.judge(a, b, decision, full=True, template=templates.for_pair(a, b) if templates else None)
     ex.data["decision"] = {
         "text_sim": d.result.content_sim, "structure_sim": d.result.structure_sim,
         "visual_sim": d.result.visual_sim, "behavior_sim": d.result.behavior_sim,
@@ -157,6 +165,9 @@ def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionP
         "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto, "items_veto": d.items_veto,
         "title_items_veto": d.title_items_veto, "fields_veto": d.fields_veto, "query_veto": d.query_veto,
         "duplicate": d.result.is_duplicate, "rule": d.result.rule,
+        "template_share": [d.own.template_share(0), d.own.template_share(1)] if d.own else None,
+        "shared_shingles": d.own.both if d.own else None,
+        "own_shingles": [d.own.own_a, d.own.own_b] if d.own else None,
     }
     if not compared:
         lines.append("the decision below is what the pages' features say; the clustering did not use it:")
@@ -259,10 +270,25 @@ def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], p
             ex.data = {"result": {"a_cluster": rows[0].get("cluster_id") or "",
                                   "b_cluster": rows[1].get("cluster_id") or ""}}
             return ex
-    records = find_records(features, (url_a, url_b))
     decision = decision_params_of(meta, params.decision, overridden)
     cluster_params = cluster_params_of(meta, params.cluster or cluster.DEFAULT_PARAMS, overridden)
-    return explain_records(records[url_a], records[url_b], decision, cluster_params, params.assign.rules, rows)
+    sampler = template.TemplateSampler(params.template)
+    records = find_records(features, (url_a, url_b), sampler, cluster_params.min_html_len)
+    templates = template.build_templates(sampler.samples(), _pages_of(features, sampler), params.template,
+                                         sampler.scales())
+    return explain_records(records[url_a], records[url_b], decision, cluster_params, params.assign.rules, rows,
+                           templates)
+
+
+def _pages_of(features: str, sampler: template.TemplateSampler) -> Any:
+    """``ids -> (id, shingle set, tag paths)`` of the sampled pages of a features file (read again, once)."""
+    wanted = {pid for ids in sampler.samples().values() for pid in ids}
+    pages: Dict[int, Tuple[str, Any]] = {}
+    if wanted:
+        for record in iter_jsonl(features):
+            if record.id in wanted and not record.probe_for:
+                pages[record.id] = (record.shingle_set, record.tag_paths)
+    return lambda ids: ((i, *pages[i]) for i in ids if i in pages)
 
 
 def to_json(ex: PairExplanation) -> str:

@@ -22,13 +22,13 @@ import logging
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
 from scrapy_websim.config import ConfigError, WebsimConfig, build_params, rule_keywords
 from scrapy_websim import output
-from scrapy_websim.core.match import assign, cluster, reasons, similarity
+from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams
 from scrapy_websim.core.store import FeatureStore
@@ -54,6 +54,7 @@ class FinalParams:
     decision: similarity.DecisionParams = field(default_factory=similarity.DecisionParams)
     cluster: Any = None
     assign: assign.AssignParams = field(default_factory=assign.AssignParams)
+    template: template.TemplateParams = field(default_factory=template.TemplateParams)
 
 
 @dataclass
@@ -79,7 +80,8 @@ class Result:
             if self.row_error and not record.error:
                 record.error = self.row_error
             try:
-                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params)
+                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params,
+                                           record.id in self.assigned.short_items)
             except Exception as exc:  # noqa: BLE001 - the row is written without its reason
                 why = f"no reason: {type(exc).__name__}: {exc}"[:300]
             yield output.safe_output_row(record, a, why)
@@ -159,6 +161,7 @@ class Finalizer:
         return FinalParams(
             config=config, features=features, decision=decision, cluster=cluster_params,
             assign=assign.AssignParams(rules=rules, urls=features.urls),
+            template=build_params(settings, template.TemplateParams),
         )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
@@ -173,17 +176,19 @@ class Finalizer:
         try:
             renumber_discovered(store)
             soft404 = calibrate_soft404(store, p.assign)
-            keys, table = label_rules(store, p.assign, p.cluster, soft404)
+            templates = site_templates(store, p.template, p.cluster)
+            keys, table = label_rules(store, p.assign, p.cluster, soft404, templates)
             n_eligible = len(keys)
             pairs_failed: list = []
-            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed)
+            content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed, templates=templates,
+                                      short_items=table.short_items)
             del keys
             assigned = assign_clusters(store, content, table, p.assign)
             del content, table  # the columns of ``assigned`` are all the rows need
         except Exception as exc:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
-        meta = summary(store, n_eligible, assigned.kind, p)
+        meta = summary(store, n_eligible, assigned.kind, p, templates)
         if soft404 is not None:
             meta["soft404"] = soft404.summary()
         if pairs_failed:
@@ -227,18 +232,24 @@ def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optio
 
 def label_rules(store: FeatureStore, params: assign.AssignParams,
                 cluster_params: Optional[cluster.ClusterParams] = None,
-                soft404: Optional[Soft404Calibration] = None) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
+                soft404: Optional[Soft404Calibration] = None,
+                templates: Optional[template.Templates] = None,
+                ) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
     :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
     table = assign.PageTable()
     failed: Dict[int, str] = {}
+    cp = cluster_params or cluster.DEFAULT_PARAMS
+    short_items = table.short_items
 
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                label = assign.add_page(table, record, params, soft404)
+                item = (templates is not None and bool(templates) and (record.text_len or 0) < cp.min_text_len
+                        and templates.is_item(record))
+                label = assign.add_page(table, record, params, soft404, item)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:
                 logger.exception("websim: page %s (%s) could not be labelled", record.id, record.url)
@@ -246,9 +257,12 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
                 assign.add_page(table, assign.unlabelled(record), params)
                 continue
             if row is not None:
+                if item:
+                    short_items.add(record.id)
                 yield row
 
-    keys = cluster.build_keys(unlabelled_rows(), cluster_params or cluster.DEFAULT_PARAMS)
+    keys = cluster.build_keys(unlabelled_rows(), cp, short_items)
+    assign.merge_similar_templates(table, store.get, params)
     for page_id, error in failed.items():  # after the pass: the store is not written while it is read
         record = store.get(page_id)
         record.error = f"{record.error}; {error}" if record.error else error
@@ -257,9 +271,24 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     return keys, table
 
 
+def site_templates(store: FeatureStore, params: template.TemplateParams,
+                   cluster_params: Optional[cluster.ClusterParams] = None) -> template.Templates:
+    """Each site's template and kinds of pages (:mod:`scrapy_websim.core.match.template`): one
+    pass over the store's key columns picks each site's sample, whose shingle sets and tag paths
+    are then read."""
+    min_html = (cluster_params or cluster.DEFAULT_PARAMS).min_html_len
+    sampler = template.TemplateSampler(params)
+    for page_id, status, ctype, html_len, text_len, error, _s, _p, host, text_hash, _h in store.iter_key_rows():
+        if template.can_sample(status, ctype, html_len, text_len, error, min_html):
+            sampler.see(page_id, host, text_hash)
+    return template.build_templates(sampler.samples(), store.template_pages, params, sampler.scales())
+
+
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None,
-                    failed: Optional[list] = None) -> cluster.ClusterResult:
+                    failed: Optional[list] = None,
+                    templates: Optional[template.Templates] = None,
+                    short_items: AbstractSet[int] = frozenset()) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
     apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
@@ -267,7 +296,10 @@ def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: si
 
     def compare(a_id: int, b_id: int):
         try:
-            return similarity.compare(records.get(a_id), records.get(b_id), decision)
+            a, b = records.get(a_id), records.get(b_id)
+            if (a_id in short_items or b_id in short_items) and not similarity.same_text(a, b):
+                return PairResult()  # a page of a few words is the same page only with the same words
+            return similarity.compare(a, b, decision, templates.for_pair(a, b) if templates else None)
         except Exception as exc:  # noqa: BLE001 - one odd record must not stop the clustering
             if failed is not None:
                 failed.append((a_id, b_id, f"{type(exc).__name__}: {exc}"))
@@ -283,9 +315,10 @@ def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: 
     return assign.assign_table(table, content.assignments, content.clusters, params, store.get)
 
 
-def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams) -> Dict[str, Any]:
-    """The result's ``meta``: counts, the decision rules in words, the time (``kinds``: each
-    cluster's kind)."""
+def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams,
+            templates: Optional[template.Templates] = None) -> Dict[str, Any]:
+    """The result's ``meta``: counts, the decision rules in words, the sites' templates, the time
+    (``kinds``: each cluster's kind)."""
     d = params.decision
     return {
         "total_urls": len(store),
@@ -308,6 +341,8 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
         "decision_params": asdict(d),
         "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
+        "template_params": asdict(params.template),
+        "templates": (templates or template.Templates(params=params.template)).summary(),
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 

@@ -102,7 +102,10 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.simhash = fingerprints.simhash64(main_text)
     record.text_hash = fingerprints.text_hash(main_text)
     record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text))
-    record.minhash, record.shingles = fingerprints.minhash_summary(main_text)
+    shingles = fingerprints.shingle_hashes(main_text)
+    record.minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
+    record.shingles = int(shingles.shape[0])
+    record.shingle_set = fingerprints.encode_shingle_set(fingerprints.shingle_set(shingles))
     prose = prose_text(doc, params.text.max_link_density)
     record.prose_len = len(prose)
     record.prose_minhash, record.prose_shingles = (fingerprints.minhash_summary(prose)
@@ -112,8 +115,10 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.tag_paths = features["tag_paths"]
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags, include_head=params.lcs.include_head)
-    record.signals, record.fingerprint = signals.rule_features(
+    record.signals, record.fingerprint, template_text = signals.rule_features_and_text(
         doc, record.title, params.rules, url=record.final_url or record.url)
+    record.fingerprint_shingles = fingerprints.encode_shingle_set(fingerprints.shingle_set(
+        fingerprints.shingle_hashes(template_text[:TEMPLATE_TEXT_CHARS]))[:fingerprints.TEMPLATE_SHINGLES])
     heading = first_heading(doc)
     if heading:
         record.signals["h1"] = heading
@@ -125,6 +130,11 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
                                                   record.phash)
     return main_text
 
+
+#: What similar rule templates are compared by (``PageRecord.fingerprint_shingles``): the
+#: smallest shingle values (``fingerprints.TEMPLATE_SHINGLES``) of the first characters of the
+#: masked template text.
+TEMPLATE_TEXT_CHARS = 20_000
 
 #: Characters of the page heading kept (``signals["h1"]``).
 HEADING_CHARS = 200

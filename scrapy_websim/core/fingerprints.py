@@ -11,8 +11,11 @@ URL tools (:mod:`scrapy_websim.core.urls`).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
+import zlib
 from collections import Counter
 from functools import lru_cache
 from typing import List, Literal, Optional, Tuple
@@ -38,6 +41,11 @@ __all__ = [
     "minhash_from_hex",
     "jaccard_estimate",
     "jaccard",
+    "SHINGLE_SET_MAX",
+    "TEMPLATE_SHINGLES",
+    "shingle_set",
+    "encode_shingle_set",
+    "decode_shingle_set",
 ]
 
 
@@ -230,3 +238,51 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> float:
         return 1.0
     inter = np.intersect1d(a, b, assume_unique=True).shape[0]
     return inter / (a.shape[0] + b.shape[0] - inter)
+
+
+# --- the stored shingle set (what a page says, for the template-aware decision) ----------------
+#
+# The decision at the end of a crawl takes out of each page what its site repeats on many pages
+# (core/match/template.py) and compares what is left exactly: that needs the shingles themselves,
+# not a MinHash of them. A page keeps the 32-bit form of its distinct shingles (the top half of
+# :func:`shingle_hashes`), sorted, delta-encoded and compressed; a page with more than
+# :data:`SHINGLE_SET_MAX` shingles keeps none (it says a lot of its own, and is compared by its
+# MinHash, which bounds a record's size).
+
+#: Distinct shingles a page keeps at most (about 25,000 characters of text).
+SHINGLE_SET_MAX = 4096
+#: Shingles of a page's masked template text kept (``PageRecord.fingerprint_shingles``): the
+#: smallest values, a consistent sample (the smallest values of two sets' union decide their
+#: Jaccard); a set this long was cut.
+TEMPLATE_SHINGLES = 512
+_EMPTY_SET = np.zeros(0, np.uint32)
+
+
+def shingle_set(h: np.ndarray) -> np.ndarray:
+    """Sorted distinct 32-bit shingle values from :func:`shingle_hashes`' 64-bit ones."""
+    return np.unique((h >> np.uint64(32)).astype(np.uint32))
+
+
+def encode_shingle_set(values: np.ndarray) -> str:
+    """The stored form of a sorted distinct uint32 array: zlib of its little-endian deltas, in
+    base64; "" for an empty array or one above :data:`SHINGLE_SET_MAX`."""
+    if values.shape[0] == 0 or values.shape[0] > SHINGLE_SET_MAX:
+        return ""
+    deltas = np.diff(values.astype(np.uint32), prepend=np.uint32(0)).astype("<u4")
+    return base64.b64encode(zlib.compress(deltas.tobytes(), 6)).decode("ascii")
+
+
+@lru_cache(maxsize=8192)
+def decode_shingle_set(value: str) -> np.ndarray:
+    """The array :func:`encode_shingle_set` stored (read-only; empty for "" or a malformed value)."""
+    if not value:
+        return _EMPTY_SET
+    try:
+        raw = zlib.decompress(base64.b64decode(value, validate=True))
+    except (binascii.Error, zlib.error, ValueError):
+        return _EMPTY_SET
+    if len(raw) % 4:
+        return _EMPTY_SET
+    out = np.cumsum(np.frombuffer(raw, "<u4").astype(np.uint64)).astype(np.uint32)
+    out.flags.writeable = False
+    return out

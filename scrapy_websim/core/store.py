@@ -304,6 +304,19 @@ class FeatureStore:
                 f"SELECT id, json_extract(json, '$.url') FROM records WHERE id IN ({marks})", chunk))
         return urls
 
+    def template_pages(self, page_ids: Iterable[int]) -> Iterator[Tuple[int, str, Dict[str, int]]]:
+        """``(id, shingle_set, tag_paths)`` of the given records, in no particular order (what the
+        sites' templates are made of; only those two fields are parsed)."""
+        self.flush()
+        wanted = list(page_ids)
+        for at in range(0, len(wanted), 500):
+            chunk = wanted[at:at + 500]
+            marks = ", ".join("?" * len(chunk))
+            for page_id, shingles, paths in self._conn().execute(
+                    f"SELECT id, json_extract(json, '$.shingle_set'), json_extract(json, '$.tag_paths') "
+                    f"FROM records WHERE id IN ({marks})", chunk):
+                yield page_id, shingles or "", json.loads(paths) if paths else {}
+
     # -- features files
     def save_jsonl(self, path_or_file: Union[str, os.PathLike, IO[str]]) -> int:
         """The records, then the soft-404 probes (lines with ``probe_for`` set); returns the number of records."""

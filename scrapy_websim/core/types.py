@@ -168,6 +168,9 @@ class PageRecord:
     prose_minhash: str = ""  # MinHash of that prose; "" when it is too short to judge by
     shingles: int = 0  # distinct word 3-shingles of the main text (0: unknown, an older features file)
     prose_shingles: int = 0  # distinct word 3-shingles of the prose (0 with no prose_minhash)
+    #: the main text's distinct shingles, 32-bit, for the template-aware decision
+    #: (core.fingerprints.encode_shingle_set); "" above SHINGLE_SET_MAX or in older features files
+    shingle_set: str = ""
     # --- DOM features ---
     dom_counts: List[int] = field(default_factory=list)  # see DOM_COUNT_NAMES
     tag_paths: Dict[str, int] = field(default_factory=dict)  # "html>body>div>p" -> count (bounded)
@@ -180,6 +183,9 @@ class PageRecord:
     timings: List[float] = field(default_factory=list)  # [ttfb, dom_content_loaded, load]
     # --- rule signals (core.rules.signals) ---
     fingerprint: Optional[int] = None  # template fingerprint of visible text + tag skeleton
+    #: shingles of the masked text the fingerprint hashed (the 512 smallest; encode_shingle_set):
+    #: what similar templates are grouped by
+    fingerprint_shingles: str = ""
     signals: Dict[str, Any] = field(default_factory=dict)
     # --- what websim diff compares between two scans (core.page.digest) ---
     excerpt: str = ""  # the first characters of the judged text
@@ -269,6 +275,17 @@ class PairResult:
     behavior_sim: float = 0.0
     is_duplicate: bool = False
     rule: str = ""  # "" | "rule1" | "rule2"
+    #: what the text measure saw beyond the sites' template (core.match.template): the share of the
+    #: two pages' shingles that was template, the shingles both say, and each one's own; shared -1:
+    #: compared by MinHash or SimHash (no shingle sets)
+    template_share: float = 0.0
+    shared: int = -1
+    own_a: int = 0
+    own_b: int = 0
+
+    def detail(self) -> Tuple[float, float, float, float]:
+        """The text measure's figures as numbers (``template_share, shared, own_a, own_b``)."""
+        return (self.template_share, float(self.shared), float(self.own_a), float(self.own_b))
 
     @property
     def similarity(self) -> float:

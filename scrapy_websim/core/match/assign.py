@@ -15,6 +15,7 @@ what they need of one record (~90 bytes a page) as the end of a crawl streams th
 
 from __future__ import annotations
 
+import array
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
@@ -23,12 +24,15 @@ from urllib.parse import urlsplit
 from ..rules.signals import RuleParams
 from ..rules.label import special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
-from ..fingerprints import blake2b64, blake2b_digest
+import numpy as np
+
+from ..fingerprints import TEMPLATE_SHINGLES, blake2b64, blake2b_digest, decode_shingle_set
 from ..urls.normalize import UrlParams, normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
+from .similarity import own_sim, structure_sim
 
 __all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id",
-           "rule_cluster_prefix"]
+           "merge_similar_templates", "rule_cluster_prefix", "template_similarity"]
 
 #: Cluster id prefix per rule.
 RULE_PREFIX = {
@@ -157,12 +161,13 @@ def _routes_on_fragment(r: PageRecord) -> bool:
     return r.text_hash is not None and bool((r.url or "").partition("#")[2])
 
 
-def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None) -> Optional[str]:
+def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None,
+             item: bool = False) -> Optional[str]:
     """Append one page to ``table`` (ids strictly increasing) and return its special-page label
     (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3).
     Everything is read from the page before the table changes: if reading it raises, the table
     is as it was (see :func:`unlabelled`)."""
-    label = special_label(r, params.rules)
+    label = special_label(r, params.rules, item)
     if soft404 is not None:
         label = soft404.relabel(r, label)
     pos = len(table.ids)
@@ -172,8 +177,8 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     route = _route(r, norm)
     flags = (1 if r.final_url else 0) | (2 if norm and not _routes_on_fragment(r) else 0) | (4 if route else 0)
     origin = _digest(_origin(r))
-    name = ("-".join(part for part in (RULE_PREFIX[label], *_rule_key(label, r, params.rules.scope)) if part)
-            if label is not None else "")
+    key = _rule_key(label, r, params.rules.scope) if label is not None else ("", "")
+    name = "-".join(part for part in (RULE_PREFIX[label], *key) if part) if label is not None else ""
     text_len = int(r.text_len or 0)
     table.ids.append(r.id)
     table.not200.append(0 if r.status_code == 200 else 1)
@@ -190,6 +195,10 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
             group = table.group_index[name] = len(table.group_names)
             table.group_names.append(name)
             table.group_codes.append(label)
+            table.group_scope.append(key[0])
+            table.group_first.append(pos)
+            table.group_size.append(0)
+        table.group_size[group] += 1
         table.spec_pos.append(pos)
         table.spec_group.append(group)
         table.spec_len.append(r.html_len or r.content_length or 0)
@@ -197,6 +206,95 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
         table.pred_pos.append(pos)
         table.pred_key += _digest(r.predicted_duplicate_of)
     return label
+
+
+#: The rules whose pages are grouped by template similarity (T1 is keyed by the page's own words,
+#: R1 and U1 by URL).
+SIMILAR_TEMPLATE_RULES = ("E1", "E3", "L1", "W1", "M1")
+#: A class with more groups than this finds each group's candidates through its smallest shingle
+#: values (groups sharing one of :data:`_PROBES` of them) rather than comparing all pairs.
+_ALL_PAIRS_MAX = 400
+_PROBES = 8
+
+
+#: Shingles of one template's page that the other lacks forgiven (the larger side's): a block a
+#: template shows in one state and not another (a captcha for anonymous visitors, a "log in to
+#: reach page X" line, a list of what was searched for).
+TEMPLATE_NOISE_SHINGLES = 50
+
+
+def template_similarity(a: PageRecord, b: PageRecord) -> Tuple[float, float]:
+    """(masked-text similarity, structure similarity) of two special pages' templates: the word
+    3-shingles of what their fingerprints hash (``fingerprint_shingles``; 0 when either has none),
+    by the noise-forgiving measure of the text (:func:`~scrapy_websim.core.match.similarity.own_sim`
+    with :data:`TEMPLATE_NOISE_SHINGLES`), and the cosine of their DOM counts with the weighted
+    Jaccard of their tag paths."""
+    sa, sb = decode_shingle_set(a.fingerprint_shingles), decode_shingle_set(b.fingerprint_shingles)
+    if not sa.shape[0] or not sb.shape[0]:
+        return 0.0, structure_sim(a, b)
+    # a set cut at TEMPLATE_SHINGLES holds the smallest values: compare below the smaller ceiling
+    ceilings = [int(x[-1]) for x in (sa, sb) if x.shape[0] >= TEMPLATE_SHINGLES]
+    if ceilings:
+        ceiling = min(ceilings)
+        sa, sb = sa[sa <= ceiling], sb[sb <= ceiling]
+    both = int(np.intersect1d(sa, sb, assume_unique=True).shape[0])
+    own_a, own_b = int(sa.shape[0]) - both, int(sb.shape[0]) - both
+    return own_sim(both, own_a, own_b, TEMPLATE_NOISE_SHINGLES), structure_sim(a, b)
+
+
+def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], params: AssignParams) -> int:
+    """Join the special-page groups of one rule whose templates are alike: the same login form
+    reached with another return-to value, a 404 naming another missing thing, a page adding a
+    line about where a login leads. Groups are compared by their first page (smallest id); in each
+    class (rule, scope and, for E1/E3, status) the largest group (then the smallest name) takes the
+    groups alike to it, then the next one left, so no chain of small changes joins two templates.
+    Renames the joined groups' pages in ``table``; returns how many groups were joined."""
+    rules = params.rules
+    if len(table.group_names) < 2:
+        return 0
+    classes: Dict[Tuple[str, str, int], List[int]] = {}
+    reps: Dict[int, PageRecord] = {}
+    for g, code in enumerate(table.group_codes):
+        if code not in SIMILAR_TEMPLATE_RULES:
+            continue
+        rep = reps[g] = get(int(table.ids[table.group_first[g]]))
+        status = int(rep.status_code or 0) if code in ("E1", "E3") else 0
+        classes.setdefault((code, table.group_scope[g], status), []).append(g)
+    target = list(range(len(table.group_names)))
+    joined = 0
+    for (code, _scope, _status), members in classes.items():
+        text_min = rules.error_template_text_similarity if code in ("E1", "E3") else rules.template_text_similarity
+        if len(members) < 2 or text_min > 1.0:
+            continue
+        members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))
+        sets = {g: decode_shingle_set(reps[g].fingerprint_shingles) for g in members}
+        order = {g: i for i, g in enumerate(members)}
+        index: Dict[int, List[int]] = {}
+        if len(members) > _ALL_PAIRS_MAX:
+            for g in members:
+                for v in sets[g][:_PROBES].tolist():
+                    index.setdefault(v, []).append(g)
+        done = set()
+        for i, g in enumerate(members):
+            if g in done:
+                continue
+            done.add(g)
+            if index:
+                cands = sorted({h for v in sets[g][:_PROBES].tolist() for h in index.get(v, ()) if h not in done},
+                               key=order.__getitem__)
+            else:
+                cands = [h for h in members[i + 1:] if h not in done]
+            for h in cands:
+                text, structure = template_similarity(reps[g], reps[h])
+                if text >= text_min and structure >= rules.template_structure_similarity:
+                    target[h] = g
+                    done.add(h)
+                    joined += 1
+    if joined:
+        remap = np.asarray(target, np.int64)
+        groups = np.frombuffer(table.spec_group, np.int64)
+        table.spec_group = array.array("q", remap[groups].tobytes()) if groups.shape[0] else table.spec_group
+    return joined
 
 
 def unlabelled(r: PageRecord) -> PageRecord:
@@ -247,6 +345,7 @@ def combine(
     table = PageTable()
     for r in recs:
         add_page(table, r, params, soft404)
+    merge_similar_templates(table, by_id.__getitem__, params)
     out = assign_table(table, content, content_clusters, params, by_id.__getitem__)
     clusters = list(out.clusters(lambda ids: {i: by_id[i].url for i in ids if i in by_id}))
     return expand(out, content), clusters

@@ -24,6 +24,8 @@ from ..types import Assignment, Cluster, PageRecord, PairResult
 __all__ = ["Assigned", "PageTable", "assign_pages"]
 
 KEY = "S16"  # a 16-byte digest, compared as bytes
+#: A content page's pair figures: the four similarities and ``PairResult.detail()``.
+SIM_COLUMNS = 8
 
 
 def _keys(buf: bytearray) -> np.ndarray:
@@ -51,8 +53,14 @@ class PageTable:
     group_names: List[str] = field(default_factory=list)  # special group -> its cluster id (first band)
     group_codes: List[str] = field(default_factory=list)  # special group -> its rule code
     group_index: Dict[str, int] = field(default_factory=dict)
+    group_scope: List[str] = field(default_factory=list)  # special group -> its origin part ("" across hosts)
+    group_first: array.array = field(default_factory=lambda: array.array("q"))  # special group -> first pos
+    group_size: array.array = field(default_factory=lambda: array.array("q"))  # special group -> pages
     pred_pos: array.array = field(default_factory=lambda: array.array("q"))
     pred_key: bytearray = field(default_factory=bytearray)  # digest of predicted_duplicate_of
+    #: ids of the pages with less text than content clustering needs that are items of their site
+    #: (one of many pages of one structure there): clustered all the same, never thin
+    short_items: set = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -73,9 +81,11 @@ class Assigned:
         self.kind: List[str] = []
         self.names: List[str] = []
         self.sim_pos = np.zeros(0, np.int64)
-        self.sims = np.zeros((0, 4), np.float64)
+        self.sims = np.zeros((0, SIM_COLUMNS), np.float64)
         self._origin = origin
         self.origins: Optional[np.ndarray] = None
+        #: ids of the short pages that were clustered as items of their site (``PageTable.short_items``)
+        self.short_items: set = set()
 
     def code(self, rule: str) -> int:
         c = self._rule_code.get(rule)
@@ -103,8 +113,9 @@ class Assigned:
         page_id = int(self.ids[pos])
         pair = PairResult()
         if sims is not None:
-            content, structure, visual, behavior = sims
-            pair = PairResult(content, structure, visual, behavior)
+            content, structure, visual, behavior, share, shared, own_a, own_b = sims
+            pair = PairResult(content, structure, visual, behavior, template_share=share, shared=int(shared),
+                              own_a=int(own_a), own_b=int(own_b))
         return Assignment(self.names[k], page_id == self.canon[k], self.kind[k], self.rule_names[self.rule[pos]], pair)
 
     def iter_assignments(self) -> Iterator[Assignment]:
@@ -189,13 +200,13 @@ def seed_content(out: Assigned, content: Dict[int, Assignment], content_clusters
             ks.append(k)
             rules.append(out.code(a.match_rule))
             s = a.sims
-            sims.extend((s.content_sim, s.structure_sim, s.visual_sim, s.behavior_sim))
+            sims.extend((s.content_sim, s.structure_sim, s.visual_sim, s.behavior_sim, *s.detail()))
     pos = _positions(out.ids, np.frombuffer(page_ids, np.int64) if page_ids else np.zeros(0, np.int64))
     keep = pos >= 0
     pos = pos[keep]
     out.cl[pos] = np.frombuffer(ks, np.int64)[keep] if ks else 0
     out.rule[pos] = np.frombuffer(rules, np.int64)[keep] if rules else 0
-    sims_arr = (np.frombuffer(sims, np.float64).reshape(-1, 4) if sims else np.zeros((0, 4)))[keep]
+    sims_arr = (np.frombuffer(sims, np.float64).reshape(-1, SIM_COLUMNS) if sims else np.zeros((0, SIM_COLUMNS)))[keep]
     order = np.argsort(pos, kind="stable")
     out.sim_pos, out.sims = pos[order], sims_arr[order]
 
@@ -330,6 +341,7 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
     cluster from one of its pages, read with ``get``."""
     ids = np.frombuffer(table.ids, np.int64).copy() if len(table) else np.zeros(0, np.int64)
     out = Assigned(ids, _keys(table.origin))
+    out.short_items = table.short_items
     rank, by_rank = canon_rank(table)
     seed_content(out, content, content_clusters)
     pred, target = resolve_predicted(table, ids)

@@ -91,21 +91,22 @@ def heading_key(record: PageRecord) -> Optional[int]:
     return text_hash("\x00title " + title) or None
 
 
-def _row_eligible(row: Sequence[Any], params: ClusterParams) -> bool:
+def _row_eligible(row: Sequence[Any], params: ClusterParams, item: bool = False) -> bool:
     _, status, ctype, html_len, text_len, error = row[:6]
     return (
         200 <= (status or 0) <= 299
         and is_html_type(ctype)
         and (html_len or 0) >= params.min_html_len
-        and (text_len or 0) >= params.min_text_len
+        and (text_len or 0) >= (1 if item else params.min_text_len)
         and not error
     )
 
 
-def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> bool:
+def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS, item: bool = False) -> bool:
     """Eligible: status 2xx, an HTML or XHTML content type, HTML >= 1 KB, main text >= 200
-    characters, and no error."""
-    return _row_eligible(key_row(record), params)
+    characters (any text for an ``item`` of its site: one of many pages of one structure there,
+    :meth:`~scrapy_websim.core.match.template.Templates.is_item`), and no error."""
+    return _row_eligible(key_row(record), params, item)
 
 
 @dataclass
@@ -179,9 +180,10 @@ class ClusterKeys:
                    None if heading is None else heading[order])
 
 
-def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS
-               ) -> ClusterKeys:
-    """Compact keys of the eligible pages among ``items`` (PageRecords or :data:`KEY_FIELDS` rows).
+def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: ClusterParams = DEFAULT_PARAMS,
+               short_items: Optional[set] = None) -> ClusterKeys:
+    """Compact keys of the eligible pages among ``items`` (PageRecords or :data:`KEY_FIELDS` rows;
+    ``short_items``: ids of pages that are items of their site, eligible with any text).
 
     Streams: holds ~40 bytes per eligible page, never the records themselves.
     """
@@ -192,7 +194,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     host_index: Dict[str, int] = {}
     for item in items:
         row = key_row(item) if isinstance(item, PageRecord) else item
-        if not _row_eligible(row, params):
+        if not _row_eligible(row, params, short_items is not None and row[0] in short_items):
             continue
         ids.append(int(row[0]))
         status.append(int(row[1]))

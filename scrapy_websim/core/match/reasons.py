@@ -42,11 +42,12 @@ def _t(value: float) -> str:
     return f"{value:g}"
 
 
-def ineligible_because(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS) -> List[str]:
-    """What keeps a page out of content clustering (README "Clustering"); empty when eligible."""
+def ineligible_because(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS, item: bool = False) -> List[str]:
+    """What keeps a page out of content clustering (README "Clustering"); empty when eligible
+    (``item``: an item of its site, eligible with any text)."""
     # the eligibility test of the clustering itself, on the six columns it reads
     if _row_eligible((record.id, record.status_code, record.content_type or "", record.html_len,
-                      record.text_len, record.error or ""), params):
+                      record.text_len, record.error or ""), params, item):
         return []
     why = []
     if record.error:
@@ -59,13 +60,25 @@ def ineligible_because(record: PageRecord, params: ClusterParams = DEFAULT_PARAM
         why.append(f"content type {ctype or 'none'}, not HTML")
     if (record.html_len or 0) < params.min_html_len:
         why.append(f"HTML {record.html_len or 0} bytes < {params.min_html_len}")
-    if (record.text_len or 0) < params.min_text_len:
-        why.append(f"main text {record.text_len or 0} characters < {params.min_text_len}")
+    if (record.text_len or 0) < (1 if item else params.min_text_len):
+        why.append(f"main text {record.text_len or 0} characters < {params.min_text_len}"
+                   + ("" if item or not record.text_len else " (and not one of many pages of one kind on its site)"))
     return why
 
 
+def own_words(sims: PairResult) -> str:
+    """What the text measure compared beyond the sites' template, in words ("" when it compared
+    MinHashes or SimHashes)."""
+    if sims.shared < 0:
+        return ""
+    head = (f"{sims.template_share:.0%} of the shingles were the site's template; beyond it "
+            if sims.template_share > 0 else "no site template; ")
+    return f"{head}{sims.shared} shingles on both, {sims.own_a} and {sims.own_b} on one only"
+
+
 def _rule1_words(sims: PairResult, text_threshold: float, params: DecisionParams) -> str:
-    parts = [f"text {_f(sims.content_sim)} >= {_t(text_threshold)}"]
+    own = own_words(sims)
+    parts = [f"text {_f(sims.content_sim)}" + (f" ({own})" if own else "") + f" >= {_t(text_threshold)}"]
     if sims.structure_sim >= params.rule1_structure:
         parts.append(f"structure {_f(sims.structure_sim)} >= {_t(params.rule1_structure)}")
     if sims.visual_sim >= params.rule1_visual:
@@ -76,8 +89,10 @@ def _rule1_words(sims: PairResult, text_threshold: float, params: DecisionParams
 
 
 def _rule2_words(sims: PairResult, params: DecisionParams) -> str:
+    own = own_words(sims)
     return (f"visual {_f(sims.visual_sim)} >= {_t(params.rule2_visual)}, "
-            f"text {_f(sims.content_sim)} >= rule 2's floor {_t(params.rule2_min_jaccard)}")
+            f"text {_f(sims.content_sim)}" + (f" ({own})" if own else "")
+            + f" >= rule 2's floor {_t(params.rule2_min_jaccard)}")
 
 
 def _sims_words(sims: PairResult) -> str:
@@ -86,12 +101,13 @@ def _sims_words(sims: PairResult) -> str:
 
 def match_reason(record: PageRecord, a: Optional[Assignment], canonical_id: int = 0,
                  decision: DecisionParams = DEFAULT_DECISION_PARAMS,
-                 cluster_params: ClusterParams = DEFAULT_PARAMS) -> str:
-    """One line saying why ``record`` is in its cluster (or in none), for the url record."""
+                 cluster_params: ClusterParams = DEFAULT_PARAMS, item: bool = False) -> str:
+    """One line saying why ``record`` is in its cluster (or in none), for the url record (``item``:
+    a page with little text that was clustered as an item of its site)."""
     a = a or Assignment()
     rule = a.match_rule
     if not a.cluster_id:
-        why = ineligible_because(record, cluster_params)
+        why = ineligible_because(record, cluster_params, item)
         if why:
             return "alone: not eligible for content clustering (" + "; ".join(why) + ")"
         return ("alone: eligible, but no candidate page (if it had any) is a duplicate of it "
@@ -150,6 +166,14 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
     r = d.result
     measure = {"identical": "identical judged text (equal text_hash)",
                "minhash": "MinHash shingle measure", "simhash": "SimHash measure (no MinHash)"}[d.text_measure]
+    if d.own is not None and d.text_measure != "identical":
+        own = d.own
+        measure = ("exact shingle measure beyond the sites' template: "
+                   f"{own.template_share(0):.0%} of A's and {own.template_share(1):.0%} of B's shingles were "
+                   f"template; {own.both} on both, {own.own_a} on A only, {own.own_b} on B only"
+                   if own.template_a or own.template_b else
+                   f"exact shingle measure (no site template): {own.both} on both, {own.own_a} on A only, "
+                   f"{own.own_b} on B only")
     lines = [
         f"text       {_f(r.content_sim)}  {measure}; rule 1 needs >= {_t(d.text_threshold)}, "
         f"rule 2 needs >= {_t(params.rule2_min_jaccard)}",
@@ -177,6 +201,9 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
         lines.append(f"rule 2: no (visual {_f(r.visual_sim)} < {_t(params.rule2_visual)})")
     if d.text_measure == "identical":
         lines.append("checks: not applied (identical judged text)")
+    elif d.same_words and not d.checked:
+        lines.append(f"checks: not applied (the same {d.own.both if d.own else 0} word shingles beyond the template "
+                     "on both pages, give or take a phrase)")
     elif d.checked:
         if d.heading is None:
             lines.append("heading check: not applied (a page has no h1)")

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
-from ..fingerprints import hamming, jaccard_estimate, minhash_from_hex, tokens
+import numpy as np
+
+from ..fingerprints import (SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex,
+                            tokens)
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
 from ..rules.signals import mask_tokens
@@ -30,6 +33,9 @@ __all__ = [
     "same_text",
     "text_sim",
     "shingle_sim",
+    "own_sim",
+    "own_text",
+    "OwnText",
     "structure_sim",
     "visual_sim",
     "behavior_sim",
@@ -97,23 +103,79 @@ def same_text(a: PageRecord, b: PageRecord) -> bool:
     return bool(a.text_hash) and a.text_hash == b.text_hash
 
 
-def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
-    """1 for identical main text (equal ``text_hash``); else the shingle measure
-    (:func:`shingle_sim`) of the two MinHashes; for records without a MinHash (features files
-    written before it existed) the SimHash measure 1 - d / ``text_max_distance``. 0 when the
-    lengths differ too much. Between prose pages, the larger of that and the same measure on
-    their prose alone."""
+def text_sim(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,
+             template: Optional[np.ndarray] = None) -> float:
+    """1 for identical main text (equal ``text_hash``); 0 when the lengths differ too much; else
+    the shingle measure (:func:`own_sim`) of what the two pages say beyond ``template`` (the
+    shingles their sites repeat on most pages, :mod:`~scrapy_websim.core.match.template`), from
+    their stored shingle sets. Records without one (a page with more text than a set holds, an
+    older features file) are compared by their MinHashes (:func:`shingle_sim`), or without those by
+    SimHash, 1 - d / ``text_max_distance``. Unless a template took something out of the pair,
+    between prose pages the larger of that and the same measure on their prose alone."""
+    return _text_measure(a, b, params, template)[0]
+
+
+def _text_measure(a: PageRecord, b: PageRecord, params: DecisionParams,
+                  template: Optional[np.ndarray]) -> Tuple[float, Optional["OwnText"]]:
     if same_text(a, b):
-        return 1.0
-    whole = _shingle_sim_of(a.minhash, b.minhash, (a.text_len, b.text_len), (a.shingles, b.shingles), params)
-    if whole is None:
-        whole = 0.0 if not _lengths_ok(a.text_len, b.text_len, params) else _hamming_sim(
-            a.simhash, b.simhash, params.text_max_distance)
+        return 1.0, None
+    own = own_text(a, b, template)
+    if own is not None:
+        if not _lengths_ok(a.text_len, b.text_len, params):
+            return 0.0, own
+        whole = own_sim(own.both, own.own_a, own.own_b, params.text_noise_shingles)
+        if own.template_a or own.template_b:
+            return whole, own
+    else:
+        measured = _shingle_sim_of(a.minhash, b.minhash, (a.text_len, b.text_len), (a.shingles, b.shingles), params)
+        whole = measured if measured is not None else (0.0 if not _lengths_ok(a.text_len, b.text_len, params) else
+                                                       _hamming_sim(a.simhash, b.simhash, params.text_max_distance))
     if max(_prose_share(a), _prose_share(b)) < PROSE_MIN_SHARE:
-        return whole
+        return whole, own
     prose = _shingle_sim_of(a.prose_minhash, b.prose_minhash, (a.prose_len, b.prose_len),
                             (a.prose_shingles, b.prose_shingles), params)
-    return whole if prose is None else max(whole, prose)
+    return (whole if prose is None else max(whole, prose)), own
+
+
+@dataclass(frozen=True)
+class OwnText:
+    """The shingles of a pair's judged texts beyond their sites' template: ``both`` on both
+    pages, ``own_a``/``own_b`` on one only; ``template_a``/``template_b`` of each page's shingles
+    were template (left out)."""
+
+    both: int
+    own_a: int
+    own_b: int
+    template_a: int = 0
+    template_b: int = 0
+
+    def template_share(self, side: int) -> float:
+        total = (self.both + self.own_a + self.template_a) if side == 0 else (self.both + self.own_b + self.template_b)
+        return (self.template_a if side == 0 else self.template_b) / total if total else 0.0
+
+
+def own_text(a: PageRecord, b: PageRecord, template: Optional[np.ndarray] = None) -> Optional[OwnText]:
+    """The exact shingle counts of what two pages say beyond ``template`` (sorted distinct uint32
+    shingles; None or empty: nothing left out), from their stored shingle sets; None when either
+    page has none."""
+    sa, sb = decode_shingle_set(a.shingle_set), decode_shingle_set(b.shingle_set)
+    if not sa.shape[0] or not sb.shape[0]:
+        return None
+    da, db = sa, sb
+    if template is not None and template.shape[0]:
+        da = np.setdiff1d(sa, template, assume_unique=True)
+        db = np.setdiff1d(sb, template, assume_unique=True)
+    both = int(np.intersect1d(da, db, assume_unique=True).shape[0])
+    return OwnText(both, int(da.shape[0]) - both, int(db.shape[0]) - both,
+                   int(sa.shape[0] - da.shape[0]), int(sb.shape[0] - db.shape[0]))
+
+
+def own_sim(both: float, own_a: float, own_b: float, noise: int) -> float:
+    """``both / (both + min(own_a, own_b) + max(0, max(own_a, own_b) - noise))``: shingle Jaccard
+    with up to ``noise`` of the shingles of the page that has more of its own forgiven (see
+    :func:`shingle_sim`); 1 when neither page has a shingle the other lacks."""
+    den = both + min(own_a, own_b) + max(0.0, max(own_a, own_b) - max(0, noise))
+    return min(1.0, both / den) if den > 0 else 1.0
 
 
 def shingle_sim(jaccard: float, size_a: int, size_b: int, noise: int) -> float:
@@ -132,10 +194,18 @@ def shingle_sim(jaccard: float, size_a: int, size_b: int, noise: int) -> float:
     if noise <= 0 or size_a <= 0 or size_b <= 0 or jaccard >= 1.0:
         return jaccard
     both = jaccard * (size_a + size_b) / (1.0 + jaccard)
-    own_a, own_b = max(0.0, size_a - both), max(0.0, size_b - both)
-    den = both + min(own_a, own_b) + max(0.0, max(own_a, own_b) - noise)
-    return min(1.0, both / den) if den > 0 else 1.0
+    return own_sim(both, max(0.0, size_a - both), max(0.0, size_b - both), noise)
 
+
+#: Two pages with the same shingles beyond their template, at least this many, say the same
+#: thing: no check (heading, item, form...) keeps them apart, as for identical text.
+SAME_WORDS_MIN_SHINGLES = 50
+#: ... give or take a phrase of up to three words: this many shingles on one side.
+SAME_WORDS_PHRASE_SHINGLES = 5
+
+#: A pair whose pages' shingles were at least this share template (on one of them) is judged by
+#: ``DecisionParams.rule1_templated``.
+TEMPLATED_SHARE = 0.5
 
 #: The prose MinHash counts for a pair when, on at least one of the two pages, the prose is at
 #: least this share of the judged text: pages that are mostly prose (articles, man pages, their
@@ -220,10 +290,12 @@ def has_minhash(a: PageRecord, b: PageRecord) -> bool:
 
 def decide(content: float, structure: float, visual: float,
            params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True,
-           jaccard: bool = False) -> str:
+           jaccard: bool = False, text_threshold: Optional[float] = None) -> str:
     """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities
-    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``)."""
-    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``;
+    ``text_threshold``: rule 1's, when the caller knows better)."""
+    if text_threshold is None:
+        text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
     if content >= text_threshold and (structure >= params.rule1_structure or visual >= params.rule1_visual):
         return "rule1"
     if allow_rule2 and visual >= params.rule2_visual:
@@ -438,25 +510,50 @@ class PairDecision:
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
     query_veto: bool = False  # the URLs ask for two items by one query parameter (:func:`query_items_differ`)
+    same_words: bool = False  # the same shingles beyond the template on both (checks not applied)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
+    own: Optional[OwnText] = None  # the exact shingle counts beyond the template (None: compared by MinHash)
+
+
+def _same_words(a: PageRecord, b: PageRecord, own: Optional[OwnText]) -> bool:
+    """Whether two pages say the same words (at least :data:`SAME_WORDS_MIN_SHINGLES` shingles),
+    one of them give or take a phrase ("sorted by name"): a phrase of up to three words put into
+    one page makes :data:`SAME_WORDS_PHRASE_SHINGLES` shingles of its own there and at most two on
+    the other page (the word pairs around it). Two items of one template differ by a word in place
+    of another (a name, a number: three shingles on each side) or more. For pages too long to
+    keep their shingles (``SHINGLE_SET_MAX``), every MinHash bin equal and the shingle counts
+    within a thousandth."""
+    if own is not None:
+        return (min(own.own_a, own.own_b) <= 2 and max(own.own_a, own.own_b) <= SAME_WORDS_PHRASE_SHINGLES
+                and own.both >= SAME_WORDS_MIN_SHINGLES)
+    if a.shingle_set or b.shingle_set or min(a.shingles, b.shingles) < SHINGLE_SET_MAX:
+        return False
+    sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
+    return (sig_a is not None and sig_b is not None and jaccard_estimate(sig_a, sig_b) == 1.0
+            and abs(a.shingles - b.shingles) <= max(a.shingles, b.shingles) // 1000)
 
 
 def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,
-          full: bool = False) -> PairDecision:
+          full: bool = False, template: Optional[np.ndarray] = None) -> PairDecision:
     """The duplicate decision on a pair, with every figure that decided it. :func:`compare` is
     this function's ``result``; ``full`` also works out the checks (heading, prose length) when no
     rule fired, for an explanation of why a pair did not merge (they change nothing then)."""
-    content = text_sim(a, b, params)
+    content, own = _text_measure(a, b, params, template)
     structure = structure_sim(a, b, params)
     visual = visual_sim(a, b, params)
     jaccard = has_minhash(a, b)
     identical = same_text(a, b)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
     blocked = "" if allow_rule2 else "screenshot"
-    if allow_rule2 and jaccard and content < params.rule2_min_jaccard:
-        allow_rule2, blocked = False, "text"
-    rule = decide(content, structure, visual, params, allow_rule2, jaccard)
     text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    rule2_floor = params.rule2_min_jaccard
+    if own is not None and max(own.template_share(0), own.template_share(1)) >= TEMPLATED_SHARE:
+        # most of the text was the site's: what is left is the item, and two items of one
+        # template differ there by a few words (a patch number, a name), a copy by nothing
+        text_threshold = rule2_floor = max(text_threshold, params.rule1_templated)
+    if allow_rule2 and jaccard and content < rule2_floor:
+        allow_rule2, blocked = False, "text"
+    rule = decide(content, structure, visual, params, allow_rule2, jaccard, text_threshold)
     decision = PairDecision(
         result=PairResult(),
         text_measure="identical" if identical else ("minhash" if jaccard else "simhash"),
@@ -465,9 +562,13 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         rule2_allowed=allow_rule2,
         rule2_blocked=blocked,
         rule2=allow_rule2 and visual >= params.rule2_visual,
+        own=own,
     )
-    # the checks below are for pages that say different things; never for identical judged text
-    if (rule or full) and not identical:
+    # the checks below are for pages that say different things; never for identical judged
+    # text, or for pages that say the same words give or take a phrase (a table "sorted by
+    # name" in the order it had, a page's printable view): :func:`_same_words`
+    same_words = decision.same_words = _same_words(a, b, own)
+    if (rule or full) and not identical and not same_words:
         decision.checked = True
         if params.heading_min_jaccard > 0:
             heading = decision.heading = heading_sim(a, b)
@@ -495,9 +596,13 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         is_duplicate=bool(rule),
         rule=rule,
     )
+    if own is not None:
+        decision.result.template_share = round(max(own.template_share(0), own.template_share(1)), 4)
+        decision.result.shared, decision.result.own_a, decision.result.own_b = own.both, own.own_a, own.own_b
     return decision
 
 
-def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> PairResult:
+def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,
+            template: Optional[np.ndarray] = None) -> PairResult:
     """The four similarities of a pair and the decision (:func:`judge` without its figures)."""
-    return judge(a, b, params).result
+    return judge(a, b, params, template=template).result

@@ -101,9 +101,16 @@ def _is_skipped(el) -> bool:
     return _boilerplate_names(f"{cls or ''} {ident or ''}".strip()) and not _MAIN_BLOCKS(el)
 
 
+#: A class/id token that starts with one of these says what its element is not: Datasette wraps
+#: everything but the footer in ``not-footer``.
+_NEGATED = re.compile(r"(?:^|\s)(?:not|no|non|without)[-_]\S*", re.I)
+
+
 @lru_cache(maxsize=8192)
 def _boilerplate_names(names: str) -> bool:
-    """class/id words say boilerplate (memoised: a page repeats a few class names many times)."""
+    """class/id words say boilerplate (memoised: a page repeats a few class names many times); a
+    negated token (``not-footer``) says nothing."""
+    names = _NEGATED.sub(" ", names) if "-" in names or "_" in names else names
     return bool(names and _NEGATIVE.search(names) and not _POSITIVE.search(names))
 
 

@@ -95,6 +95,7 @@ _CHROME_WORDS = frozenset({
     "breadcrumbs", "toolbar", "portlet", "usertools", "sitetools", "pagetools", "personal",
 })
 _TOKEN_SPLIT = re.compile(r"[-_]+")
+_NEGATION_WORDS = frozenset({"not", "no", "non", "without"})
 
 
 def _chrome_attr(el) -> bool:
@@ -103,7 +104,10 @@ def _chrome_attr(el) -> bool:
         if not value:
             continue
         for token in value.lower().split():
-            if token in _CHROME_TOKENS or _TOKEN_SPLIT.split(token)[-1] in _CHROME_WORDS:
+            words = _TOKEN_SPLIT.split(token)
+            if words[0] in _NEGATION_WORDS and len(words) > 1:
+                continue  # ``not-footer``: what the element is not (Datasette's page wrapper)
+            if token in _CHROME_TOKENS or words[-1] in _CHROME_WORDS:
                 return True
     return False
 

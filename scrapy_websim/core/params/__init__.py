@@ -5,7 +5,7 @@
   :class:`~.base.FieldError`.
 * One module per core package, holding its parameter objects (fields, comments, ``validate()``)
   and the constants their defaults are made of: :mod:`.page` (``TextParams``, ``PageTypeParams``,
-  ``DomParams``, ``LcsParams``), :mod:`.match` (``DecisionParams``, ``ClusterParams``),
+  ``DomParams``, ``LcsParams``), :mod:`.match` (``DecisionParams``, ``ClusterParams``, ``TemplateParams``),
   :mod:`.rules` (``RuleParams``, ``RULE_CODES``, the keyword lists) and :mod:`.urls`
   (``UrlParams``, ``UrlSimhashParams``, ``PredictorParams``).
 
@@ -20,7 +20,7 @@ Pure package: no Scrapy import, and no import of the algorithm modules (they imp
 """
 
 from .base import FieldError, Params, Range, check_fields, check_ranges, param, parse_range
-from .match import ClusterParams, DecisionParams
+from .match import ClusterParams, DecisionParams, TemplateParams
 from .page import ChangeParams, DomParams, LcsParams, PageTypeParams, TextParams
 from .rules import RuleParams
 from .urls import PredictorParams, UrlParams, UrlSimhashParams
@@ -40,6 +40,7 @@ __all__ = [
     "ChangeParams",
     "DecisionParams",
     "ClusterParams",
+    "TemplateParams",
     "RuleParams",
     "UrlParams",
     "UrlSimhashParams",

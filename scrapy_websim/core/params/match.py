@@ -14,7 +14,7 @@ from .base import FieldError, Params, param
 from .page import STRUCTURE_MEASURES
 from .rules import THIN_HTML_BYTES, THIN_TEXT_CHARS
 
-__all__ = ["DecisionParams", "ClusterParams"]
+__all__ = ["DecisionParams", "ClusterParams", "TemplateParams"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,11 @@ class DecisionParams(Params):
     #: SimHash measure is then only the candidate filter and the fallback for older features files)
     rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity",
                                   setting="WEBSIM_TEXT_JACCARD_THRESHOLD")
+    #: rule 1's (and rule 2's) text threshold for a pair of which at least half of a page's shingles
+    #: were its site's template (``similarity.TEMPLATED_SHARE``): what is left is the item itself, a
+    #: sentence or a few lines, and two items of one template differ there by a word or a number
+    rule1_templated: float = param(0.85, "[0, 1]", "rule 1: minimum text similarity beyond a template that was "
+                                   "most of the pages")
     rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity",
                                     setting="WEBSIM_STRUCTURE_THRESHOLD")
     rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity", setting="WEBSIM_VISUAL_THRESHOLD")
@@ -116,3 +121,20 @@ class ClusterParams(Params):
     #: characters; four short pages (222-332 characters) failed the 50 % check by 335-398.
     length_noise_chars: int = param(600, "int [0, 10000000]",
                                     "candidate length check: characters of difference always allowed")
+
+
+@dataclass(frozen=True)
+class TemplateParams(Params):
+    """What a site's template is (:mod:`scrapy_websim.core.match.template`): the shingles of the
+    judged text that most of an origin's distinct pages carry."""
+
+    #: a shingle on at least this share of an origin's sampled distinct pages is template
+    share: float = param(0.5, "(0, 1]", "template: share of an origin's pages a shingle is on")
+    #: an origin needs this many distinct eligible pages for a template of its own (fewer: its
+    #: pages are judged whole, or against the template of the other page's origin)
+    min_pages: int = param(6, "int [2, 100000]", "template: distinct pages an origin needs")
+    #: distinct pages counted per origin (those with the smallest exact-copy shape); 0 = no templates
+    sample: int = param(256, "int [0, 100000]", "template: distinct pages sampled per origin, 0 = off")
+    #: pages whose tag paths share this much (Jaccard) are one kind of page (a wiki's histories, an
+    #: app's tickets), with a template of its own besides the origin's
+    kind_similarity: float = param(0.8, "(0, 1]", "template: tag paths pages of one kind share")

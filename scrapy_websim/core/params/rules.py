@@ -156,6 +156,19 @@ class RuleParams(Params):
     #: visible page = text + controls; above this share the page "is a form"
     form_share: float = param(0.5, "number [0, 1]", "L1 on 2xx: share of the page inside forms")
     e3_length_tolerance: float = param(0.2, "number [0, 1]", "E3: HTML-length band within one template")
+    #: two login, WAF or maintenance pages are one template when the masked text their template
+    #: fingerprints hash is this alike (the noise-forgiving shingle measure) and their structure
+    #: this much: the same form reached with another return-to value, with a captcha shown or a
+    #: line naming the page the login leads to; 1.01 = only equal fingerprints
+    template_text_similarity: float = param(0.6, "number [0, 1.01]",
+                                            "rules: masked-text similarity of one login/WAF/maintenance template")
+    #: two error pages (E1, E3) of one status and one structure are one error template whatever
+    #: message it shows ("Path not found", "Invalid branch"): the spec groups error pages by their
+    #: HTML, and a person triaging a site wants one cluster per error template, not per message;
+    #: above 0: their masked own texts must be this alike too
+    error_template_text_similarity: float = param(0.0, "number [0, 1.01]",
+                                                  "rules: masked-text similarity of one error template")
+    template_structure_similarity: float = param(0.85, "number [0, 1]", "rules: structure similarity of one template")
     #: visible text and headings, for reports and debugging
     signal_text_chars: int = param(120, "int [0, 2000]", "characters of visible text kept in the signals")
     #: "template": one cluster per rule and template across hosts; "origin": the reference tool's

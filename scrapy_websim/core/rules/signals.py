@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..params.rules import RULE_CODES, RuleParams
@@ -41,12 +41,15 @@ __all__ = [
     "RuleParams",
     "page_signals",
     "rule_features",
+    "rule_features_and_text",
     "template_fingerprint",
     "mask_tokens",
 ]
 
 #: The rules whose keyword hits page_signals records.
 KEYWORD_RULES = ("E3", "L1", "W1", "M1")
+#: Typographic apostrophes, read as ``'`` ("couldn’t find" is the keyword "couldn't find").
+_APOSTROPHES = re.compile("[\u2018\u2019\u02bc\uff07]")
 
 
 @lru_cache(maxsize=64)
@@ -115,7 +118,7 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
     headings = " | ".join(h for h in _drop_echoes(head_list, url) if h)
     title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
-    low = (title.lower(), headings.lower(), text.lower())
+    low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in (title, headings, text))
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = tuple(params.keywords(rule))
@@ -281,12 +284,59 @@ def _strip_echo_words(text: str, url: str) -> str:
     return pattern.sub(" ", text) if pattern is not None else text
 
 
-def _fingerprint(walk: _Walk, url: str = "") -> int:
+def _template_text(walk: _Walk, url: str = "", own: bool = False) -> str:
+    """The visible text a template fingerprint hashes: echoes of the request taken out, then
+    per-request and per-host tokens masked (:func:`mask_tokens`). With ``own``, what similar
+    templates are compared by: only the page's own text (outside page chrome) when it has any,
+    and the words of the request it echoes taken out (:func:`_request_words`): an echo left in
+    would split one template in two."""
+    parts = walk.main_parts if own and walk.main_parts else walk.parts
+    text = _strip_echo_words(" ".join(_drop_echoes(parts, url)).lower(), url)
+    if own:
+        text = _strip_request_words(text, url)
+    return mask_tokens(text)
+
+
+def _url_words(text: str) -> Set[str]:
+    return {w for w in re.findall(r"[^\W_]+", unquote(text).lower()) if len(w) >= 3 or any(c.isdigit() for c in w)}
+
+
+def _word_pattern(words: Set[str], prefix: str = "") -> Optional["re.Pattern[str]"]:
+    if not words:
+        return None
+    return re.compile(prefix + r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+                      + r")(?![^\W_])")
+
+
+@lru_cache(maxsize=64)
+def _request_words(url: str) -> Tuple[Optional["re.Pattern[str]"], Optional["re.Pattern[str]"]]:
+    """Patterns of the words (3 characters or more, or with a digit) of a URL's path segments,
+    taken out wherever they stand (a breadcrumb, a tab, "path not found" under
+    ``/tree/debian/control``), and of its query values and fragment, taken out only where a
+    message quotes them: after ": " or an opening quote ("invalid branch: upstream" for
+    ``?h=upstream``). A query value elsewhere is likely the template's own word ("Login" on
+    ``?_task=login``), and on a page of a few words one word decides."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None, None
+    path = _url_words(parts.path)
+    query = _url_words(f"{' '.join(v for _k, v in parse_qsl(parts.query))} {parts.fragment}") - path
+    return _word_pattern(path), _word_pattern(query, r"(?:(?<=: )|(?<=[\"'\u201c\u2018\u00ab]))")
+
+
+def _strip_request_words(text: str, url: str) -> str:
+    for pattern in (_request_words(url) if url else ()):
+        if pattern is not None:
+            text = pattern.sub(" ", text)
+    return text
+
+
+def _fingerprint(walk: _Walk, url: str = "", text: Optional[str] = None) -> int:
     h = hashlib.blake2b(digest_size=8, person=b"websim-tpl")
     h.update(" ".join(walk.skeleton or ()).encode())
     h.update(b"\x00")
-    text = _strip_echo_words(" ".join(_drop_echoes(walk.parts, url)).lower(), url)
-    h.update(mask_tokens(text).encode("utf-8", "surrogatepass"))
+    h.update((_template_text(walk, url) if text is None else text).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "big")
 
 
@@ -296,3 +346,12 @@ def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str =
     ``doc``: what the pipeline calls per page (about half the cost of calling the two)."""
     walk = _walk(doc, skeleton=True)
     return _signals(walk, title, params, url), _fingerprint(walk, url)
+
+
+def rule_features_and_text(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
+                           ) -> Tuple[Dict[str, Any], int, str]:
+    """:func:`rule_features` and the masked template text of the page's own content (outside
+    page chrome: what similar templates are grouped by, :mod:`scrapy_websim.core.match.assign`; a
+    site's header naming one of its projects is not the error or login template), from one walk."""
+    walk = _walk(doc, skeleton=True)
+    return _signals(walk, title, params, url), _fingerprint(walk, url), _template_text(walk, url, own=True)
