@@ -339,7 +339,8 @@ def truth_of(site: dict, base: str, mirror: str, n_messages: int) -> appbench.Tr
     return truth
 
 
-def visible_text(html: str) -> str:
+def visible_text(html: bytes) -> str:
+    """A page's text as a reader sees it (no script, no style), spaces collapsed."""
     import lxml.html
 
     doc = lxml.html.fromstring(html)
@@ -348,7 +349,7 @@ def visible_text(html: str) -> str:
     return " ".join(doc.text_content().split())
 
 
-def check(truth: appbench.Truth) -> str:
+def check_texts(name: str, truth: appbench.Truth) -> str:
     """``--check``: the statuses per label, then every group of content URLs whose visible text is
     not the same, two groups that show the same text, and every content URL that is not a 200 HTML page."""
     odd = []
@@ -358,7 +359,7 @@ def check(truth: appbench.Truth) -> str:
             got = servers.fetch(url)
             if got.status != 200 or "html" not in got.content_type:
                 odd.append(f"  {got.status} {got.content_type} {url} ({group})")
-            texts[group][url] = visible_text(got.body.decode("utf-8", "replace"))
+            texts[group][url] = visible_text(got.body)
     seen: Dict[str, str] = {}
     for group, by_url in texts.items():
         if len(set(by_url.values())) > 1:
@@ -366,7 +367,11 @@ def check(truth: appbench.Truth) -> str:
         for text in set(by_url.values()):
             if seen.setdefault(text, group) != group:
                 odd.append(f"  groups {seen[text]} and {group} show the same text")
-    return "\n".join([appbench.check_truth(NAME, truth), *odd])
+    return "\n".join([appbench.check_truth(name, truth), *odd])
+
+
+def check(truth: appbench.Truth) -> str:
+    return check_texts(NAME, truth)
 
 
 @contextlib.contextmanager
