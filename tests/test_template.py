@@ -370,3 +370,21 @@ def test_two_soft_404s_of_one_structure_join_only_when_they_say_the_same():
     _, names = _special_table([_record(3, first.url, ERROR.format(repo="site", desc="tracker", message="x"), 404),
                                _record(4, second.url, ERROR.format(repo="site", desc="tracker", message="y z"), 404)])
     assert names[3] == names[4]
+
+
+def test_a_small_sites_article_shown_on_its_home_page_and_copied_is_not_its_template():
+    # eight pages: a home page (and its index.html) that shows the article, the article and its
+    # mirror copy, and four other pages: the article's words are on half of them, yet they are
+    # what the article says, not what the site repeats
+    article = "How rivers shape valleys. " + " ".join(f"water{i} carves stone{i} over years{i}" for i in range(30))
+    home = ARTICLE.format(t="Demo site", body="Latest: " + article)
+    pages = [_record(1, f"{SITE}/", home), _record(2, f"{SITE}/index.html", home.replace("Latest:", "Newest:")),
+             _record(3, f"{SITE}/article/rivers", ARTICLE.format(t="Rivers", body=article)),
+             _record(4, f"{SITE}/mirror/rivers",
+                     ARTICLE.format(t="Rivers", body=article.replace("years29", "ages29")))]  # a word changed
+    pages += [_record(10 + i, f"{SITE}/article/{i}", ARTICLE.format(t=f"Topic {i}", body=f"other{i} words " * 40))
+              for i in range(4)]
+    templates = templates_of_records(pages)
+    a, b = pages[2], pages[3]
+    decision = similarity.judge(a, b, template=templates.for_pair(a, b))
+    assert decision.result.is_duplicate, decision

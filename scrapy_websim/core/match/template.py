@@ -196,12 +196,14 @@ class TemplateSampler:
 
 
 def template_of(sets: Iterable[np.ndarray], params: TemplateParams) -> np.ndarray:
-    """The shingles that at least ``params.share`` of these pages' sets hold (and at least two)."""
+    """The shingles that at least ``params.share`` of these pages' sets hold, and at least
+    ``params.min_pages`` of them (a small site's article shown on its home page and copied is on
+    half of its pages)."""
     arrays = [s for s in sets if s.shape[0]]
     if len(arrays) < max(2, params.min_pages):
         return _EMPTY
     values, counts = np.unique(np.concatenate(arrays), return_counts=True)
-    need = max(2, math.ceil(params.share * len(arrays) - 1e-9))
+    need = max(2, params.min_pages, math.ceil(params.share * len(arrays) - 1e-9))
     return values[counts >= need].astype(np.uint32)
 
 
