@@ -74,8 +74,14 @@ def page_body(doc: Any) -> Any:
     root = doc.getroot() if hasattr(doc, "getroot") else doc
     if root is None or _tag(root) != "html":
         return root
-    body = root.find(".//body")
-    return body if body is not None else root
+    for child in root:  # the first <body> in document order: a child of <html>, unless inside one
+        if child.tag == "body":
+            return child
+        if isinstance(child.tag, str):
+            found = child.find(".//body")
+            if found is not None:
+                return found
+    return root
 
 
 # Stack entry phases: enter an element that may be visible, emit an element's tail (visible
