@@ -30,12 +30,14 @@ history). The truth (``{url: (group, label)}``) holds:
   ``/REPO/summary/``: one group), the refs page, tree pages (directories and files at the tip,
   ``tree/?h=BRANCH`` is ``tree/``) and files at two older commits far apart, six range diffs
   (``diff/?id=X&id2=Y``, three commits apart), the repository index (``/`` and the mirror's ``/``);
-- ``E3``, one group per error cgit answers, the same across repositories (most echo what was
-  asked): "Bad object id" (400, a hash prefix no object has, asked of the commit page),
-  "Invalid revision name" (404, the same asked of a tree), "Path not found" (404),
-  "No repositories found" (404, a repository that does not exist), "Invalid request" (404, a page
-  cgit does not have), "Invalid branch" (404, ``?h=`` a missing branch), "Blame is disabled" (403)
-  and "Statistics type disabled" (400).
+- ``E3``, one group per error template cgit answers with, the same across repositories: the
+  spec groups error pages by their HTML, not by the message they show, so the messages a
+  repository's page frame shows with one status are one group (most echo what was asked):
+  "Bad object id" (a hash prefix no object has, asked of the commit page) and "Statistics type
+  disabled" (400); "Invalid revision name" (the same asked of a tree), "Path not found",
+  "Invalid request" (a page cgit does not have) and "Invalid branch" (``?h=`` a missing branch)
+  (404); "Blame is disabled" (403); and apart, "No repositories found" (404, a repository that
+  does not exist: the index's frame, not a repository's).
 
 A directory of one entry and the refs page of a repository with one branch are content pages,
 however little they hold. Left out as arguable: the log from a revision that does not exist
@@ -274,18 +276,25 @@ def truth_of(tmp: str, branches: Dict[str, str], counts: List[int], base: str, m
         repo_truth(add, tmp, name, branch, counts[k], base, mirror, k)
     add("index", [f"{base}/", f"{mirror}/"])
     names = list(branches)
-    add("bad-object", [f"{base}/{names[0]}/commit/?id=0123abc", f"{base}/{names[1]}/commit/?id=deadbeef1",
-                       f"{base}/{names[2]}/commit/?id=ffff0000"], "E3")
-    add("bad-revision", [f"{base}/{names[0]}/tree/?id=abcdef9", f"{base}/{names[2]}/tree/?id=deadbeef",
-                         f"{base}/{names[1]}/tree/debian/?id=0badc0de"], "E3")
-    add("no-path", [f"{base}/{names[0]}/tree/docs/missing.md", f"{base}/{names[1]}/tree/debian/control",
-                    f"{base}/{names[2]}/tree/README"], "E3")
-    add("no-repo", [f"{base}/{n}/" for n in ("linux", "old-websim")] + [f"{base}/{names[0].upper()}/log/"], "E3")
-    add("bad-request", [f"{base}/{names[0]}/history/", f"{base}/{names[1]}/Commit/?id=1",
-                        f"{base}/{names[2]}/changes/"], "E3")
-    add("no-branch", [f"{base}/{n}/log/?h={b}" for n, b in zip(names, ("develop", "debian/sid", "upstream"))], "E3")
-    add("no-blame", [f"{base}/{names[0]}/blame/README.md", f"{base}/{names[1]}/blame/debian/changelog"], "E3")
-    add("no-stats", [f"{base}/{n}/stats/" for n in names], "E3")
+    # one group per status of the repository frame's error template (the module's docstring)
+    frame = {"bad-object": "error-400", "no-stats": "error-400", "bad-revision": "error-404", "no-path": "error-404",
+             "bad-request": "error-404", "no-branch": "error-404", "no-blame": "error-403"}
+
+    def add_error(message: str, urls) -> None:
+        add(frame.get(message, message), urls, "E3")
+
+    add_error("bad-object", [f"{base}/{names[0]}/commit/?id=0123abc", f"{base}/{names[1]}/commit/?id=deadbeef1",
+                             f"{base}/{names[2]}/commit/?id=ffff0000"])
+    add_error("bad-revision", [f"{base}/{names[0]}/tree/?id=abcdef9", f"{base}/{names[2]}/tree/?id=deadbeef",
+                               f"{base}/{names[1]}/tree/debian/?id=0badc0de"])
+    add_error("no-path", [f"{base}/{names[0]}/tree/docs/missing.md", f"{base}/{names[1]}/tree/debian/control",
+                          f"{base}/{names[2]}/tree/README"])
+    add_error("no-repo", [f"{base}/{n}/" for n in ("linux", "old-websim")] + [f"{base}/{names[0].upper()}/log/"])
+    add_error("bad-request", [f"{base}/{names[0]}/history/", f"{base}/{names[1]}/Commit/?id=1",
+                              f"{base}/{names[2]}/changes/"])
+    add_error("no-branch", [f"{base}/{n}/log/?h={b}" for n, b in zip(names, ("develop", "debian/sid", "upstream"))])
+    add_error("no-blame", [f"{base}/{names[0]}/blame/README.md", f"{base}/{names[1]}/blame/debian/changelog"])
+    add_error("no-stats", [f"{base}/{n}/stats/" for n in names])
     return truth
 
 

@@ -274,7 +274,8 @@ def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], p
     cluster_params = cluster_params_of(meta, params.cluster or cluster.DEFAULT_PARAMS, overridden)
     sampler = template.TemplateSampler(params.template)
     records = find_records(features, (url_a, url_b), sampler, cluster_params.min_html_len)
-    templates = template.build_templates(sampler.samples(), _pages_of(features, sampler), params.template)
+    templates = template.build_templates(sampler.samples(), _pages_of(features, sampler), params.template,
+                                         sampler.scales())
     return explain_records(records[url_a], records[url_b], decision, cluster_params, params.assign.rules, rows,
                            templates)
 

@@ -22,7 +22,7 @@ import logging
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -188,8 +188,7 @@ class Finalizer:
         except Exception as exc:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
             return unclustered(store, p, f"{type(exc).__name__}: {exc}")
-        meta = summary(store, n_eligible, assigned.kind, p)
-        meta["templates"] = templates.summary()
+        meta = summary(store, n_eligible, assigned.kind, p, templates)
         if soft404 is not None:
             meta["soft404"] = soft404.summary()
         if pairs_failed:
@@ -248,7 +247,8 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                item = bool(templates) and (record.text_len or 0) < cp.min_text_len and templates.is_item(record)
+                item = (templates is not None and bool(templates) and (record.text_len or 0) < cp.min_text_len
+                        and templates.is_item(record))
                 label = assign.add_page(table, record, params, soft404, item)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:
@@ -281,14 +281,14 @@ def site_templates(store: FeatureStore, params: template.TemplateParams,
     for page_id, status, ctype, html_len, text_len, error, _s, _p, host, text_hash, _h in store.iter_key_rows():
         if template.can_sample(status, ctype, html_len, text_len, error, min_html):
             sampler.see(page_id, host, text_hash)
-    return template.build_templates(sampler.samples(), store.template_pages, params)
+    return template.build_templates(sampler.samples(), store.template_pages, params, sampler.scales())
 
 
 def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
                     cluster_params: Optional[cluster.ClusterParams] = None,
                     failed: Optional[list] = None,
                     templates: Optional[template.Templates] = None,
-                    short_items: frozenset = frozenset()) -> cluster.ClusterResult:
+                    short_items: AbstractSet[int] = frozenset()) -> cluster.ClusterResult:
     """Content clusters of the eligible pages; a candidate pair is decided on the full records,
     loaded from ``store`` as needed (a bounded cache). A pair that cannot be compared is kept
     apart (not a duplicate) and noted in ``failed`` as ``(id, id, error)``."""
@@ -315,9 +315,10 @@ def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: 
     return assign.assign_table(table, content.assignments, content.clusters, params, store.get)
 
 
-def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams) -> Dict[str, Any]:
-    """The result's ``meta``: counts, the decision rules in words, the time (``kinds``: each
-    cluster's kind)."""
+def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams,
+            templates: Optional[template.Templates] = None) -> Dict[str, Any]:
+    """The result's ``meta``: counts, the decision rules in words, the sites' templates, the time
+    (``kinds``: each cluster's kind)."""
     d = params.decision
     return {
         "total_urls": len(store),
@@ -340,6 +341,8 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
         "decision_params": asdict(d),
         "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
+        "template_params": asdict(params.template),
+        "templates": (templates or template.Templates(params=params.template)).summary(),
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 

@@ -52,6 +52,9 @@ if [ "$what" = bench ]; then
   [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
   command -v git >/dev/null 2>&1 || need_apt+=(git)
   command -v hg >/dev/null 2>&1 || need_apt+=(mercurial)
+  # bench/app_trac.py: git history in Trac's repository browser (Trac itself goes into a virtual environment below);
+  # bench/app_fossil.py: Fossil's own server
+  command -v fossil >/dev/null 2>&1 || need_apt+=(fossil)
   # bench/app_logins.py: Roundcube (on SQLite), phpMyAdmin and Adminer served by PHP's built-in server;
   # JupyterLab and Datasette (bench/app_datasette.py) go into the benches' virtual environment below,
   # Verdaccio (bench/app_spa.py) comes from npm at run time
@@ -80,6 +83,13 @@ PY="${PYTHON:-python3}"
 "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 if [ "$what" = test ] || [ "$what" = bench ]; then
   "$PY" -m pip install -q -e '.[test]'
+  if [ "$what" = bench ]; then
+    # bench/app_trac.py: Trac (its git plugin ships with it) in a virtual environment of its own, where the
+    # bench looks for it (Trac takes any module named multipart, and python-multipart's breaks every request)
+    trac_venv="${TRAC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/scrapy-websim/trac-venv}"
+    [ -x "$trac_venv/bin/python" ] || "$PY" -m venv "$trac_venv"
+    "$trac_venv/bin/python" -m pip install -q 'Trac>=1.6'
+  fi
 else
   "$PY" -m pip install -q -e .
 fi

@@ -66,11 +66,13 @@ def test_stages_one_by_one_compose_to_run():
     assert [(r.id, r.url.rsplit("/", 1)[1]) for r in store.iter_records()][-2:] == [(7, "y-found"),
                                                                                    (8, "z-functional-copy")]
 
-    keys, table = finalize.label_rules(store, params.assign, params.cluster)
+    templates = finalize.site_templates(store, params.template, params.cluster)
+    keys, table = finalize.label_rules(store, params.assign, params.cluster, templates=templates)
     assert set(table.spec_pos) == {3, 5, 6}  # the 404 pages (ids 4, 6, 7): out of content clustering
     assert keys.ids.tolist() == [1, 2, 3, 5, 8]  # compact keys only: no record kept
 
-    content = finalize.cluster_content(keys, store, params.decision, params.cluster)
+    content = finalize.cluster_content(keys, store, params.decision, params.cluster, templates=templates,
+                                       short_items=table.short_items)
     members = sorted(sorted(c.member_ids) for c in content.clusters)
     assert members == [[1, 2], [3, 8]]
 
@@ -79,7 +81,7 @@ def test_stages_one_by_one_compose_to_run():
     assert {c.kind for c in clusters} >= {"content"} and any(c.kind != "content" for c in clusters)
     assert {i for c in clusters if c.kind != "content" for i in c.member_ids} == {4, 6, 7}
 
-    meta = finalize.summary(store, len(keys), assigned.kind, params)
+    meta = finalize.summary(store, len(keys), assigned.kind, params, templates)
     assert meta["eligible_html_urls"] == 5 and meta["total_urls"] == 8
     assert set(meta) == set(expected.meta)
 

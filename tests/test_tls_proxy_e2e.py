@@ -308,7 +308,8 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
                            "similarity_to_canonical", "content_sim", "structure_sim", "visual_sim", "behavior_sim",
                            "cluster_kind", "match_rule", "page_type"]
     assert header[20:] == ["expanded_from", "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to",
-                           "tls_sha256", "tls_sans", "favicon_url", "favicon_hash", "match_reason"]
+                           "tls_sha256", "tls_sans", "favicon_url", "favicon_hash", "match_reason", "excerpt",
+                           "content_digest"]
     rows = {r[1]: dict(zip(header, r)) for r in body}
     assert len(rows) == len(urls)
     # --strict-tls: the self-signed page is an error, with the reason in tls_error

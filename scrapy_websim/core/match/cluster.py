@@ -194,7 +194,7 @@ def build_keys(items: Iterable[Union[PageRecord, Sequence[Any]]], params: Cluste
     host_index: Dict[str, int] = {}
     for item in items:
         row = key_row(item) if isinstance(item, PageRecord) else item
-        if not _row_eligible(row, params, bool(short_items) and row[0] in short_items):
+        if not _row_eligible(row, params, short_items is not None and row[0] in short_items):
             continue
         ids.append(int(row[0]))
         status.append(int(row[1]))

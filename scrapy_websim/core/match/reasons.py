@@ -201,6 +201,9 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
         lines.append(f"rule 2: no (visual {_f(r.visual_sim)} < {_t(params.rule2_visual)})")
     if d.text_measure == "identical":
         lines.append("checks: not applied (identical judged text)")
+    elif d.same_words and not d.checked:
+        lines.append(f"checks: not applied (the same {d.own.both if d.own else 0} word shingles beyond the template "
+                     "on both pages, give or take a phrase)")
     elif d.checked:
         if d.heading is None:
             lines.append("heading check: not applied (a page has no h1)")

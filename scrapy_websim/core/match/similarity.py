@@ -19,7 +19,8 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import numpy as np
 
-from ..fingerprints import decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex, tokens
+from ..fingerprints import (SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex,
+                            tokens)
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
 from ..rules.signals import mask_tokens
@@ -196,6 +197,16 @@ def shingle_sim(jaccard: float, size_a: int, size_b: int, noise: int) -> float:
     return own_sim(both, max(0.0, size_a - both), max(0.0, size_b - both), noise)
 
 
+#: Two pages with the same shingles beyond their template, at least this many, say the same
+#: thing: no check (heading, item, form...) keeps them apart, as for identical text.
+SAME_WORDS_MIN_SHINGLES = 50
+#: ... give or take a phrase of up to three words: this many shingles on one side.
+SAME_WORDS_PHRASE_SHINGLES = 5
+
+#: A pair whose pages' shingles were at least this share template (on one of them) is judged by
+#: ``DecisionParams.rule1_templated``.
+TEMPLATED_SHARE = 0.5
+
 #: The prose MinHash counts for a pair when, on at least one of the two pages, the prose is at
 #: least this share of the judged text: pages that are mostly prose (articles, man pages, their
 #: noisy copies). Not for two list pages (directory listings, tables of contents, categories)
@@ -279,10 +290,12 @@ def has_minhash(a: PageRecord, b: PageRecord) -> bool:
 
 def decide(content: float, structure: float, visual: float,
            params: DecisionParams = DEFAULT_DECISION_PARAMS, allow_rule2: bool = True,
-           jaccard: bool = False) -> str:
+           jaccard: bool = False, text_threshold: Optional[float] = None) -> str:
     """``"rule1"``, ``"rule2"`` or ``""`` (not duplicates) for the three deciding similarities
-    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``)."""
-    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    (``jaccard``: the text similarity is the MinHash one, judged against ``rule1_jaccard``;
+    ``text_threshold``: rule 1's, when the caller knows better)."""
+    if text_threshold is None:
+        text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
     if content >= text_threshold and (structure >= params.rule1_structure or visual >= params.rule1_visual):
         return "rule1"
     if allow_rule2 and visual >= params.rule2_visual:
@@ -497,8 +510,27 @@ class PairDecision:
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
     query_veto: bool = False  # the URLs ask for two items by one query parameter (:func:`query_items_differ`)
+    same_words: bool = False  # the same shingles beyond the template on both (checks not applied)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
     own: Optional[OwnText] = None  # the exact shingle counts beyond the template (None: compared by MinHash)
+
+
+def _same_words(a: PageRecord, b: PageRecord, own: Optional[OwnText]) -> bool:
+    """Whether two pages say the same words (at least :data:`SAME_WORDS_MIN_SHINGLES` shingles),
+    one of them give or take a phrase ("sorted by name"): a phrase of up to three words put into
+    one page makes :data:`SAME_WORDS_PHRASE_SHINGLES` shingles of its own there and at most two on
+    the other page (the word pairs around it). Two items of one template differ by a word in place
+    of another (a name, a number: three shingles on each side) or more. For pages too long to
+    keep their shingles (``SHINGLE_SET_MAX``), every MinHash bin equal and the shingle counts
+    within a thousandth."""
+    if own is not None:
+        return (min(own.own_a, own.own_b) <= 2 and max(own.own_a, own.own_b) <= SAME_WORDS_PHRASE_SHINGLES
+                and own.both >= SAME_WORDS_MIN_SHINGLES)
+    if a.shingle_set or b.shingle_set or min(a.shingles, b.shingles) < SHINGLE_SET_MAX:
+        return False
+    sig_a, sig_b = minhash_from_hex(a.minhash), minhash_from_hex(b.minhash)
+    return (sig_a is not None and sig_b is not None and jaccard_estimate(sig_a, sig_b) == 1.0
+            and abs(a.shingles - b.shingles) <= max(a.shingles, b.shingles) // 1000)
 
 
 def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,
@@ -513,10 +545,15 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
     identical = same_text(a, b)
     allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
     blocked = "" if allow_rule2 else "screenshot"
-    if allow_rule2 and jaccard and content < params.rule2_min_jaccard:
-        allow_rule2, blocked = False, "text"
-    rule = decide(content, structure, visual, params, allow_rule2, jaccard)
     text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    rule2_floor = params.rule2_min_jaccard
+    if own is not None and max(own.template_share(0), own.template_share(1)) >= TEMPLATED_SHARE:
+        # most of the text was the site's: what is left is the item, and two items of one
+        # template differ there by a few words (a patch number, a name), a copy by nothing
+        text_threshold = rule2_floor = max(text_threshold, params.rule1_templated)
+    if allow_rule2 and jaccard and content < rule2_floor:
+        allow_rule2, blocked = False, "text"
+    rule = decide(content, structure, visual, params, allow_rule2, jaccard, text_threshold)
     decision = PairDecision(
         result=PairResult(),
         text_measure="identical" if identical else ("minhash" if jaccard else "simhash"),
@@ -527,8 +564,11 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         rule2=allow_rule2 and visual >= params.rule2_visual,
         own=own,
     )
-    # the checks below are for pages that say different things; never for identical judged text
-    if (rule or full) and not identical:
+    # the checks below are for pages that say different things; never for identical judged
+    # text, or for pages that say the same words give or take a phrase (a table "sorted by
+    # name" in the order it had, a page's printable view): :func:`_same_words`
+    same_words = decision.same_words = _same_words(a, b, own)
+    if (rule or full) and not identical and not same_words:
         decision.checked = True
         if params.heading_min_jaccard > 0:
             heading = decision.heading = heading_sim(a, b)

@@ -67,11 +67,13 @@ def _path_jaccard(a: FrozenSet[str], b: FrozenSet[str]) -> float:
 @dataclass
 class Kind:
     """Pages of one structure on one site: the tag paths of its first sampled page, how many
-    sampled pages it has, and its template (empty below ``min_pages``)."""
+    sampled pages it has, and its template (empty below ``min_pages``); ``estimate``: its pages
+    on the whole site (``pages`` scaled by the site's pages per sampled page)."""
 
     paths: FrozenSet[str]
     pages: int
     template: np.ndarray
+    estimate: float = 0.0
 
 
 @dataclass
@@ -101,7 +103,7 @@ class Templates:
                 if j >= best:
                     best, found = j, kind
             if found is not None:
-                pages = found.pages
+                pages = max(found.pages, int(found.estimate))
                 if found.template.shape[0]:
                     template = np.union1d(template, found.template) if template.shape[0] else found.template
         self._cache[record.id] = (template, pages)
@@ -124,7 +126,7 @@ class Templates:
 
     def is_item(self, record: PageRecord) -> bool:
         """The page is one of many pages of one structure on its site (a ticket, a row, a post):
-        at least ``min_pages`` sampled pages are of its kind."""
+        at least ``min_pages`` of the site's pages are of its kind (estimated from the sample)."""
         return self._lookup(record)[1] >= max(2, self.params.min_pages)
 
     def __bool__(self) -> bool:
@@ -154,12 +156,15 @@ class TemplateSampler:
         #: site -> max-heap of (-hash, -id, id)
         self._heaps: Dict[str, List[Tuple[int, int, int]]] = {}
         self._hashes: Dict[str, Dict[int, int]] = {}
+        #: site -> pages seen (copies included)
+        self._seen: Dict[str, int] = {}
 
     def see(self, page_id: int, site: str, text_hash: Optional[int]) -> None:
         """One page that :func:`can_sample` accepts (in any order)."""
         if not text_hash or self.params.sample <= 0:
             return
         value = text_hash & MASK64
+        self._seen[site] = self._seen.get(site, 0) + 1
         heap = self._heaps.setdefault(site, [])
         kept = self._hashes.setdefault(site, {})
         if value in kept:
@@ -183,6 +188,11 @@ class TemplateSampler:
         ``min_pages`` distinct pages)."""
         return {site: [pid for _, _, pid in sorted(heap, reverse=True)] for site, heap in sorted(self._heaps.items())
                 if len(heap) >= max(2, self.params.min_pages)}
+
+    def scales(self) -> Dict[str, float]:
+        """site -> the pages it has per sampled page (1 when the sample holds all of its texts;
+        copies count, so an estimate of a site with many copies runs high)."""
+        return {site: max(1.0, self._seen[site] / len(heap)) for site, heap in self._heaps.items() if heap}
 
 
 def template_of(sets: Iterable[np.ndarray], params: TemplateParams) -> np.ndarray:
@@ -212,9 +222,10 @@ def page_kinds(paths: Sequence[FrozenSet[str]], params: TemplateParams) -> List[
 
 def build_templates(samples: Dict[str, List[int]],
                     pages_of: Callable[[List[int]], Iterable[Tuple[int, str, Any]]],
-                    params: TemplateParams) -> Templates:
+                    params: TemplateParams, scales: Optional[Dict[str, float]] = None) -> Templates:
     """Each sampled site's template and its kinds; ``pages_of(ids)`` gives ``(id, shingle_set,
-    tag_paths)`` of these page ids (any order)."""
+    tag_paths)`` of these page ids (any order); ``scales``: each site's pages per sampled page
+    (:meth:`TemplateSampler.scales`), for each kind's estimated size."""
     out = Templates(params=params)
     for site, ids in samples.items():
         got = {pid: (decode_shingle_set(shingles), path_set(paths)) for pid, shingles, paths in pages_of(ids)}
@@ -229,7 +240,8 @@ def build_templates(samples: Dict[str, List[int]],
                 continue
             sets = [pages[i][0] for i in kind if pages[i][0].shape[0]]
             kind_template = template_of(sets, params) if len(kind) < len(pages) else _EMPTY
-            kinds.append(Kind(pages[kind[0]][1], len(kind), kind_template))
+            kinds.append(Kind(pages[kind[0]][1], len(kind), kind_template,
+                              len(kind) * (scales or {}).get(site, 1.0)))
         if kinds:
             out.kinds[site] = kinds
     return out
@@ -246,4 +258,5 @@ def templates_of_records(records: Iterable[PageRecord], params: Optional[Templat
                                           min_html_len):
             sampler.see(r.id, host_of(r), r.text_hash)
             pages[r.id] = (r.shingle_set, r.tag_paths)
-    return build_templates(sampler.samples(), lambda ids: ((i, *pages[i]) for i in ids if i in pages), params)
+    return build_templates(sampler.samples(), lambda ids: ((i, *pages[i]) for i in ids if i in pages), params,
+                           sampler.scales())

@@ -38,6 +38,11 @@ class DecisionParams(Params):
     #: SimHash measure is then only the candidate filter and the fallback for older features files)
     rule1_jaccard: float = param(0.7, "[0, 1]", "rule 1: minimum MinHash text similarity",
                                   setting="WEBSIM_TEXT_JACCARD_THRESHOLD")
+    #: rule 1's (and rule 2's) text threshold for a pair of which at least half of a page's shingles
+    #: were its site's template (``similarity.TEMPLATED_SHARE``): what is left is the item itself, a
+    #: sentence or a few lines, and two items of one template differ there by a word or a number
+    rule1_templated: float = param(0.85, "[0, 1]", "rule 1: minimum text similarity beyond a template that was "
+                                   "most of the pages")
     rule1_structure: float = param(0.85, "[0, 1]", "rule 1: minimum structure similarity",
                                     setting="WEBSIM_STRUCTURE_THRESHOLD")
     rule1_visual: float = param(0.9, "[0, 1]", "rule 1: minimum visual similarity", setting="WEBSIM_VISUAL_THRESHOLD")

@@ -162,9 +162,11 @@ class RuleParams(Params):
     #: line naming the page the login leads to; 1.01 = only equal fingerprints
     template_text_similarity: float = param(0.6, "number [0, 1.01]",
                                             "rules: masked-text similarity of one login/WAF/maintenance template")
-    #: two error pages (E1, E3) of one status: a message of a few words is what tells two errors of
-    #: one application apart, so only pages that say the same but for what they echo are joined
-    error_template_text_similarity: float = param(0.9, "number [0, 1.01]",
+    #: two error pages (E1, E3) of one status and one structure are one error template whatever
+    #: message it shows ("Path not found", "Invalid branch"): the spec groups error pages by their
+    #: HTML, and a person triaging a site wants one cluster per error template, not per message;
+    #: above 0: their masked own texts must be this alike too
+    error_template_text_similarity: float = param(0.0, "number [0, 1.01]",
                                                   "rules: masked-text similarity of one error template")
     template_structure_similarity: float = param(0.85, "number [0, 1]", "rules: structure similarity of one template")
     #: visible text and headings, for reports and debugging

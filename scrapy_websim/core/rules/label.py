@@ -13,8 +13,8 @@ gets its chance):
 * **L1** HTTP auth wall: a 401 with ``WWW-Authenticate`` (basic, digest...), whatever its body.
 * **L1** login wall. On a 4xx page: a password input, or login keywords in the title/headings
   (or two in the body) of a page that has a form or input. On a 2xx page: a password input and the page is mostly
-  that form (``form_share``), its main text is short, or its title/headings say login words (a
-  token login that explains at length how to get a token); or a login keyword in the
+  that form (``form_share``), its main text is short, or its title/headings and two of its phrases say
+  login words (a token login that explains at length how to get a token); or a login keyword in the
   title/headings of a short page that has a form or input. A content page with a login box in its sidebar, or a
   documentation page about logging in, stays content.
 * **W1** WAF / challenge page and **M1** maintenance page: on a 4xx page a keyword anywhere in the
@@ -23,7 +23,7 @@ gets its chance):
   wording is W1, a 200 with maintenance wording in its heading is M1.
 * **E3** error template: any other 4xx (404, 401, 403, 410, 429, ...), and soft 404s: a 2xx page
   whose short main text has error wording in title/headings (or two different error phrases, or
-  one when the page says little else: main text below ``thin_text_chars``).
+  one when the page says nothing else: one sentence of its own).
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
   item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).
@@ -78,8 +78,8 @@ def _kw(signals: Mapping[str, Any], rule: str) -> Tuple[int, int, int]:
 
 def _keyword_page(signals, rule: str, ok: bool, short: bool, thin: bool = False) -> bool:
     """Keyword rule: anywhere in the own content of a non-2xx page; title/heading (or 2
-    phrases) on a short 2xx; one phrase on a 2xx page that says little else (``thin``: a
-    client-rendered app's "Sorry, we couldn't find it")."""
+    phrases) on a short 2xx; one phrase on a 2xx page that says nothing else (``thin``: one
+    sentence of its own, a client-rendered app's "Sorry, we couldn't find it")."""
     title, heading, body = _kw(signals, rule)
     if not ok:
         return bool(title or heading or body)
@@ -94,9 +94,19 @@ def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
     has_control = bool(signals.get("inputs") or signals.get("forms"))
     if not ok:
         return bool(signals.get("pw")) or bool((title or heading or body >= 2) and has_control)
-    if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short or title or heading):
-        return True  # a password field of its own, and the page is that form, short, or headed by login words
+    if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short
+                              or (title or heading) and body >= 2):
+        return True  # a password field of its own, and the page is that form, short, or all about logging in
     return short and bool(title or heading) and has_control
+
+
+#: Own visible text of a page that says one sentence (a client-rendered app's "Sorry, we couldn't
+#: find it... Go to the home page").
+_ONE_SENTENCE_CHARS = 120
+
+
+def _one_sentence(record) -> bool:
+    return _own_len(record) < _ONE_SENTENCE_CHARS and _main_len(record) < _ONE_SENTENCE_CHARS
 
 
 def _thin(record, params: RuleParams, item: bool = False) -> bool:
@@ -146,8 +156,7 @@ def special_label(record, params: RuleParams = RuleParams(), item: bool = False)
     for rule in ("W1", "M1"):
         if rule in enabled and _keyword_page(signals, rule, ok, short):
             return rule
-    if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short,
-                                                    _main_len(record) < params.thin_text_chars)):
+    if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short, _one_sentence(record))):
         return "E3"
     if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item and ok):
         return "T1"

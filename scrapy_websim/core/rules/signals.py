@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..params.rules import RULE_CODES, RuleParams
@@ -285,11 +285,51 @@ def _strip_echo_words(text: str, url: str) -> str:
 
 
 def _template_text(walk: _Walk, url: str = "", own: bool = False) -> str:
-    """The visible text a template fingerprint hashes (with ``own``, only the page's own text,
-    outside page chrome, when it has any): echoes of the request taken out, then per-request and
-    per-host tokens masked (:func:`mask_tokens`)."""
+    """The visible text a template fingerprint hashes: echoes of the request taken out, then
+    per-request and per-host tokens masked (:func:`mask_tokens`). With ``own``, what similar
+    templates are compared by: only the page's own text (outside page chrome) when it has any,
+    and the words of the request it echoes taken out (:func:`_request_words`): an echo left in
+    would split one template in two."""
     parts = walk.main_parts if own and walk.main_parts else walk.parts
-    return mask_tokens(_strip_echo_words(" ".join(_drop_echoes(parts, url)).lower(), url))
+    text = _strip_echo_words(" ".join(_drop_echoes(parts, url)).lower(), url)
+    if own:
+        text = _strip_request_words(text, url)
+    return mask_tokens(text)
+
+
+def _url_words(text: str) -> Set[str]:
+    return {w for w in re.findall(r"[^\W_]+", unquote(text).lower()) if len(w) >= 3 or any(c.isdigit() for c in w)}
+
+
+def _word_pattern(words: Set[str], prefix: str = "") -> Optional["re.Pattern[str]"]:
+    if not words:
+        return None
+    return re.compile(prefix + r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+                      + r")(?![^\W_])")
+
+
+@lru_cache(maxsize=64)
+def _request_words(url: str) -> Tuple[Optional["re.Pattern[str]"], Optional["re.Pattern[str]"]]:
+    """Patterns of the words (3 characters or more, or with a digit) of a URL's path segments,
+    taken out wherever they stand (a breadcrumb, a tab, "path not found" under
+    ``/tree/debian/control``), and of its query values and fragment, taken out only where a
+    message quotes them: after ": " or an opening quote ("invalid branch: upstream" for
+    ``?h=upstream``). A query value elsewhere is likely the template's own word ("Login" on
+    ``?_task=login``), and on a page of a few words one word decides."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None, None
+    path = _url_words(parts.path)
+    query = _url_words(f"{' '.join(v for _k, v in parse_qsl(parts.query))} {parts.fragment}") - path
+    return _word_pattern(path), _word_pattern(query, r"(?:(?<=: )|(?<=[\"'\u201c\u2018\u00ab]))")
+
+
+def _strip_request_words(text: str, url: str) -> str:
+    for pattern in (_request_words(url) if url else ()):
+        if pattern is not None:
+            text = pattern.sub(" ", text)
+    return text
 
 
 def _fingerprint(walk: _Walk, url: str = "", text: Optional[str] = None) -> int:
