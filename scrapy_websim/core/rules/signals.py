@@ -163,13 +163,30 @@ _SERVER_AT = re.compile(r"\b(at|on) \S+ port \S+", re.I)
 def mask_tokens(text: str) -> str:
     """Per-request and per-host tokens become placeholders: a server signature's "at HOST port
     N", paths/URLs/emails, host names, anything with a digit (ids, hex, dates, times, counters,
-    IP addresses, ports), long or camel-random letter runs. CJK text is kept as is."""
-    text = _SERVER_AT.sub(r"\1 host port 0", text)
-    text = _URL_TOKEN.sub("/", text)
-    text = _HOST_TOKEN.sub("host", text)
-    text = _DIGIT_TOKEN.sub("0", text)
-    text = _RANDOM_TOKEN.sub("0", text)
-    return _WS.sub(" ", text).strip().lower()
+    IP addresses, ports), long or camel-random letter runs. CJK text is kept as is; white space
+    is collapsed and the text lower-cased."""
+    if " port " in text.lower():
+        text = _SERVER_AT.sub(r"\1 host port 0", text)
+    # The other patterns match inside a word (white space is no part of any, and their
+    # lookarounds see it as they see the ends of the text): mask each distinct word once.
+    words = text.split()
+    masked = {word: _mask_word(word) for word in set(words)}
+    return " ".join(map(masked.__getitem__, words)).lower()
+
+
+#: Characters without one of which a word shorter than 9 characters matches no token pattern
+#: (``localhost`` is 9 letters, a random run 10).
+_TOKEN_CHARS = frozenset("./\\@0123456789")
+
+
+def _mask_word(word: str) -> str:
+    """:func:`mask_tokens` of one word (no white space), before lower-casing."""
+    if len(word) < 9 and _TOKEN_CHARS.isdisjoint(word):
+        return word
+    word = _URL_TOKEN.sub("/", word)
+    word = _HOST_TOKEN.sub("host", word)
+    word = _DIGIT_TOKEN.sub("0", word)
+    return _RANDOM_TOKEN.sub("0", word) if len(word) >= 10 else word
 
 
 def _echoes(url: str) -> Tuple[str, ...]:
