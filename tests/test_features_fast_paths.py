@@ -83,3 +83,54 @@ def test_page_body_is_the_first_body_in_document_order():
     root.append(head)
     root.append(lxml.html.Element("body"))
     assert page_body(root) is nested  # a body inside the head comes first in document order
+
+
+def reference_hits(keywords, text) -> int:
+    if not text:
+        return 0
+    found = []
+    for word, before, after, _chars in signals._prepared(keywords):
+        start = text.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if (not before or start == 0 or not signals._is_word(text[start - 1])) and (
+                not after or end == len(text) or not signals._is_word(text[end])
+            ):
+                found.append((word, start, end))
+                break
+            start = text.find(word, start + 1)
+    kept = []
+    for word, start, end in sorted(found, key=lambda f: -len(f[0])):
+        if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
+            kept.append((word, start, end))
+    return len(kept)
+
+
+#: Keywords of every rule, and text made of their pieces: CJK and accented keywords, which the
+#: screen of non-ASCII characters skips when the text lacks one of their characters.
+KEYWORDS = {rule: tuple(signals.RuleParams().keywords(rule)) for rule in signals.KEYWORD_RULES}
+KEYWORD_PIECES = sorted({w for words in KEYWORDS.values() for w in words}) + [
+    " ", "x", "\u00e9", "\u4e2d", "-", "404", "\u30e1\u30f3\u30c6", "\u00b6"]
+keyword_texts = st.one_of(
+    st.lists(st.sampled_from(KEYWORD_PIECES), max_size=12).map(" ".join),
+    st.lists(st.sampled_from(KEYWORD_PIECES), max_size=12).map("".join),
+    st.text(max_size=40),
+)
+
+
+@settings(max_examples=1500)
+@given(keyword_texts)
+def test_keyword_hits_are_the_plain_search(text):
+    text = text.lower()
+    for words in KEYWORDS.values():
+        assert signals._hits(words, text) == reference_hits(words, text)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["Owl", "owl", "'owl'", "Owl (bird)", "see \u201cOwl\u201d here", "x", "Foo Bar",
+                                 " owl. ", "talk", "Talk:Owl"]), max_size=12))
+def test_echoes_dropped_once_per_piece_are_dropped_alike(pieces):
+    url = "http://h.example/wiki/Talk:Owl?x=Foo_Bar"
+    memo: dict = {}
+    for part in (pieces, pieces[::2], pieces):
+        assert signals._drop_echoes(part, url, memo) == signals._drop_echoes(part, url)

@@ -119,7 +119,8 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     tokens = fingerprints.tokens(main_text)
     record.simhash = fingerprints.simhash_of_tokens(tokens)
     record.text_hash = fingerprints.text_hash_of_tokens(tokens)
-    record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text))
+    masked: dict = {}  # words masked: the judged text and the template texts share most
+    record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text, masked))
     shingles = fingerprints.shingle_hashes_of_tokens(tokens)
     record.minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
     record.shingles = int(shingles.shape[0])
@@ -134,7 +135,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags, include_head=params.lcs.include_head)
     record.signals, record.fingerprint, template_text = signals.rule_features_and_text(
-        doc, record.title, params.rules, url=record.final_url or record.url)
+        doc, record.title, params.rules, url=record.final_url or record.url, masked=masked)
     record.fingerprint_shingles = fingerprints.encode_shingle_set(fingerprints.shingle_set(
         fingerprints.shingle_hashes(template_text[:TEMPLATE_TEXT_CHARS]))[:fingerprints.TEMPLATE_SHINGLES])
     heading = first_heading(doc)
