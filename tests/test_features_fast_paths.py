@@ -13,6 +13,7 @@ import lxml.html
 from hypothesis import given, settings, strategies as st
 
 from scrapy_websim.core import fingerprints
+from scrapy_websim.core.page import digest
 from scrapy_websim.core.page.visible import page_body
 from scrapy_websim.core.rules import signals
 
@@ -134,3 +135,43 @@ def test_echoes_dropped_once_per_piece_are_dropped_alike(pieces):
     memo: dict = {}
     for part in (pieces, pieces[::2], pieces):
         assert signals._drop_echoes(part, url, memo) == signals._drop_echoes(part, url)
+
+
+def reference_masked_words(text: str) -> list:
+    out: list = []
+    last = ""
+    for word in digest._TOKEN.findall(text):
+        if word.isalpha():
+            if digest._CJK.match(word):
+                out.extend([word[i:i + 2] for i in range(len(word) - 1)] if len(word) > 1 else [word])
+                last = word
+                continue
+            word = "0" if len(word) >= 10 and not word.islower() and digest._RANDOM.fullmatch(word) else word.lower()
+        elif any(ch.isdigit() for ch in word):
+            word = "0"
+        else:
+            word = word.lower()
+        if word == "0" and last == "0":
+            continue
+        out.append(word)
+        last = word
+    return out
+
+
+def reference_line_words(text: str) -> list:
+    out: list = []
+    for line in text.split("\n"):
+        words = reference_masked_words(line)
+        if words:
+            if out:
+                out.append("\n")
+            out.extend(words)
+    return out
+
+
+@settings(max_examples=2000)
+@given(st.one_of(texts, st.lists(st.sampled_from(PIECES + ["\n", "\n\n", "12", "0", "kQzPwXvBnMaa x"]),
+                                 max_size=40).map("".join)))
+def test_digest_words_are_the_word_by_word_masking(text):
+    assert digest.masked_words(text) == reference_masked_words(text)
+    assert digest.line_words(text) == reference_line_words(text)
