@@ -91,22 +91,29 @@ def _hits(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] =
         wide = _wide_chars(text)
     found: List[Tuple[str, int, int]] = []
     for word, before, after, chars in _prepared(keywords):
-        if chars and not chars <= wide:
-            continue
-        start = text.find(word)
-        while start >= 0:
-            end = start + len(word)
-            if (not before or start == 0 or not _is_word(text[start - 1])) and (
-                not after or end == len(text) or not _is_word(text[end])
-            ):
-                found.append((word, start, end))
-                break
-            start = text.find(word, start + 1)
+        if chars <= wide:  # the text has the keyword's non-ASCII characters (if any)
+            start = _first_hit(text, word, before, after)
+            if start >= 0:
+                found.append((word, start, start + len(word)))
     kept: List[Tuple[str, int, int]] = []
     for word, start, end in sorted(found, key=lambda f: -len(f[0])):
         if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
             kept.append((word, start, end))
     return len(kept)
+
+
+def _first_hit(text: str, word: str, before: bool, after: bool) -> int:
+    """Where ``word`` first stands in ``text`` with a word boundary before / after it as asked;
+    -1 if nowhere."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (not before or start == 0 or not _is_word(text[start - 1])) and (
+            not after or end == len(text) or not _is_word(text[end])
+        ):
+            return start
+        start = text.find(word, start + 1)
+    return -1
 
 
 def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = "") -> Dict[str, Any]:
