@@ -143,6 +143,9 @@ class Addon:
                      priority=max(settings.getpriority("PLAYWRIGHT_LAUNCH_OPTIONS") or 0, 15))
         if websim.redis_url:
             _wire_redis(settings, websim)
+        elif settings.get("SCHEDULER") == "scrapy.core.scheduler.Scheduler":  # the user's own one wins
+            # a JOBDIR on a disk that fills up or turns read-only: requests go on in memory
+            _set_if_default(settings, "SCHEDULER", "scrapy_websim.scheduler.WebsimScheduler")
         # Pages in flight: docs/performance.md (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
         # more pages/s than 4 at the same CPU per page, 8 no more than 6).
         concurrency = settings.getint("CONCURRENT_REQUESTS")
@@ -273,8 +276,10 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     from scrapy_websim.config import proxy_parts  # noqa: PLC0415
 
     proxy = websim.proxy
-    if proxy:
-        # Playwright also adds Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
+    if proxy and not _websim_renders(settings):
+        # scrapy-playwright's own handler: the proxy for the whole browser (websim's handler gives it
+        # to the pages' contexts, and the browser's own requests go nowhere). Playwright also adds
+        # Chromium's "<-loopback>" bypass rule, so 127.0.0.1 goes through it too.
         launch.setdefault("proxy", proxy_parts(proxy))
     if websim.strict_tls:
         # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
@@ -286,6 +291,20 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
         _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
+
+
+def _websim_renders(settings: Any) -> bool:
+    """The https download handler is websim's (or a subclass of it)."""
+    from scrapy.utils.misc import load_object  # noqa: PLC0415
+
+    from scrapy_websim.render.handler import WebsimPlaywrightHandler  # noqa: PLC0415
+
+    path = settings.getdict("DOWNLOAD_HANDLERS").get("https")
+    try:
+        handler = load_object(path) if isinstance(path, str) else path
+    except (ImportError, NameError, ValueError):
+        return False
+    return isinstance(handler, type) and issubclass(handler, WebsimPlaywrightHandler)
 
 
 def max_pages_in_flight() -> int:

@@ -22,8 +22,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
+import itertools
 import json
 import os
+import shutil
 import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
@@ -31,10 +34,13 @@ from typing import Any, Dict, List, Optional, Sequence
 from scrapy_websim.config import FOLLOW_MAX_PAGES, default, param_default
 from scrapy_websim.core.params import ChangeParams, FieldError
 
-#: Exit statuses (docs/usage.md, "Exit status").
+#: Exit statuses (docs/usage.md, "Exit status"): 3 is trouble writing (an output, the job folder).
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_OUTPUT = 0, 1, 2, 3
-#: Inside a ``--resume`` directory: the URL list of the job and the result files it wrote.
-JOB_LIST, JOB_OUTPUTS = "websim-list.jsonl", "websim-outputs.json"
+#: Inside a ``--resume`` directory: the job's copy of its URL list (as given: a file's bytes, standard
+#: input, a comma list) and what it was (``--ports``, digest), the result files it wrote, and the
+#: parsed list an earlier version kept instead.
+JOB_SOURCE, JOB_SOURCE_META, JOB_OUTPUTS, JOB_LIST = ("websim-list.src", "websim-list.json", "websim-outputs.json",
+                                                      "websim-list.jsonl")
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".jsonlines": "jsonl", ".csv": "csv"}
 #: ``--text-threshold``: rule 1's text threshold on the default path (both pages carry a MinHash).
@@ -232,7 +238,8 @@ def _crawl_parser() -> argparse.ArgumentParser:
         "between two scans; 'websim explain RESULT URL_A URL_B --features F' explains a pair. Exit status: 0 done, "
         "1 interrupted or the crawl failed (the result files hold what was done), 2 usage or settings error, "
         "3 an output could not be written (before the crawl: nothing was rendered; after: the error names the "
-        "fallback file that holds it).",
+        "fallback file that holds it), or the --resume folder (full or read-only: the result files hold what was "
+        "recorded).",
     )
     parser.add_argument("-l", "--list", metavar="URLS",
                         help="a .txt file (one URL, host or host:port per line, # comments; httpx JSON lines), "
@@ -275,16 +282,28 @@ def crawl_main(argv: List[str]) -> int:
 
     from scrapy_websim.addon import max_pages_in_flight  # noqa: PLC0415
     from scrapy_websim.config import ConfigError  # noqa: PLC0415
-    from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries  # noqa: PLC0415
+    from scrapy_websim.core.urls.url_list import UrlListError, open_list, parse_ports  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound  # noqa: PLC0415
     from scrapy_websim.spiders.urllist import UrlListSpider  # noqa: PLC0415
 
-    try:  # fail fast, before a browser starts; read once (standard input can be read once)
-        entries = read_entries(args.list, ports=parse_ports(args.ports) if args.ports else ()) if args.list else None
+    try:  # fail fast, before a browser starts; the list is read as the crawl goes (stdin is copied once)
+        url_list = open_list(args.list, ports=parse_ports(args.ports) if args.ports else ()) if args.list else None
     except UrlListError as exc:
         parser.error(str(exc))
     if job:
-        entries = job.keep_entries(entries)
+        problem = job.unwritable()
+        if not problem:
+            try:
+                url_list = job.keep_list(url_list)
+            except OSError as exc:
+                problem = exc.strerror or str(exc)
+        if problem:  # a full or read-only job folder: the result from what it holds, nothing rendered
+            return _result_from_job(job, job.saved_list(url_list), outputs, _merged(_crawl_settings(args, job),
+                                                                                     settings), problem)
+        for note in job.repair_scrapy_files():
+            print(f"websim: {note}", file=sys.stderr)
+        for path, _fmt in outputs:  # the job's own result files from now on (-o onto them resumes)
+            job.wrote(path)
     cap = max_pages_in_flight()
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
@@ -306,7 +325,7 @@ def crawl_main(argv: List[str]) -> int:
         # about slowing settings of a project or a spider)
         process = CrawlerProcess(Settings(base, priority="cmdline"))
         crawler = process.create_crawler(UrlListSpider)
-        process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, entries=entries)
+        process.crawl(crawler, urls=args.list or "", follow=args.follow, max_pages=args.max_pages, inputs=url_list)
         process.start()  # returns after the crawl, after a graceful stop (1st signal) or at once (2nd)
     except (ConfigError, BrowserNotFound, UrlListError) as exc:
         print(f"websim: error: {exc}", file=sys.stderr)
@@ -363,6 +382,8 @@ def _crawl_settings(args: argparse.Namespace, job: Optional["_Job"]) -> Dict[str
         base["WEBSIM_THUMBNAILS_DIR"] = args.thumbnails_dir
     if job:
         base["JOBDIR"] = job.path
+        # the websim spider keeps no state: no spider.state file to write into the job folder
+        base["EXTENSIONS"] = {"scrapy.extensions.spiderstate.SpiderState": None}
     return base
 
 
@@ -462,6 +483,11 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
     if report_dir and not report and trouble and written:
         print(f"websim: the result file holds what the report shows: websim report {written[0]} -o DIR writes it "
               "where there is room", file=sys.stderr)
+    if stats.get("websim/store_error"):
+        hint = "run the same command again to continue once it can be written" if job else "free some space"
+        print(f"websim: error: {stats['websim/store_error']}: rendering stopped; the result files hold the "
+              f"{meta['total_urls'] - left} URLs recorded ({left} not fetched); {hint}", file=sys.stderr)
+        return EXIT_OUTPUT
     if len(written) < len(outputs) or trouble:
         return EXIT_OUTPUT
     if reason == "finished" and not left:
@@ -473,48 +499,193 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
 
 
 class _Job:
-    """A ``--resume`` directory: remembers the URL list and the result files the job wrote."""
+    """A ``--resume`` directory: keeps the URL list of the job and the result files it wrote."""
 
     def __init__(self, parser: argparse.ArgumentParser, path: str) -> None:
         self.parser = parser
         self.path = os.path.abspath(path)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             parser.error(f"--resume {path!r} exists and is not a directory")
-        os.makedirs(self.path, exist_ok=True)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+        except OSError as exc:
+            parser.error(f"--resume {path!r}: the job folder cannot be made ({exc.strerror or exc})")
         self.outputs: List[str] = []
         with contextlib.suppress(OSError, ValueError):
             with open(os.path.join(self.path, JOB_OUTPUTS), encoding="utf-8") as fh:
                 self.outputs = list(json.load(fh))
 
     def has_list(self) -> bool:
-        return os.path.isfile(os.path.join(self.path, JOB_LIST))
+        return any(os.path.isfile(os.path.join(self.path, name)) for name in (JOB_SOURCE_META, JOB_LIST))
 
-    def keep_entries(self, entries: Optional[List[Any]]) -> List[Any]:
-        """The job's own copy of the parsed list (so it cannot change under a resumed job, and a list
-        read from standard input or expanded with --ports is the same list the next time)."""
-        from scrapy_websim.core.urls.url_list import Entry  # noqa: PLC0415
+    def unwritable(self) -> str:
+        """Why nothing can be written in the job folder (full, read-only), or ``""``."""
+        probe = os.path.join(self.path, f".websim-write-test-{os.getpid()}")
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(probe)
+        return ""
 
-        saved = os.path.join(self.path, JOB_LIST)
-        if os.path.isfile(saved):
-            with open(saved, encoding="utf-8") as fh:
-                kept = [Entry(**json.loads(line)) for line in fh if line.strip()]
-            if entries is not None and list(map(dataclasses.astuple, entries)) != list(map(dataclasses.astuple, kept)):
-                self.parser.error(f"--resume {self.path!r} belongs to another URL list (its copy is {saved}); "
-                                  "use a new directory for a new list")
-            return kept
-        assert entries is not None  # crawl_main requires -l when the job has no list yet
-        with open(saved + ".tmp", "w", encoding="utf-8") as fh:
-            for entry in entries:
-                fh.write(json.dumps(dataclasses.asdict(entry), ensure_ascii=False) + "\n")
-        os.replace(saved + ".tmp", saved)
-        return entries
+    def saved_list(self, given: Any) -> Any:
+        """The job's own copy of its list (checked against ``given``), else ``given``."""
+        from scrapy_websim.core.urls.url_list import UrlList, parse_ports  # noqa: PLC0415
+
+        meta_path = os.path.join(self.path, JOB_SOURCE_META)
+        if os.path.isfile(meta_path):
+            with open(meta_path, encoding="utf-8") as fh:
+                meta = json.load(fh)
+            ports = parse_ports(meta["ports"]) if meta.get("ports") else ()
+            source = os.path.join(self.path, JOB_SOURCE)
+            if meta.get("kind") == "text":
+                with open(source, encoding="utf-8") as fh:
+                    saved = UrlList(text=fh.read(), ports=ports, name="the job's list")
+            else:
+                saved = UrlList(path=source, ports=ports, name="the job's list")
+            if given is not None and _list_digest(given) != meta.get("sha256"):
+                self._another_list(source)
+            return saved
+        old = os.path.join(self.path, JOB_LIST)
+        if os.path.isfile(old):  # kept by an earlier version: the parsed entries
+            saved = UrlList(path=old, jsonl=True)
+            if given is not None and any(a != b for a, b in itertools.zip_longest(
+                    map(dataclasses.astuple, saved.entries()), map(dataclasses.astuple, given.entries()))):
+                self._another_list(old)
+            return saved
+        return given
+
+    def _another_list(self, saved: str) -> None:
+        self.parser.error(f"--resume {self.path!r} belongs to another URL list (its copy is {saved}); "
+                          "use a new directory for a new list")
+
+    def keep_list(self, given: Any) -> Any:
+        """The job's own copy of the list (so it cannot change under a resumed job, and a list read
+        from standard input is the same list the next time): made from ``given`` the first time (a
+        copy of its bytes, not of its parsed entries: a list of a million lines is copied in a
+        moment), checked against ``given`` after that."""
+        if self.has_list():
+            return self.saved_list(given)
+        assert given is not None  # crawl_main requires -l when the job has no list yet
+        source = os.path.join(self.path, JOB_SOURCE)
+        digest = _list_hash(given)
+        with open(source + ".tmp", "wb") as fh:
+            for chunk in given.source_bytes():
+                digest.update(chunk)
+                fh.write(chunk)
+        os.replace(source + ".tmp", source)
+        meta = {"kind": "text" if given.text is not None else "file", "sha256": digest.hexdigest(),
+                "ports": ",".join(f"{scheme}:{port}" if scheme else str(port) for scheme, port in given.ports)}
+        with open(os.path.join(self.path, JOB_SOURCE_META) + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(meta, fh)
+        os.replace(os.path.join(self.path, JOB_SOURCE_META) + ".tmp", os.path.join(self.path, JOB_SOURCE_META))
+        return self.saved_list(None)
+
+    def repair_scrapy_files(self) -> List[str]:
+        """Scrapy's own files in the job folder (its request queue, the spider state) left unreadable
+        by a full or read-only disk would stop every later run at start: such a file is removed (the
+        URLs not done are requested again from the list)."""
+        notes = []
+        queue = os.path.join(self.path, "requests.queue")
+        if os.path.isdir(queue) and not _queue_readable(queue):
+            shutil.rmtree(queue, ignore_errors=True)
+            notes.append(f"Scrapy's request queue in {queue} was unreadable (left by a full or read-only disk); "
+                         "it starts over: every URL not done is requested again")
+        state = os.path.join(self.path, "spider.state")
+        if os.path.isfile(state) and not _pickle_readable(state):
+            with contextlib.suppress(OSError):
+                os.remove(state)
+            notes.append(f"Scrapy's spider state {state} was unreadable; it starts over")
+        return notes
 
     def wrote(self, path: str) -> None:
+        """Remember a result file the job wrote (best effort: a full job folder forgets it, and the
+        next run's -o onto it is refused, -O accepted)."""
         full = os.path.abspath(path)
         if full not in self.outputs:
             self.outputs.append(full)
-            with open(os.path.join(self.path, JOB_OUTPUTS), "w", encoding="utf-8") as fh:
-                json.dump(self.outputs, fh)
+            target = os.path.join(self.path, JOB_OUTPUTS)
+            with contextlib.suppress(OSError):  # a new file, then renamed: a full disk leaves the old one whole
+                with open(target + ".tmp", "w", encoding="utf-8") as fh:
+                    json.dump(self.outputs, fh)
+                os.replace(target + ".tmp", target)
+
+
+def _list_hash(url_list: Any) -> Any:
+    return hashlib.sha256(repr(tuple(url_list.ports)).encode())
+
+
+def _list_digest(url_list: Any) -> str:
+    """What identifies a list: its bytes (or text) and ``--ports``."""
+    digest = _list_hash(url_list)
+    for chunk in url_list.source_bytes():
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _queue_readable(queue: str) -> bool:
+    """Scrapy's disk queue folder can be opened: ``active.json`` and every ``info.json`` parse."""
+    for root, _dirs, files in os.walk(queue):
+        for name in files:
+            if name in ("active.json", "info.json"):
+                try:
+                    with open(os.path.join(root, name), encoding="utf-8") as fh:
+                        json.load(fh)
+                except (OSError, ValueError):
+                    return False
+    return True
+
+
+def _pickle_readable(path: str) -> bool:
+    """The file looks like a whole pickle (a protocol mark first, the STOP opcode last), without
+    loading it: an empty or cut file does not."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(-1, os.SEEK_END)
+            tail = fh.read(1)
+    except OSError:
+        return False
+    return len(head) == 2 and head[0] == 0x80 and tail == b"."
+
+
+def _result_from_job(job: _Job, url_list: Any, outputs: List[tuple], settings: Dict[str, Any], problem: str) -> int:
+    """The job folder cannot be written: nothing is rendered; the result files hold what the job
+    recorded (every other URL "not fetched"), and the job resumes once it can be written."""
+    from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
+    from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
+    from scrapy_websim.extensions import STORE_NAME  # noqa: PLC0415
+    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.inputs import InputRegistry  # noqa: PLC0415
+    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
+
+    try:
+        config = WebsimConfig.from_settings(settings)
+        params = Finalizer.params_from_settings(settings, config)
+    except ConfigError as exc:
+        print(f"websim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    store = FeatureStore.temporary_copy_of(os.path.join(job.path, STORE_NAME), batch_size=config.batch_size)
+    try:
+        inputs = InputRegistry(store, resumable=True)
+        if url_list is not None:
+            for _entry in inputs.pending(url_list.entries()):
+                pass
+        inputs.finish()
+        result = Finalizer(params).run(store, inputs.total)
+        write_results("websim", outputs, result, fallback_dirs())
+    finally:
+        store.close()
+    left = inputs.waiting
+    print(f"websim: error: the job folder {job.path} cannot be written ({problem}): nothing was rendered; the "
+          f"result files hold the {inputs.total - left} URLs it had recorded ({left} not fetched); run the same "
+          f"command again to continue once it can be written", file=sys.stderr)
+    return EXIT_OUTPUT
 
 
 def _exit_status(meta: Dict[str, Any], prog: str = "websim") -> int:

@@ -2,9 +2,11 @@
 
 The other components reach it only through the signals of :mod:`scrapy_websim.signals`:
 
-* ``inputs_declared`` (from the ``websim`` spider) stores a placeholder record for every input URL,
-  so a URL whose request is lost (dropped by a middleware, crawl interrupted) still gets a record
-  with ``error`` set: no input URL is ever missing from the output.
+* ``inputs_declared`` (from the ``websim`` spider) hands over the input list as a stream: the
+  answer's ``pending`` yields the entries to request, each with a placeholder record stored first
+  (``inputs.InputRegistry``), so a URL whose request is lost (dropped by a middleware, crawl
+  interrupted) still gets a record with ``error`` set, and the entries never reached get theirs at
+  the end: no input URL is ever missing from the output.
 * ``page_recorded`` (from the pipeline and the failure middleware) stores a page's record, in place
   of its placeholder.
 * ``result_wanted`` (from the CLI) is answered with the result, computed once. It is computed at
@@ -16,6 +18,11 @@ removed where each goes) and that the spider's arguments are usable; if not, it 
 ``websim: error:`` line per problem, lets no request through and the crawl fails. An output that
 fails at the end is written to a fallback place the error names; a Scrapy crawl whose outputs were
 not all written where asked exits 1 (:func:`fail_crawl`).
+
+When the store's folder cannot be written any more (a full disk, a folder made read-only), rendering
+stops (the pages in flight are still recorded), the store goes on in a temporary copy and the result
+is computed from it; the job folder is left as it was, so the same command resumes once it can be
+written again (``websim/store_error`` says what happened).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import logging
 import os
 import tempfile
 import time
-from typing import Any, Dict, Iterable, List, NamedTuple, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
@@ -33,13 +40,16 @@ from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.store import StoreWriteError
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.inputs import NOT_FETCHED, InputRegistry
 from scrapy_websim.progress import Progress
 from scrapy_websim.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
 
 logger = logging.getLogger(__name__)
 
-NOT_FETCHED = "not fetched: the crawl ended before this URL got a response"
+__all__ = ["NOT_FETCHED", "Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
+
 #: The record store's file name inside ``JOBDIR``.
 STORE_NAME = "websim-store.sqlite"
 #: Pending records are written to disk at least this often (a killed crawl loses at most this much).
@@ -47,9 +57,11 @@ FLUSH_SECONDS = 5.0
 
 
 class Registered(NamedTuple):
-    """The answer to ``inputs_declared``: what an earlier run of the same ``JOBDIR`` did already."""
+    """The answer to ``inputs_declared``."""
 
-    done: Set[int]  #: input ids with a record of their own (not requested again)
+    #: the entries to request, read from the list as they are asked for, each with its placeholder
+    #: stored; an entry an earlier run of the same ``JOBDIR`` recorded is left out
+    pending: Iterator[Any]
     probed: Set[str]  #: origins with a soft-404 probe record
 
 
@@ -77,17 +89,25 @@ class WebsimExtension:
         self.config = WebsimConfig.from_crawler(crawler)
         self.params = Finalizer.params_for(crawler)
         self.jobdir = crawler.settings.get("JOBDIR") or ""
+        #: why the store's folder could not be written (then the crawl stops), else None
+        self.store_error: Optional[str] = None
         if self.jobdir:  # resumable: the store outlives the process
-            os.makedirs(self.jobdir, exist_ok=True)
             self._tmpdir = None
             store_path = os.path.join(self.jobdir, STORE_NAME)
         else:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="websim-")
             store_path = os.path.join(self._tmpdir.name, "features.sqlite")
-        self.store = FeatureStore(store_path, batch_size=self.config.batch_size)
+        try:
+            if self.jobdir:
+                os.makedirs(self.jobdir, exist_ok=True)
+            self.store = FeatureStore(store_path, batch_size=self.config.batch_size)
+        except (StoreWriteError, OSError) as exc:  # a read-only or full folder: what it holds, in a copy
+            self.store = FeatureStore.temporary_copy_of(store_path, batch_size=self.config.batch_size)
+            self._store_failed(exc if isinstance(exc, StoreWriteError) else StoreWriteError(store_path, str(exc)))
+        self.inputs = InputRegistry(self.store, resumable=bool(self.jobdir), on_store_error=self._store_failed)
         self._last_flush = time.monotonic()
         self.total_inputs = 0
-        self.done = 0
+        self.recorded = 0  # records added by this run
         self._next_discovered_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
         self._result: Any = None
@@ -95,7 +115,6 @@ class WebsimExtension:
         self._discovered: Set[int] = set()  # 64-bit digests of the URLs of the discovered pages recorded
         self._predicted: Dict[int, int] = {}  # digest -> id of a discovered page recorded as predicted only
         self.sink: Any = None  # a distributed worker's record sink: its records go to Redis
-        self._waiting = bytearray()  # 1 at an input id whose record is still the placeholder
         self.result_files = self._result_files(getattr(crawler, "spider", None))
         self.problems = self._start_problems(getattr(crawler, "spider", None))
         self.output_errors: List[str] = []
@@ -147,6 +166,8 @@ class WebsimExtension:
         return [p for p in problems if p]
 
     def spider_opened(self, spider: Any) -> None:
+        if self.store_error:  # the folder could not be written from the start: nothing is rendered
+            self._stop()
         if self.problems:
             for problem in self.problems:
                 logger.error("websim: error: %s", problem)
@@ -167,42 +188,36 @@ class WebsimExtension:
 
     # --- during the crawl ---
 
-    def register_inputs(self, entries: Iterable[Any]) -> Registered:
-        """Store a placeholder for every input not done yet; answers with what an earlier run of
-        the same ``JOBDIR`` did (those records are kept, their URLs are not fetched again)."""
-        entries = list(entries)
-        done = self._resumed_ids(entries)
-        self._waiting = bytearray(max((entry.id for entry in entries), default=0) + 1)
-        for entry in entries:
-            if entry.id not in done:
-                self.store.add(PageRecord(id=entry.id, url=entry.raw, error=NOT_FETCHED,
-                                          expanded_from=getattr(entry, "expanded_from", "")))
-                self._waiting[entry.id] = 1
-            self.total_inputs += 1
-        self.store.flush()
-        self.stats.set_value("websim/inputs", self.total_inputs)
-        self._progress()
-        if done:
-            self.stats.set_value("websim/resumed", len(done))
-            logger.info("websim: resuming %s: %d of %d URLs done already", self.jobdir, len(done), len(entries))
-        return Registered(done, self.store.probe_origins())
+    @property
+    def done(self) -> int:
+        """Inputs with a record of their own: recorded by this run or an earlier run of the job."""
+        return self.recorded + self.inputs.done_before
 
-    def _resumed_ids(self, entries: List[Any]) -> Set[int]:
-        """Ids whose record in the store is real (not a placeholder) and still belongs to the same line."""
-        if not self.jobdir or not len(self.store):
-            return set()
-        raws = {entry.id: entry.raw for entry in entries}
-        done: Set[int] = set()
-        stale = []
-        for record in self.store.iter_records():
-            if raws.get(record.id) != record.url:
-                stale.append(record.id)  # a discovered page (found again) or a line of another list
-            elif record.error != NOT_FETCHED:
-                done.add(record.id)
-        for record_id in stale:
-            self.store.delete(record_id)
-        self.done = len(done)
-        return done
+    def register_inputs(self, entries: Iterable[Any]) -> Registered:
+        """The input list, read as the spider asks for its entries (see :class:`Registered`)."""
+        probed = self.store.probe_origins()
+        self.stats.set_value("websim/inputs", 0)  # the crawl started: the count is known once the list is read
+        return Registered(self._pending(self.inputs.pending(entries)), probed)
+
+    def _pending(self, pending: Iterator[Any]) -> Iterator[Any]:
+        resumed = False
+        for entry in pending:
+            if not resumed and self.inputs.done_before:
+                resumed = True
+                logger.info("websim: resuming %s: URLs done by an earlier run are not requested again", self.jobdir)
+            yield entry
+        self._inputs_read()
+
+    def _inputs_read(self) -> None:
+        if self.total_inputs == self.inputs.total and self.total_inputs:
+            return
+        self.total_inputs = self.inputs.total
+        self.stats.set_value("websim/inputs", self.total_inputs)
+        if self.inputs.done_before:
+            self.stats.set_value("websim/resumed", self.inputs.done_before)
+            logger.info("websim: resumed %s: %d of %d URLs were done already", self.jobdir, self.inputs.done_before,
+                        self.total_inputs)
+        self._progress()
 
     def open_sink(self, sink: Any, total_inputs: int) -> bool:
         """A distributed worker's records go to ``sink``; the job's collector clusters them."""
@@ -216,7 +231,10 @@ class WebsimExtension:
         taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
             if self.sink is None:
-                self.store.add_probe(record)
+                try:
+                    self.store.add_probe(record)
+                except StoreWriteError as exc:
+                    self._store_failed(exc)
             self.stats.inc_value("websim/soft404_probes")
             return True
         if record.id <= 0:
@@ -230,7 +248,7 @@ class WebsimExtension:
                 for key in ("websim/predicted", "websim/records"):
                     self.stats.inc_value(key, -1)
                 record.id = earlier
-                self.done -= 1
+                self.recorded -= 1
             else:
                 self._discovered.add(digest)
                 record.id = self._next_discovered_id
@@ -238,13 +256,15 @@ class WebsimExtension:
                 if record.predicted_duplicate_of:
                     self._predicted[digest] = record.id
         fill_normalized_url(record, self.params.features)
-        (self.store if self.sink is None else self.sink).add(record)
-        if 0 < record.id < len(self._waiting):
-            self._waiting[record.id] = 0
-        self.done += 1
-        if time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.store.flush()
-            self._last_flush = time.monotonic()
+        self.inputs.recorded(record.id)
+        self.recorded += 1
+        try:  # a record the store cannot write stays pending: it goes to the temporary copy
+            (self.store if self.sink is None else self.sink).add(record)
+            if time.monotonic() - self._last_flush > FLUSH_SECONDS:
+                self._last_flush = time.monotonic()
+                self.store.flush()
+        except StoreWriteError as exc:
+            self._store_failed(exc)
         self.stats.inc_value("websim/records")
         if record.error:
             self.stats.inc_value("websim/failed")
@@ -262,8 +282,36 @@ class WebsimExtension:
     def _progress(self) -> None:
         stats = self.stats
         queued = (stats.get_value("scheduler/enqueued") or 0) - (stats.get_value("scheduler/dequeued") or 0)
-        total = max(self.total_inputs, self.done + max(0, queued))
+        total = max(self.total_inputs or self.inputs.total, self.done + max(0, queued))
         self.progress.update(self.done, total, stats.get_value("websim/failed") or 0)
+
+    def _store_failed(self, exc: StoreWriteError) -> None:
+        """The store's folder cannot be written: stop rendering (the pages in flight are still
+        recorded), and go on in a temporary copy of the store (the folder is left as it was: the job
+        resumes from it once it can be written)."""
+        if self.store_error is None:
+            folder = self.jobdir or os.path.dirname(exc.path)
+            what = "the job folder" if self.jobdir else "the folder of the record store"
+            self.store_error = f"{what} {folder} cannot be written: {exc.cause}"
+            logger.error("websim: %s; rendering stops and the result holds what was recorded", self.store_error)
+            self.stats.set_value("websim/store_error", self.store_error)
+            self._stop()
+        if exc.path == self.store.path:
+            try:
+                where = self.store.move_to_temporary()
+                logger.info("websim: the records go on in a temporary copy of the store (%s)", where)
+            except StoreWriteError as again:
+                logger.error("websim: no temporary copy of the store could be made (%s); the records wait in "
+                             "memory", again.cause)
+
+    def _stop(self) -> None:
+        """Close the spider (once it is open): no new page is rendered."""
+        engine = getattr(self.crawler, "engine", None)
+        if engine is None or getattr(engine, "spider", None) is None or not getattr(engine, "running", False):
+            return
+        from scrapy.utils.defer import deferred_from_coro  # noqa: PLC0415
+
+        deferred_from_coro(engine.close_spider_async(reason="store_unwritable"))
 
     # --- at the end ---
 
@@ -274,10 +322,10 @@ class WebsimExtension:
             from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
 
             started = time.monotonic()
-            self.store.flush()
+            self._close_inputs()
             self._result = Finalizer(self.params).run(self.store, self.total_inputs)
             meta = self._result.meta
-            self.stats.set_value("websim/not_fetched", self._waiting.count(1))
+            self.stats.set_value("websim/not_fetched", self.inputs.waiting)
             for key in ("total_urls", "eligible_html_urls", "total_clusters"):
                 self.stats.set_value(f"websim/{key}", meta[key])
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
@@ -294,6 +342,21 @@ class WebsimExtension:
                 meta["total_urls"], meta["eligible_html_urls"], meta["total_clusters"],
             )
         return self._result
+
+    def _close_inputs(self) -> None:
+        """Before the result: every input has its record (the list read to its end), the pages
+        discovered by following links have their final ids, everything is written."""
+        from scrapy_websim.finalize import renumber_discovered  # noqa: PLC0415
+
+        for _attempt in range(3):
+            try:
+                self.inputs.finish()
+                renumber_discovered(self.store)
+                self.store.flush()
+                break
+            except StoreWriteError as exc:
+                self._store_failed(exc)
+        self._inputs_read()
 
     def _fallbacks(self) -> List[str]:
         return fallback_dirs([self.jobdir] if self.jobdir else [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
@@ -20,8 +21,14 @@ from scrapy_websim.safefile import Written, replacing, write_with_fallback
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
-#: Cells starting with these would run as a formula in a spreadsheet (CSV/formula injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: Characters that start a formula in a spreadsheet (CSV/formula injection), ASCII and full-width.
+_FORMULA_CHARS = "=+\\-@\uff1d\uff0b\uff0d\uff20"
+#: Where a formula can start: at the start of a cell, and after any character a spreadsheet may split
+#: a line on, whatever this file's own separator (a comma, a semicolon: the list separator of many
+#: European locales, a tab, a bar, a line break), spaces and quotes before it included; and a cell
+#: starting with a tab or a line break. Each such spot gets one ``'`` more (so reading back is exact).
+_FORMULA_SPOT = re.compile(f"(?:^|(?<=[,;\\t|\\r\\n]))[ \"]*'*(?=[{_FORMULA_CHARS}])|^'*(?=[\\t\\r\\n])")
+_ESCAPED_SPOT = re.compile(f"((?:^|(?<=[,;\\t|\\r\\n]))[ \"]*)'(?='*[{_FORMULA_CHARS}])|^'(?='*[\\t\\r\\n])")
 
 
 # --- rows ---
@@ -146,12 +153,28 @@ def write_csv(write: Write, result: Any) -> None:
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(OUTPUT_FIELDS)
     for n, row in enumerate(result.url_rows(), start=1):
-        writer.writerow([csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS])
+        writer.writerow(csv_cells(row))
         if n % 1000 == 0:
             write(buf.getvalue())
             buf.seek(0)
             buf.truncate()
     write(buf.getvalue())
+
+
+#: Added to the ``error`` cell of a CSV row whose URL holds a character CSV cannot carry.
+CSV_URL_NOTE = ("the URL holds control characters, written here as U+FFFD (the JSON and JSON Lines outputs "
+                "have it as given)")
+
+
+def csv_cells(row: Mapping[str, Any]) -> List[str]:
+    """The cells of one url row in ``OUTPUT_FIELDS`` order. The ``url`` is the input line as given,
+    which may hold a control character (NUL...) no CSV reader takes: it is written as U+FFFD and
+    the row's ``error`` says so."""
+    url = row.get("url")
+    if isinstance(url, str) and clean_text(url) is not url:
+        error = row.get("error") or ""
+        row = {**row, "error": f"{error}; {CSV_URL_NOTE}" if error else CSV_URL_NOTE}
+    return [csv_cell(row.get(name, "")) for name in OUTPUT_FIELDS]
 
 
 def csv_cell(value: Any) -> str:
@@ -165,9 +188,21 @@ def csv_cell(value: Any) -> str:
         text = repr(round(value, 6))
     else:
         text = str(value)
-    if text.startswith(_FORMULA_START) and not _is_number(text):
-        text = "'" + text
-    return clean_text(text)
+    return clean_text(escape_formulas(text))
+
+
+def escape_formulas(text: str) -> str:
+    """``text`` with a ``'`` at every spot a spreadsheet could start a formula (:data:`_FORMULA_SPOT`):
+    ``=1+1`` -> ``'=1+1``, ``x;=1+1;@SUM(1)`` -> ``x;'=1+1;'@SUM(1)``; a cell that is a number
+    (``-5``) is left as it is. :func:`unescape_formulas` undoes it."""
+    if _is_number(text):
+        return text
+    return _FORMULA_SPOT.sub(lambda m: m.group(0) + "'", text)
+
+
+def unescape_formulas(text: str) -> str:
+    """The cell text :func:`escape_formulas` was given."""
+    return _ESCAPED_SPOT.sub(lambda m: m.group(1) or "", text)
 
 
 def _is_number(text: str) -> bool:
@@ -206,8 +241,8 @@ def read_csv_rows(fh: Iterable[str]) -> Iterator[Dict[str, Any]]:
         if "url" not in row:
             raise ValueError("has no 'url' column: not a scrapy-websim result")
         for key, value in list(row.items()):
-            if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
-                row[key] = value[1:]
+            if isinstance(value, str) and "'" in value:
+                row[key] = unescape_formulas(value)
         row["is_canonical"] = row.get("is_canonical") == "true"
         yield row
 

@@ -8,7 +8,12 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_websim.addon import PLAYWRIGHT_HANDLER, Addon
-from scrapy_websim.output import csv_cell
+import io
+import re
+import types
+
+from scrapy_websim.core.types import PageRecord
+from scrapy_websim.output import csv_cell, output_row, read_csv_rows, write_csv
 from scrapy_websim.extensions import WebsimExtension
 from scrapy_websim.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
@@ -64,6 +69,26 @@ def test_csv_cells():
     assert csv_cell("-5") == "-5"  # a plain negative number stays a number
     assert csv_cell(["a", "b"]) == '["a","b"]'
     assert csv_cell(None) == "" and csv_cell(0.5) == "0.5"
+
+
+#: Titles whose formulas start after a separator, not at the start of the cell.
+HIDDEN_FORMULAS = ("x;=1+1;@SUM(1)", "a,=cmd|' /C calc'!A0", "t\t+1", "q|-2+3", 'k; "=1"', "l\n@x", "m;'=1",
+                   "n,\uff1d1", "'\t=x", "-5", "'-5")
+
+
+def test_csv_escapes_a_formula_after_any_separator():
+    """A spreadsheet that splits the file's lines on ';' (many European locales), ',', a tab or '|'
+    finds no cell that starts a formula; reading the file back gives every title as it was."""
+    records = [PageRecord(id=n, url=f"http://h/{n}", title=title) for n, title in enumerate(HIDDEN_FORMULAS, 1)]
+    result = types.SimpleNamespace(url_rows=lambda: (output_row(r, None) for r in records))
+    out = io.StringIO()
+    write_csv(out.write, result)
+    for line in out.getvalue().splitlines()[1:]:
+        for piece in re.split(r"[;,\t|]", line):
+            text = piece.lstrip(' "')
+            assert not (text[:1] in ("=", "+", "@", "\uff1d") or re.match(r"-[^\d]", text)), (line, piece)
+    back = list(read_csv_rows(io.StringIO(out.getvalue(), newline="")))
+    assert [row["title"] for row in back] == list(HIDDEN_FORMULAS)
 
 
 def test_addon_finds_the_websim_spider_and_disables_local_schemes():

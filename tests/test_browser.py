@@ -63,3 +63,34 @@ def test_this_machine_has_a_browser():
     """The test command installs Chromium; the crawl tests need it."""
     path, _ = find_browser("")
     assert os.access(path, os.X_OK)
+
+
+def _playwright_disabled_features():
+    """The features the installed Playwright turns off (its chromiumSwitches), or None if not found."""
+    import re
+
+    import playwright
+
+    root = os.path.join(os.path.dirname(playwright.__file__), "driver", "package", "lib")
+    for name in ("coreBundle.js", os.path.join("server", "chromium", "chromiumSwitches.js")):
+        path = os.path.join(root, name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                match = re.search(r"disabledFeatures\s*=\s*\[(.*?)\]", fh.read(), re.S)
+            if match:
+                return set(re.findall(r'"(\w+)"', re.sub(r"//[^\n]*", "", match.group(1))))
+    return None
+
+
+def test_the_disabled_features_keep_playwrights_own():
+    """Chromium honours only the last --disable-features of its command line, and websim's comes after
+    Playwright's: it must name every feature the installed Playwright turns off."""
+    from scrapy_websim.render.browser import DEFAULT_ARGS, DISABLED_FEATURES
+
+    theirs = _playwright_disabled_features()
+    if theirs is None:
+        pytest.skip("the installed Playwright's list of disabled features was not found")
+    assert theirs <= set(DISABLED_FEATURES), sorted(theirs - set(DISABLED_FEATURES))
+    flags = [a for a in DEFAULT_ARGS if a.startswith("--disable-features=")]
+    assert flags == ["--disable-features=" + ",".join(DISABLED_FEATURES)]
+    assert "DnsOverHttps" in DISABLED_FEATURES

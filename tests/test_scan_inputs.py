@@ -181,8 +181,14 @@ def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
 
     settings = Settings({"WEBSIM_PROXY": "http://u:p@127.0.0.1:3128", "WEBSIM_STRICT_TLS": True})
     Addon().update_settings(settings)
-    assert settings["PLAYWRIGHT_LAUNCH_OPTIONS"]["proxy"] == {"server": "http://127.0.0.1:3128", "username": "u",
-                                                              "password": "p"}
+    # websim's handler gives the proxy to the pages' contexts (the browser's own requests never use it)
+    assert "proxy" not in settings["PLAYWRIGHT_LAUNCH_OPTIONS"]
+    base = Settings({"WEBSIM_PROXY": "http://u:p@127.0.0.1:3128"})
+    base.set("DOWNLOAD_HANDLERS", {"https": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"},
+             priority="project")
+    Addon().update_settings(base)  # scrapy-playwright's own handler: the proxy of the whole browser
+    assert base["PLAYWRIGHT_LAUNCH_OPTIONS"]["proxy"] == {"server": "http://127.0.0.1:3128", "username": "u",
+                                                          "password": "p"}
     assert settings["DOWNLOADER_CLIENTCONTEXTFACTORY"].endswith("BrowserLikeContextFactory")
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 2
     assert settings["DOWNLOADER"] == "scrapy_websim.downloader.WebsimDownloader"

@@ -170,3 +170,22 @@ def test_a_features_file_of_an_earlier_version_keeps_its_prose_fields():
     record = PageRecord.from_json({"id": 1, "url": "http://a.test/", "dense_len": 1200, "dense_shingles": 80,
                                    "dense_minhash": "abc"})
     assert (record.prose_len, record.prose_shingles, record.prose_minhash) == (1200, 80, "abc")
+
+
+def test_a_store_goes_on_in_a_temporary_copy_and_leaves_its_file_as_it_was(tmp_path):
+    """What the extension does when the store's folder fills up: the records so far are copied, the
+    pending ones and the later ones go to the copy, the file keeps what it had."""
+    path = str(tmp_path / "job.sqlite")
+    store = FeatureStore(path, batch_size=100)
+    store.add(PageRecord(id=1, url="http://a/1", status_code=200))
+    store.flush()
+    store.add(PageRecord(id=2, url="http://a/2", status_code=200))  # pending when the disk refuses
+    where = store.move_to_temporary()
+    assert where != path
+    store.add(PageRecord(id=3, url="http://a/3", status_code=200))
+    assert [r.id for r in store.iter_records()] == [1, 2, 3]
+    store.close()
+    assert not os.path.exists(where)  # the copy is removed with the store
+    kept = FeatureStore.temporary_copy_of(path)  # the job folder's file: what it had, read only
+    assert [r.id for r in kept.iter_records()] == [1]
+    kept.close()

@@ -285,6 +285,9 @@ def test_a_page_of_one_sentence_saying_it_found_nothing_is_a_soft_404(apostrophe
             f"<p>Sorry, we couldn{apostrophe}t find it...</p><a href='/'>Go to the home page</a></div>"
             "<footer>Made with love</footer></div>" + "<script>/*" + "x" * 1200 + "*/</script></body></html>")
     assert special_label(_record(1, f"{SITE}/-/web/detail/nosuchpackage", html)) == "E3"
+    # "No such object: deadbeef" (an SCM's answer to a hash no object has, status 200)
+    nothing = html.replace(f"Sorry, we couldn{apostrophe}t find it...", "No such object: deadbeef0000")
+    assert special_label(_record(2, f"{SITE}/info/deadbeef0000", nothing)) == "E3"
 
 
 def test_an_error_naming_the_path_asked_for_is_one_template_and_the_login_word_stays():
@@ -340,3 +343,30 @@ def test_a_kind_of_page_the_sample_saw_a_few_times_is_an_item_of_a_big_site():
     # a site whose pages the sample holds all of: what it saw is what there is
     whole = templates_of_records(rows[:4] + articles, TemplateParams(sample=256, min_pages=6))
     assert not whole.is_item(rows[0])
+
+
+def test_the_more_of_a_page_was_template_the_more_its_own_text_must_agree():
+    params = similarity.DEFAULT_DECISION_PARAMS
+    base, top = params.rule1_jaccard, params.rule1_templated
+    assert similarity.templated_threshold(base, 0.0) == base
+    middle = similarity.templated_threshold(base, similarity.TEMPLATED_SHARE / 2)
+    assert base < middle < top and abs(middle - (base + top) / 2) < 1e-9
+    assert similarity.templated_threshold(base, 0.42) > 0.8, "two tickets 42 % template, 0.54 alike beyond it"
+    assert similarity.templated_threshold(base, 0.9) == top
+    assert similarity.templated_threshold(0.9, 0.3) == 0.9, "never below the threshold it starts from"
+
+
+def test_two_soft_404s_of_one_structure_join_only_when_they_say_the_same():
+    # two pages of an application's content template that happen to say "error" twice on a short
+    # page are soft 404s by their words; two different ones must not become one error template
+    first = _record(1, f"{SITE}/ticket/105", ERROR.format(repo="site", desc="tracker",
+                                                           message="Error: fix the parser error on empty input"))
+    second = _record(2, f"{SITE}/ticket/155", ERROR.format(repo="site", desc="tracker",
+                                                            message="Error: the build error with newer compilers"))
+    assert {special_label(p) for p in (first, second)} == {"E3"}
+    _, names = _special_table([first, second])
+    assert names[1] != names[2]
+    # the same two messages answered with a 404 are one error template
+    _, names = _special_table([_record(3, first.url, ERROR.format(repo="site", desc="tracker", message="x"), 404),
+                               _record(4, second.url, ERROR.format(repo="site", desc="tracker", message="y z"), 404)])
+    assert names[3] == names[4]

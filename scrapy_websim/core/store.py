@@ -13,17 +13,44 @@ features.jsonl`` can re-cluster offline.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import sqlite3
 import tempfile
-from typing import IO, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .match.cluster import KEY_FIELDS, KeyRow, key_row
 from .types import _HEX64_FIELDS, PageRecord, hex64
 
 DEFAULT_BATCH_SIZE = 1000
+#: SQLite's result codes of a write the disk refused (full, read-only, I/O error, cannot open).
+_DISK_CODES = {13: "the disk is full", 8: "it is read-only", 10: "a disk I/O error", 14: "it cannot be opened",
+               3: "permission denied"}
+
+
+class StoreWriteError(Exception):
+    """The store's file cannot be written (the disk is full, the folder read-only...). Nothing is lost:
+    the records not written stay pending (see :meth:`FeatureStore.move_to_temporary`)."""
+
+    def __init__(self, path: str, cause: str) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.path, self.cause = path, cause
+
+
+def _disk_cause(exc: BaseException) -> Optional[str]:
+    """Why the disk refused a write, for an error that says so; None for any other error."""
+    if isinstance(exc, sqlite3.OperationalError):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _DISK_CODES:
+            return f"{_DISK_CODES[code & 0xFF]} ({exc})"
+        text = str(exc).lower()
+        if "disk is full" in text or "readonly" in text or "disk i/o" in text or "unable to open" in text:
+            return str(exc)
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return f"{exc.strerror or exc}"
+    return None
 _SIGN = 1 << 63
 _WRAP = 1 << 64
 
@@ -66,16 +93,16 @@ class FeatureStore:
             os.close(fd)
             path = name
         self.path = os.fspath(path)
-        self._db: Optional[sqlite3.Connection] = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        columns = ", ".join(f"{name} {kind}" for name, kind in zip(KEY_FIELDS[1:], _KEY_TYPES))
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, {columns}, json TEXT NOT NULL)")
-        # Soft-404 probes (core/match/soft404.py): records of random-path requests, never url records.
-        self._db.execute("CREATE TABLE IF NOT EXISTS probes (url TEXT PRIMARY KEY, origin TEXT NOT NULL, "
-                         "json TEXT NOT NULL)")
-        self._db.commit()
         self._pending: Dict[int, Tuple[Any, ...]] = {}
+        self._pending_probes: Dict[str, Tuple[str, str, str]] = {}
+        self._db: Optional[sqlite3.Connection] = None
+        try:
+            self._db = _open_db(self.path)
+        except (sqlite3.Error, OSError) as exc:
+            cause = _disk_cause(exc)
+            if cause is None:
+                raise
+            raise StoreWriteError(self.path, cause) from None
 
     # -- writing
     def add(self, record: PageRecord) -> None:
@@ -91,25 +118,50 @@ class FeatureStore:
     def delete(self, page_id: int) -> None:
         """Remove one record (used to renumber pages discovered by following links)."""
         self._pending.pop(page_id, None)
-        with self._conn() as db:
-            db.execute("DELETE FROM records WHERE id = ?", (page_id,))
+        self._write("DELETE FROM records WHERE id = ?", [(page_id,)])
+
+    def delete_range(self, start: int, stop: int) -> None:
+        """Remove the records with ids in ``[start, stop)``."""
+        for page_id in [i for i in self._pending if start <= i < stop]:
+            del self._pending[page_id]
+        self._write("DELETE FROM records WHERE id >= ? AND id < ?", [(start, stop)])
 
     def add_probe(self, record: PageRecord) -> None:
         """Keep a soft-404 probe's record (``record.probe_for`` set) apart from the url records,
         cleaned as every record is (:meth:`PageRecord.clean`)."""
         record.clean()
-        with self._conn() as db:
-            db.execute("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)",
-                       (record.url, record.probe_for, _dumps(record)))
+        self._pending_probes[record.url] = (record.url, record.probe_for, _dumps(record))
+        self._write("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)", list(self._pending_probes.values()))
+        self._pending_probes.clear()
+
+    def _write(self, sql: str, rows: List[Tuple[Any, ...]]) -> None:
+        """Run one write statement for ``rows`` in a transaction; a write the disk refuses raises
+        :class:`StoreWriteError` (the transaction is rolled back: the file stays as it was)."""
+        try:
+            with self._conn() as db:
+                db.executemany(sql, rows)
+        except (sqlite3.OperationalError, OSError) as exc:
+            cause = _disk_cause(exc)
+            if cause is None:
+                raise
+            raise StoreWriteError(self.path, cause) from None
 
     def iter_probes(self) -> Iterator[PageRecord]:
         """The soft-404 probes' records, by origin then URL."""
+        self.flush()
         for (text,) in self._conn().execute("SELECT json FROM probes ORDER BY origin, url"):
             yield PageRecord.from_json(json.loads(text))
 
     def probe_origins(self) -> set:
         """Origins with a probe record (a resumed crawl does not probe them again)."""
-        return {origin for (origin,) in self._conn().execute("SELECT DISTINCT origin FROM probes")}
+        kept = {origin for _url, origin, _json in self._pending_probes.values()}
+        return kept | {origin for (origin,) in self._conn().execute("SELECT DISTINCT origin FROM probes")}
+
+    def url_errors(self, start: int, stop: int) -> Iterator[Tuple[int, str, str]]:
+        """``(id, url, error)`` of the stored records with ids in ``[start, stop)`` (read by SQLite)."""
+        yield from self._conn().execute(
+            "SELECT id, json_extract(json, '$.url'), json_extract(json, '$.error') FROM records "
+            "WHERE id >= ? AND id < ? ORDER BY id", (start, stop))
 
     def iter_url_fingerprints(self) -> Iterator[Tuple[str, str, str, Optional[str]]]:
         """``(url, first URL of the redirect chain, final_url, fingerprint hex)`` of every record,
@@ -126,23 +178,72 @@ class FeatureStore:
     def flush(self) -> None:
         """Write the pending records in one transaction. If the database refuses the batch, each
         record is written alone, and one it still refuses is stored as :func:`unstorable`: a bad
-        row never costs its batch."""
+        row never costs its batch. A write the disk refuses raises :class:`StoreWriteError` and the
+        records stay pending."""
+        if self._pending_probes:
+            self._write("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)", list(self._pending_probes.values()))
+            self._pending_probes.clear()
         if not self._pending:
             return
-        db = self._conn()
         insert = f"INSERT OR REPLACE INTO records VALUES ({', '.join('?' * (len(KEY_FIELDS) + 1))})"
         try:
-            with db:
-                db.executemany(insert, self._pending.values())
+            self._write(insert, list(self._pending.values()))
         except _ROW_ERRORS:
             for row in self._pending.values():
                 try:
-                    with db:
-                        db.execute(insert, row)
+                    self._write(insert, [row])
                 except _ROW_ERRORS as exc:
-                    with db:
-                        db.execute(insert, _row(unstorable(_record_of_row(row), exc)))
+                    self._write(insert, [_row(unstorable(_record_of_row(row), exc))])
         self._pending.clear()
+
+    def move_to_temporary(self) -> str:
+        """Go on in a temporary copy of the store, when its file can no longer be written (a full or
+        read-only disk): the records stored so far are copied (SQLite's backup, which only reads
+        the file), the pending ones are written to the copy at the next flush, and the file is left
+        as it was. The copy is in the system's temporary folder, else in memory. Returns where."""
+        old = self._conn()
+        for folder in (None, ":memory:"):
+            target = ":memory:"
+            try:
+                if folder is None:
+                    fd, target = tempfile.mkstemp(prefix="websim-features-", suffix=".sqlite3")
+                    os.close(fd)
+                copy = sqlite3.connect(target)
+                old.backup(copy)
+                _create_tables(copy)
+            except (sqlite3.Error, OSError):
+                if target != ":memory:":
+                    with contextlib.suppress(OSError):
+                        os.remove(target)
+                continue
+            self._db, self.path, self._temp = copy, target, target != ":memory:"
+            with contextlib.suppress(sqlite3.Error):
+                old.close()
+            return target
+        raise StoreWriteError(self.path, "no temporary copy could be made")
+
+    @classmethod
+    def temporary_copy_of(cls, path: str, batch_size: int = DEFAULT_BATCH_SIZE) -> "FeatureStore":
+        """A temporary store holding what the store file ``path`` holds (opened read-only; nothing if
+        it cannot be read): for a store whose folder cannot be written."""
+        store = cls(batch_size=batch_size)
+        if not os.path.exists(path):
+            return store
+        # read-only first (its write-ahead log included); "immutable" where even that needs a write
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                source = sqlite3.connect(f"file:{os.path.abspath(path)}?{mode}", uri=True)
+            except sqlite3.Error:
+                continue
+            try:
+                source.backup(store._conn())
+                _create_tables(store._conn())
+                return store
+            except sqlite3.Error:
+                continue
+            finally:
+                source.close()
+        return store
 
     # -- reading
     def get(self, page_id: int) -> PageRecord:
@@ -244,9 +345,11 @@ class FeatureStore:
     def close(self) -> None:
         if self._db is None:
             return
-        self.flush()
-        self._db.close()
-        self._db = None
+        try:
+            self.flush()
+        finally:
+            self._db.close()
+            self._db = None
         if self._temp:
             for suffix in ("", "-wal", "-shm"):
                 try:
@@ -259,6 +362,26 @@ class FeatureStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _open_db(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        _create_tables(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _create_tables(db: sqlite3.Connection) -> None:
+    columns = ", ".join(f"{name} {kind}" for name, kind in zip(KEY_FIELDS[1:], _KEY_TYPES))
+    db.execute(f"CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, {columns}, json TEXT NOT NULL)")
+    # Soft-404 probes (core/match/soft404.py): records of random-path requests, never url records.
+    db.execute("CREATE TABLE IF NOT EXISTS probes (url TEXT PRIMARY KEY, origin TEXT NOT NULL, json TEXT NOT NULL)")
+    db.commit()
 
 
 def _row(record: PageRecord) -> Tuple[Any, ...]:

@@ -99,6 +99,10 @@ def unhex64(value: Any) -> Optional[int]:
 _UNENCODABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 #: What takes their place: U+FFFD, the character a decoder puts where it met bytes it could not read.
 REPLACEMENT = "\ufffd"
+#: What the ``url`` field cannot carry: lone surrogates only. It is the input line as given, control
+#: characters such as NUL included (JSON writes them as ``\u0000``; the CSV writer replaces them
+#: and says so in the row).
+_UNENCODABLE_URL_RE = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
@@ -107,6 +111,14 @@ def clean_text(text: str) -> str:
     if _UNENCODABLE_RE.search(text) is None:
         return text
     return _UNENCODABLE_RE.sub(REPLACEMENT, text)
+
+
+def clean_url(text: str) -> str:
+    """The ``url`` field as every output can write it: lone surrogates become U+FFFD, control
+    characters are kept (the same string when there is nothing to replace)."""
+    if _UNENCODABLE_URL_RE.search(text) is None:
+        return text
+    return _UNENCODABLE_URL_RE.sub(REPLACEMENT, text)
 
 
 def clean_value(value: Any) -> Any:
@@ -196,19 +208,22 @@ class PageRecord:
     probe_for: str = ""  # set on a random-path probe's record: the origin it calibrates (never a url record)
 
     def clean(self) -> Tuple[str, ...]:
-        """Make every field writable by every output (:func:`clean_value`); returns the names of
-        the fields that changed. A record is cleaned where it enters the feature store or a
-        distributed job's queue, so that one page's odd strings never cost another record."""
+        """Make every field writable by every output (:func:`clean_value`; ``url``, the input line as
+        given, by :func:`clean_url`); returns the names of the fields that changed. A record is
+        cleaned where it enters the feature store or a distributed job's queue, so that one page's
+        odd strings never cost another record."""
         changed = []
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (bool, int)) or value is None:
                 continue
             if isinstance(value, str):
-                new: Any = clean_text(value)
+                new: Any = clean_url(value) if f.name == "url" else clean_text(value)
                 if new is not value:
                     setattr(self, f.name, new)
                     changed.append(f.name)
+                continue
+            if not value and isinstance(value, (list, dict)):  # nothing in it to clean
                 continue
             new = clean_value(value)
             if new != value or type(new) is not type(value) or _has_nan(value):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord, clean_text, is_html_type
-from scrapy_websim.render.capture import CaptureOptions, capture, make_init_callback, short_error
+from scrapy_websim.render.capture import CHROME_ERROR_PAGE, CaptureOptions, capture, make_init_callback, short_error
+from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, guard_reason
 from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
                                        tls_from_security_details)
 
@@ -101,15 +102,68 @@ def _html_of(response: Any, cap: Dict[str, Any]) -> str:
 
 def _apply_response_tls(record: PageRecord, response: Any, cap: Dict[str, Any]) -> None:
     tls = cap.get("tls") or tls_from_security_details(response.meta.get("playwright_security_details"))
-    if not tls and "playwright" not in (response.flags or ()):
-        tls = tls_from_certificate(getattr(response, "certificate", None))
+    if "playwright" not in (response.flags or ()):  # no verdict of Chromium's: scan.verify_tls's
+        tls = tls or tls_from_certificate(getattr(response, "certificate", None))
         tls["tls_error"] = response.meta.get("websim_tls_error", "")
     apply_tls(record, tls)
+
+
+def _failed_navigation(response: Any, cap: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """Where the page went and why it got no page of its own (``capture``'s ``navigation_failed``):
+    a meta refresh, a script or a redirect led to a host that could not be reached, or must not be
+    (Chromium's error page, or the guard's answer in its place); None for a page of its own."""
+    failed = cap.get("navigation_failed")
+    if failed:
+        return dict(failed)
+    refused = guard_reason(_header(response, BLOCKED_HEADER) or _header(response, ERROR_HEADER))
+    if refused:
+        return {"url": response.url, "error": refused, "chain": []}
+    if response.url.startswith(CHROME_ERROR_PAGE):
+        return {"url": "", "error": "the browser showed its own error page: a navigation of the page failed",
+                "chain": []}
+    return None
+
+
+def failed_navigation_record(response: Any, record_id: int, url: str, failed: Dict[str, Any]) -> PageRecord:
+    """The error record of a page whose navigation failed, as for a page that got no response at all:
+    no status, no content, no final URL; the redirect chain ends at the URL that could not be
+    reached."""
+    target = failed.get("url") or ""
+    chain = [u for u in (failed.get("chain") or _redirect_chain(response)) if not u.startswith(CHROME_ERROR_PAGE)]
+    if not chain:
+        chain = [response.request.url if response.request is not None else url]
+    if target and chain[-1] != target:
+        chain.append(target)
+    record = PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain, error=failed["error"][:300])
+    record.clean()
+    return record
+
+
+def empty_error_record(record_id: int, url: str, answer: Dict[str, Any]) -> PageRecord:
+    """The record of a page that went on (a meta refresh, a script) to an HTTP error with an empty
+    body, which Chromium replaced by its own error page: the server's status, headers and URL, no
+    content (``capture``'s ``empty_error``)."""
+    headers = {str(k).lower(): str(v) for k, v in (answer.get("headers") or {}).items()}
+    try:
+        length = int(headers.get("content-length") or 0)
+    except ValueError:
+        length = 0
+    record = PageRecord(id=record_id, url=url, final_url=answer["url"],
+                        redirect_chain=list(answer.get("chain") or [url]), status_code=int(answer["status"]),
+                        content_length=length, content_type=headers.get("content-type", ""),
+                        www_authenticate=headers.get("www-authenticate", "")[:200])
+    record.clean()
+    return record
 
 
 def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     """``(record, html, screenshot)`` for a response that reached the spider."""
     cap = _capture_result(response)
+    if cap.get("empty_error"):
+        return empty_error_record(record_id, url, cap["empty_error"]), "", b""
+    failed = _failed_navigation(response, cap)
+    if failed is not None:
+        return failed_navigation_record(response, record_id, url, failed), "", b""
     content_type = _header(response, "Content-Type") or cap.get("content_type", "")
     is_html = _is_html(response, content_type)
     html = clean_text(_html_of(response, cap)) if is_html else ""  # the features parse it
@@ -123,7 +177,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         status_code=int(response.status),
         content_length=_content_length(response),
         content_type=content_type,
-        error=_header(response, "X-Websim-Blocked") or cap.get("capture_error", ""),  # render/guard.py
+        error=cap.get("capture_error", ""),
         title=title.strip()[:MAX_TITLE_CHARS],
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,
@@ -142,7 +196,7 @@ def record_from_failure(request: Any, exc: BaseException, record_id: int, url: s
     """The record of a request that got no response (refused, DNS, timeout, TLS, crash...)."""
     chain: List[str] = list(request.meta.get("redirect_urls") or [])
     record = PageRecord(id=record_id, url=url, final_url="", redirect_chain=chain or [request.url],
-                        error=short_error(exc), tls_error=tls_error_of_failure(str(exc)))
+                        error=short_error(exc, request.url), tls_error=tls_error_of_failure(str(exc)))
     record.clean()
     return record
 

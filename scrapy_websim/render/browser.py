@@ -12,6 +12,22 @@ from typing import Callable, List, Optional, Sequence, Tuple
 #: Names looked up on PATH, in order, when neither the setting nor Playwright's own browser is there.
 PATH_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
+#: The features Playwright turns off for automation (its ``chromiumSwitches``, Playwright 1.65):
+#: Chromium honours only the last ``--disable-features`` of its command line, so websim's list
+#: (:data:`DISABLED_FEATURES`) repeats them (``tests/test_browser.py`` checks the installed
+#: Playwright's list against this one).
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect", "TcpPortRandomizationWin", "OptimizationHints",
+    "NetworkTimeServiceQuerying", "AimEnabled", "PreconnectToSearch", "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+#: Playwright's, and DNS over HTTPS: in its default "automatic" mode Chromium sends its lookups to a
+#: public resolver over HTTPS (dns.google when the system's resolver is 8.8.8.8), past any proxy,
+#: and probes it on its own; a scanner must not announce its targets to a third party.
+DISABLED_FEATURES = (*PLAYWRIGHT_DISABLED_FEATURES, "DnsOverHttps")
+
 #: Flags that keep Chromium quiet on a closed network and make it start as root in a container.
 DEFAULT_ARGS = (
     "--no-sandbox",
@@ -22,6 +38,10 @@ DEFAULT_ARGS = (
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # WebRTC sends no UDP of its own (STUN, TURN over UDP, host candidates): only TCP through the
+    # pages' proxy, which WEBSIM_DENY_NETWORKS checks
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-features=" + ",".join(DISABLED_FEATURES),
     # a tab that allocates memory until it dies stops at 512 MB of JS heap, not at the machine's RAM
     "--js-flags=--max-old-space-size=512",
 )

@@ -19,13 +19,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import is_html_type
+from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, failure_for, guard_reason
 from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
@@ -201,17 +203,30 @@ class NetworkTracker:
     """Counts requests in flight from Playwright's events, and when the last one started or ended.
 
     Times come from one monotonic clock (the event loop's), so idle time is measured correctly
-    (the reference system compared page-relative with epoch times and never waited).
+    (the reference system compared page-relative with epoch times and never waited). It also
+    follows the main frame's navigations (redirect hops, meta refreshes, script navigations) and
+    keeps why the last one failed, if it did (:func:`navigation_failure`).
     """
+
+    #: Main-frame navigations kept per page (a redirect or refresh loop stops growing the list here).
+    MAX_NAVIGATIONS = 50
 
     def __init__(self, page: Any) -> None:
         self.in_flight: set = set()
         self.last_activity = time.monotonic()
         self.main_response_headers: Optional[Dict[str, str]] = None
         self.main_status: Optional[int] = None
+        self.main_url = ""
+        self.navigations: List[str] = []
+        #: the main frame's latest navigation request (a redirect hop is a request of its own)
+        self.last_navigation: Any = None
+        #: ``(url, why, by_guard)`` of the main frame's last navigation that got no page of its own
+        self.failed_navigation: Optional[Tuple[str, str, bool]] = None
+        #: navigation URL -> why websim's route refused it (``WEBSIM_DENY_NETWORKS``, a scheme)
+        self.blocked: Dict[str, str] = {}
         page.on("request", self._on_request)
         page.on("requestfinished", self._on_done)
-        page.on("requestfailed", self._on_done)
+        page.on("requestfailed", self._on_failed)
         page.on("response", self._on_response)
         self._page_ref = weakref.ref(page)
 
@@ -221,14 +236,40 @@ class NetworkTracker:
         self.last_activity = time.monotonic()
         self.main_response_headers = None
         self.main_status = None
+        self.main_url = ""
+        self.navigations = []
+        self.last_navigation = None
+        self.failed_navigation = None
+        self.blocked = {}
+
+    def _main_navigation(self, request: Any) -> bool:
+        page = self._page_ref()
+        return page is not None and request.frame == page.main_frame and request.is_navigation_request()
 
     def _on_request(self, request: Any) -> None:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
+        try:
+            if self._main_navigation(request):
+                self.last_navigation = request
+                if len(self.navigations) < self.MAX_NAVIGATIONS:
+                    self.navigations.append(request.url)
+        except Exception:  # noqa: BLE001 - a detached frame must not break the crawl
+            pass
 
     def _on_done(self, request: Any) -> None:
         self.in_flight.discard(id(request))
         self.last_activity = time.monotonic()
+
+    def _on_failed(self, request: Any) -> None:
+        self._on_done(request)
+        try:
+            # the latest navigation only: a document whose loading a newer navigation cut off
+            # (a script's location change while it still loads) fails too, with ERR_ABORTED
+            if request is self.last_navigation and self._main_navigation(request):
+                self.failed_navigation = (request.url, str(request.failure or ""), False)
+        except Exception:  # noqa: BLE001
+            pass
 
     def _on_response(self, response: Any) -> None:
         try:
@@ -236,6 +277,11 @@ class NetworkTracker:
             if page is not None and response.frame == page.main_frame and response.request.is_navigation_request():
                 self.main_response_headers = response.headers
                 self.main_status = response.status
+                self.main_url = response.url
+                refused = guard_reason(response.headers.get(BLOCKED_HEADER.lower())
+                                       or response.headers.get(ERROR_HEADER.lower()))
+                if refused:  # the guard's answer, not the host's: no connection, or a denied network
+                    self.failed_navigation = (response.url, refused, True)
         except Exception:  # noqa: BLE001 - a detached frame must not break the crawl
             pass
 
@@ -247,6 +293,41 @@ class NetworkTracker:
 
 
 _trackers: "weakref.WeakKeyDictionary[Any, NetworkTracker]" = weakref.WeakKeyDictionary()
+
+#: Chromium's failure for an HTTP error (4xx, 5xx) answered with an empty body: it shows its own
+#: error page instead, but the answer is the server's, with its status (:func:`empty_error_answer`).
+EMPTY_ERROR_FAILURE = "net::ERR_HTTP_RESPONSE_CODE_FAILURE"
+
+#: The page Chromium shows in place of one it could not load (a refused connection, a failed DNS
+#: lookup, a request the route aborted): its title is the host, its text Chromium's own.
+CHROME_ERROR_PAGE = "chrome-error://"
+
+
+def note_blocked(page: Any, url: str, reason: str) -> None:
+    """websim's route refused the navigation of ``page`` to ``url`` (``reason``: "blocked: ...")."""
+    tracker = _trackers.get(page)
+    if tracker is not None and len(tracker.blocked) < NetworkTracker.MAX_NAVIGATIONS:
+        tracker.blocked[url] = reason
+
+
+def navigation_failure(page: Any, tracker: Optional[NetworkTracker]) -> Optional[Tuple[str, str]]:
+    """``(the URL the page failed to reach, why)`` when the page ended on no page of its own: a
+    navigation after the first document (a meta refresh, a script, a redirect to it) failed, so
+    Chromium shows its error page, or the guard answered for a host it could not reach or must not
+    (its 502/403 page). None for a page that is its own."""
+    try:
+        url = page.url
+    except Exception:  # noqa: BLE001
+        return None
+    failed = tracker.failed_navigation if tracker is not None else None
+    if tracker is not None and failed is not None and failed[2] and failed[0] in (url, tracker.main_url):
+        return failed[0], failed[1]  # the guard's answer is the page, or the one about to replace it
+    if not url.startswith(CHROME_ERROR_PAGE):
+        return None
+    if failed is None:
+        return "", "the browser showed its own error page: a navigation of the page failed"
+    target, text = failed[0], failed[1]
+    return target, (tracker.blocked.get(target) if tracker is not None else None) or net_error_text(text, target)
 
 
 def same_document(current: str, url: str) -> bool:
@@ -354,6 +435,9 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     """Wait for a stable page, then capture what the features need. Never raises for page errors."""
     tracker = _trackers.get(page)
     result: Dict[str, Any] = {"rendered": False, "tls": tls_state(page)}
+    failed = navigation_failure(page, tracker)
+    if failed is not None:
+        return _failed(result, failed, tracker)
     content_type = ""
     if tracker is not None and tracker.main_response_headers:
         content_type = tracker.main_response_headers.get("content-type", "")
@@ -361,6 +445,9 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         result["content_type"] = content_type
         return result  # a download (PDF...) or a non-HTML document: recorded, not rendered
     result.update(await wait_stable(page, tracker, options))
+    failed = navigation_failure(page, tracker)  # a meta refresh or a script navigated on, and failed
+    if failed is not None:
+        return _failed(result, failed, tracker)
     try:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)
@@ -381,6 +468,47 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         except Exception:  # noqa: BLE001
             pass
     return result
+
+
+def recheck(page: Any, result: Any) -> None:
+    """After scrapy-playwright has read the page: a navigation that failed once the capture was
+    taken (its error page or the guard's answer committed while the page was read) turns the
+    capture ``result`` into that failure, as if it had been seen in time."""
+    if not isinstance(result, dict) or "navigation_failed" in result or "empty_error" in result:
+        return
+    tracker = _trackers.get(page)
+    failed = navigation_failure(page, tracker)
+    if failed is not None:
+        _failed(result, failed, tracker)
+
+
+def _failed(result: Dict[str, Any], failed: Tuple[str, str], tracker: Optional[NetworkTracker]) -> Dict[str, Any]:
+    """The capture of a page that ended on no page of its own: where it went and why it failed;
+    or, when it went on to an HTTP error with an empty body, that answer (``empty_error``)."""
+    target, why = failed
+    chain = list(tracker.navigations) if tracker is not None else []
+    if target and chain[-1:] != [target]:
+        chain.append(target)
+    answer = empty_error_answer(target, tracker)
+    if answer is not None:
+        result["empty_error"] = dict(answer, chain=chain)
+    else:
+        result["navigation_failed"] = {"url": target, "error": why, "chain": chain}
+    return result
+
+
+def empty_error_answer(target: str, tracker: Optional[NetworkTracker]) -> Optional[Dict[str, Any]]:
+    """The server's answer at ``target`` when the main frame's navigation there failed only because
+    it was an HTTP error with an empty body (:data:`EMPTY_ERROR_FAILURE`): ``{"url", "status",
+    "headers"}``; None for any other failure (no connection, a refused network, the guard's answer)."""
+    if tracker is None or not target or tracker.failed_navigation is None:
+        return None
+    url, why, by_guard = tracker.failed_navigation
+    if by_guard or url != target or EMPTY_ERROR_FAILURE not in why:
+        return None
+    if tracker.main_url != target or (tracker.main_status or 0) < 400:
+        return None
+    return {"url": target, "status": tracker.main_status, "headers": dict(tracker.main_response_headers or {})}
 
 
 # The page's icon: the first <link rel="icon"> (``shortcut icon`` too; not ``apple-touch-icon``),
@@ -528,26 +656,78 @@ _ERROR_CODES = {
     "ERR_CONTENT_LENGTH_MISMATCH": "truncated response (shorter than its Content-Length)",
     "ERR_INCOMPLETE_CHUNKED_ENCODING": "truncated response (incomplete chunked encoding)",
     "ERR_CONTENT_DECODING_FAILED": "content decoding failed (bad gzip/br body)",
+    "ERR_TUNNEL_CONNECTION_FAILED": "no connection to the host (refused, unreachable or blocked)",
+    "ERR_PROXY_CONNECTION_FAILED": "the proxy refused the connection",
     "ERR_ABORTED": "navigation aborted",
+    "ERR_FAILED": "the request failed",
 }
 
+#: What Playwright and Twisted say, in words for a user: (what the message or class name holds, what
+#: the record says). A timeout is told with its seconds (:func:`_timeout_text`).
+_KNOWN_FAILURES = (
+    ("page is navigating and changing the content",
+     "the page kept navigating (a meta refresh or script redirect loop)"),
+    ("Route is already handled", "the page was closed while it still loaded (a request of it was cut off)"),
+    ("Target page, context or browser has been closed", "the page was closed before it was captured"),
+    ("Target closed", "the page was closed before it was captured"),
+    ("Target crashed", "the page's renderer crashed"),
+    ("Page crashed", "the page's renderer crashed"),
+    ("crashed", "the browser crashed"),
+    ("DNSLookupError", "DNS lookup failed"),
+    ("ConnectionRefusedError", "connection refused"),
+    ("TCPTimedOutError", "connection timed out"),
+    ("ResponseNeverReceived", "connection closed before a response"),
+    ("ConnectionLost", "connection lost before the response was complete"),
+    ("ConnectionDone", "connection closed before a response"),
+    ("NoRouteError", "address unreachable"),
+)
+#: ``Page.goto: `` and the like, which start Playwright's messages; its call log.
+_API_PREFIX = re.compile(r"^\s*[A-Z][A-Za-z]*\.[A-Za-z_]+:\s*")
+_TIMEOUT = re.compile(r"Timeout (\d+)ms exceeded")
 
-def short_error(exc: BaseException) -> str:
-    """A short, readable message for a failed page (the full text goes to the log)."""
-    if getattr(exc, "readable", False):  # our own failures (page timeout, crash, blocked) say it already
-        return str(exc)[:300]
-    text = str(getattr(exc, "message", None) or exc)
+
+def net_error_text(text: str, url: str = "") -> str:
+    """Chromium's ``net::ERR_...`` in ``text`` in words (``"connection refused (ERR_CONNECTION_REFUSED)"``);
+    a tunnel the guard could not open says why the guard could not (``failure_for``); ``""`` if
+    ``text`` holds no such code."""
     for code, label in _ERROR_CODES.items():
         pos = text.find("net::" + code)
         if pos >= 0:
-            full = text[pos + 5 :].split()[0].rstrip(".,;:")
+            full = text[pos + 5:].split()[0].rstrip(".,;:")
+            if code in ("ERR_TUNNEL_CONNECTION_FAILED", "ERR_EMPTY_RESPONSE") and url:
+                reason = failure_for(url)
+                if reason:
+                    return reason
             return f"{label} ({full})"
+    return ""
+
+
+def _timeout_text(text: str) -> str:
+    match = _TIMEOUT.search(text)
+    seconds = f" after {int(match.group(1)) / 1000:g} s" if match else ""
+    if "goto" in text.split(":", 1)[0] or "navigat" in text[:80].lower():
+        return f"timed out{seconds}: the page did not load (WEBSIM_HTTP_TIMEOUT)"
+    return f"timed out{seconds}"
+
+
+def short_error(exc: BaseException, url: str = "") -> str:
+    """A short message for a failed page, written for a user: what failed, not the library call
+    that reported it (the full text goes to the log). ``url``: the page's, to tell why the guard
+    could not reach it."""
+    if getattr(exc, "readable", False):  # our own failures (page timeout, crash, blocked) say it already
+        return str(exc)[:300]
+    text = str(getattr(exc, "message", None) or exc)
     name = type(exc).__name__
-    first = text.strip().splitlines()[0] if text.strip() else name
-    if name == "TimeoutError" or "Timeout" in first and "exceeded" in first:
-        return "timed out: " + first.split("Call log")[0].strip()[:200]
-    if "page is navigating and changing the content" in text:
-        return "the page kept navigating (a meta refresh or script redirect loop)"
-    if "Target page, context or browser has been closed" in text or "crashed" in text.lower():
-        return "browser crashed or closed the page: " + first[:200]
-    return f"{name}: {first[:200]}"
+    described = net_error_text(text, url)
+    if described:
+        return described
+    if name == "TimeoutError" or _TIMEOUT.search(text):
+        return _timeout_text(text)
+    for phrase, words in _KNOWN_FAILURES:
+        if phrase in text or phrase == name:
+            return words
+    message = _API_PREFIX.sub("", text.split("Call log")[0]).strip()
+    first = message.splitlines()[0].strip().rstrip(".") if message else name
+    if name == "IgnoreRequest" and first:  # a downloader middleware's reason ("blocked: ...")
+        return first[:300]
+    return f"the page could not be rendered: {first[:200]}"

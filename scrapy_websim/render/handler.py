@@ -13,11 +13,13 @@ http and https to it) and changes only what happens around a rendered request:
 * **Hostile pages**: dialogs are dismissed (Playwright's default), ``window.open``/``print`` are
   disabled and any popup is closed at once, a download is cancelled as soon as it starts (the
   transfer stops; the page is recorded with the response's status and content type, not rendered).
-* **Network policy**: only http/https requests leave the browser (routes abort the rest), and
-  with ``WEBSIM_DENY_NETWORKS`` (CIDR list) Chromium sends every request through
-  :class:`~scrapy_websim.render.guard.GuardProxy`, which refuses those networks, redirect hops
-  included; the page is recorded with "blocked: ...". :class:`DenyNetworksDownloaderMiddleware`
-  does the same for requests that Scrapy's own client fetches.
+* **Network policy**: only http/https requests leave the browser (routes abort the rest). The
+  pages' browser contexts connect through :class:`~scrapy_websim.render.guard.GuardProxy` (or the
+  user's ``WEBSIM_PROXY``), which resolves their hosts and refuses ``WEBSIM_DENY_NETWORKS``, redirect
+  hops, WebSockets and WebRTC's TURN over TCP included ("blocked: ..."); the browser itself resolves
+  no name, sends no WebRTC UDP (``browser.DEFAULT_ARGS``), runs no service worker, and what it asks
+  for on its own goes to a proxy that refuses everything (the refuser).
+  :class:`DenyNetworksDownloaderMiddleware` checks the requests that Scrapy's own client fetches.
 """
 
 from __future__ import annotations
@@ -29,22 +31,30 @@ import inspect
 import logging
 import socket
 import weakref
-from typing import Any, Iterable, List, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from scrapy.http import Response
 from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
-from scrapy_websim.config import ConfigError, Network, WebsimConfig
-from scrapy_websim.render.capture import capture
-from scrapy_websim.render.guard import GuardProxy, bind_local, proxy_args
+from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
+from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
+from scrapy_websim.render.guard import GuardProxy, bind_local
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
 
 #: Seconds a rendered request may take beyond ``WEBSIM_PAGE_TIMEOUT`` (screenshot, content, close).
 PAGE_MARGIN = 5.0
+
+
+def resolve_nothing(proxy_host: str) -> str:
+    """The Chromium flag with which the browser resolves no host name itself but the proxy's (the
+    pages' proxy resolves what they request; DNS prefetch, a STUN or TURN server's name and the
+    like resolve to nothing)."""
+    return f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {proxy_host}"
+
 #: Schemes a page may request; every other request is aborted in the browser.
 ALLOWED_SCHEMES = ("http", "https")
 #: Runs before any script of the page: no popups (window.open, target=_blank clicks), no print dialog.
@@ -130,7 +140,6 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
         self._user_abort: Any = self.abort_request  # PLAYWRIGHT_ABORT_REQUEST, read by scrapy-playwright
         self.abort_request = self._abort_request
-        self.guard: Optional[GuardProxy] = None
         self.tabs = TabPool(websim.tab_reuse)
         #: context name -> requests inside scrapy-playwright's ``_create_page`` (maybe waiting for a slot)
         self._opening: dict = {}
@@ -138,23 +147,60 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         if self.deny_networks and websim.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY cannot be combined: the networks are enforced "
                               "by a local guard proxy that the browser must use directly")
-        if self.deny_networks:  # every request, redirect hops included, through the guard proxy
-            self._guard_socket = bind_local()
+        self.guard: Optional[GuardProxy] = None
+        self.refuser: Optional[GuardProxy] = None
+        self._proxies: List[Tuple[GuardProxy, socket.socket]] = []
+        #: the proxy of every page context; the browser's own requests never use it
+        self._context_proxy: Optional[dict] = None
+        launch = dict(self.config.launch_options)
+        args = list(launch.get("args", []))
+        users_proxy = bool(launch.get("proxy")) or any(a.startswith("--proxy-server") for a in args)
+        if websim.proxy:
+            self._context_proxy = proxy_parts(websim.proxy)
+        elif self.deny_networks or not users_proxy:
+            # the pages connect through the guard, which resolves their hosts itself and refuses
+            # WEBSIM_DENY_NETWORKS, redirect hops included (with no networks denied it only forwards)
             networks = self.deny_networks
             self.guard = GuardProxy(lambda addresses: _denied(addresses, networks))
-            launch = dict(self.config.launch_options)
-            launch["args"] = [*launch.get("args", []), *proxy_args(self._guard_socket.getsockname()[1])]
-            self.config.launch_options = launch
+            self._context_proxy = {"server": self._serve(self.guard)}
+        if self._context_proxy is not None:
+            args.append(resolve_nothing(urlsplit(self._context_proxy["server"]).hostname or ""))
+        if not users_proxy and not (self.config.cdp_url or self.config.connect_url):
+            # what no page asked for (component updates, account checks...) goes to the refuser
+            self.refuser = GuardProxy(None)
+            args += [f"--proxy-server={self._serve(self.refuser)}", "--proxy-bypass-list=<-loopback>"]
+        launch["args"] = args
+        self.config.launch_options = launch
+
+    def _serve(self, proxy: GuardProxy) -> str:
+        """A socket for ``proxy`` (served once the browser is launched); its URL."""
+        sock = bind_local()
+        self._proxies.append((proxy, sock))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
     async def _launch(self) -> None:
-        if self.guard is not None and self.guard.server is None:
-            await self.guard.start(self._guard_socket)
+        for proxy, sock in self._proxies:
+            if proxy.server is None:
+                await proxy.start(sock)
         await super()._launch()
 
     async def _close(self) -> None:
         await super()._close()
-        if self.guard is not None:
-            await self.guard.close()
+        for proxy, _sock in self._proxies:
+            await proxy.close()
+        if self.refuser is not None and self.refuser.refused:
+            self.stats.set_value("websim/browser_own_requests_refused", self.refuser.refused)
+
+    async def _create_browser_context(self, name: str, context_kwargs: Optional[dict], spider: Any = None) -> Any:
+        """Every context of the crawl (the user's ``PLAYWRIGHT_CONTEXTS`` too): no service worker (it
+        would outlive its page, serve the next page of its origin from its own cache and fetch on
+        its own), and the pages' proxy (the guard, ``WEBSIM_PROXY``, or direct connections), unless
+        the context sets its own."""
+        kwargs = dict(context_kwargs or {})
+        kwargs.setdefault("service_workers", "block")
+        if self._context_proxy is not None and "proxy" not in kwargs:
+            kwargs["proxy"] = dict(self._context_proxy)
+        return await super()._create_browser_context(name, kwargs, spider)
 
     # --- per page ---
 
@@ -258,6 +304,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             page = _safe(lambda: frame.page) if frame is not None else None
             if page is not None and playwright_request.is_navigation_request():
                 _blocked_reasons[page] = reason
+                note_blocked(page, playwright_request.url, reason)
             logger.info("websim: %s (%s)", reason, playwright_request.url)
             return True
         if self._user_abort is not None:  # PLAYWRIGHT_ABORT_REQUEST: a function or a coroutine function
@@ -313,11 +360,12 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 raise
             except Exception as exc:  # noqa: BLE001
                 answer = self._download_answer(request, exc)
+                if answer is exc and EMPTY_ERROR_FAILURE in str(exc):
+                    answer = await _empty_error_answer(request) or exc
                 if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
                     raise answer from None
                 if attempt == 2:
-                    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-                    raise BrowserCrashed(f"browser crashed twice on this page: {first}") from None
+                    raise BrowserCrashed(f"browser crashed twice on this page: {short_error(exc)}") from None
                 logger.warning("websim: the browser crashed on %s (%s); retrying once", request.url, exc)
         raise AssertionError("unreachable")
 
@@ -339,11 +387,15 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                     await self._restart_browser("a page did not close")
                 with contextlib.suppress(BaseException):  # bounded: a task stuck in a wedged browser call
                     await asyncio.wait_for(task, 15)
-                raise PageTimeout(f"page timeout: no result within {self.page_budget:g} s "
+                raise PageTimeout(f"page timeout: timed out after {self.page_budget:g} s without a result "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
         page = meta.get("_websim_page")
         try:
-            return task.result()
+            response = task.result()
+            if page is not None:
+                recheck(page, next((pm.result for pm in meta.get("playwright_page_methods") or ()
+                                    if getattr(pm, "method", None) is capture), None))
+            return response
         except Exception:
             if page is not None and page in _blocked_reasons:
                 raise Blocked(_blocked_reasons.pop(page)) from None
@@ -373,7 +425,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         main = request.meta.get("_websim_main")
         if not info or not main:
             return exc
-        status, headers = main
+        status, headers = main[:2]
         return _AnswerInstead(Response(url=info, status=status, headers=Headers(headers), body=b"",
                                        request=request, flags=["download"]))
 
@@ -395,6 +447,25 @@ class _AnswerInstead(Exception):
     def __init__(self, response: Response) -> None:
         super().__init__("download")
         self.response = response
+
+
+async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
+    """The server's answer to a navigation that Chromium failed because it was an HTTP error (4xx,
+    5xx) with an empty body (it shows its own error page instead): that status, those headers, no
+    body, and the redirect hops that led to it; None when no such answer was seen."""
+    main = request.meta.get("_websim_main")
+    if not main or main[0] < 400:
+        return None
+    status, headers, url, hops, response = main
+    if hops:
+        request.meta["redirect_urls"] = hops
+    # an https answer: the certificate's names and dates as Chromium got them; Chromium's verdict
+    # on it is lost with the page it replaced, so the answer is not flagged "playwright" and the
+    # certificate is checked as for a page of Scrapy's own client (scan.WebsimScanDownloaderMiddleware)
+    with contextlib.suppress(Exception):
+        request.meta["playwright_security_details"] = await asyncio.wait_for(response.security_details(), 5)
+    return _AnswerInstead(Response(url=url, status=status, headers=Headers(headers), body=b"", request=request,
+                                   flags=["empty-error"]))
 
 
 _blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
@@ -461,14 +532,20 @@ def _is_download(headers: dict) -> bool:
 
 
 def _note_main_response(page: Any, response: Any, meta: dict) -> None:
-    """Keep the main document's status and headers; a download (an attachment, an endless octet
-    stream...) is not rendered: its page is closed at once, so the transfer stops, and the request
-    is answered with the status and headers (see ``_download_answer``)."""
+    """Keep the main document's status, headers, URL and the redirect hops before it (an HTTP error
+    with an empty body is answered with them: ``_empty_error_answer``). A download (an attachment,
+    an endless octet stream...) is not rendered: its page is closed at once, so the transfer stops,
+    and the request is answered with the status and headers (see ``_download_answer``)."""
     try:
         if response.frame != page.main_frame or not response.request.is_navigation_request():
             return
         headers = dict(response.headers)
-        meta["_websim_main"] = (response.status, headers)
+        hops: List[str] = []
+        hop = response.request.redirected_from
+        while hop is not None:  # Chromium follows 20 redirects at most
+            hops.insert(0, hop.url)
+            hop = hop.redirected_from
+        meta["_websim_main"] = (response.status, headers, response.url, hops, response)
         if 200 <= response.status < 300 and _is_download(headers):
             meta["_websim_download"] = response.url
             _close_quietly(page)

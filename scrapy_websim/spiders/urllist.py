@@ -3,11 +3,13 @@ URLs' sites)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.http import Request, Response, TextResponse
 from w3lib.url import canonicalize_url
 
@@ -17,7 +19,7 @@ from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
-from scrapy_websim.core.urls.url_list import Entry, UrlListError, parse_ports, read_entries
+from scrapy_websim.core.urls.url_list import Entry, UrlList, UrlListError, open_list, parse_ports
 from scrapy_websim.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
 from scrapy_websim.render.middlewares import RECORDED, failure_record
@@ -66,6 +68,10 @@ class UrlListSpider(scrapy.Spider):
 
     A missing or unreadable ``urls`` is a one-line error: the spider renders nothing and the
     extension stops the crawl (``websim_usage_error``). An empty list is an empty result.
+
+    The list is read as a stream (:class:`~scrapy_websim.core.urls.url_list.UrlList`): requests are
+    made as the scheduler has room for them, so a list of a million lines starts rendering at once
+    and is never held in memory.
     """
 
     name = "websim"
@@ -73,16 +79,19 @@ class UrlListSpider(scrapy.Spider):
     websim_usage_error: str = ""
 
     def __init__(self, urls: Optional[str] = None, follow: Any = False, max_pages: Any = DEFAULT_MAX_PAGES,
-                 *args: Any, ports: Any = None, entries: Optional[List[Entry]] = None, **kwargs: Any):
+                 *args: Any, ports: Any = None, entries: Optional[List[Entry]] = None, inputs: Optional[UrlList] = None,
+                 **kwargs: Any):
         super().__init__(*args, **kwargs)
-        if entries is not None:  # read by the caller already (the CLI reads -l once: stdin can be read once)
-            urls = urls or "-"
-        self.entries = []
+        #: the input list: entries given by the caller (a list), else ``inputs``, read as a stream
+        self.entries: Optional[List[Entry]] = None
+        self.inputs: Optional[UrlList] = inputs
         try:
-            if urls is None:
-                raise UrlListError(NO_URLS)
-            port_list = parse_ports(ports) if ports else ()
-            self.entries = list(entries) if entries is not None else read_entries(urls, ports=port_list)
+            if entries is not None:
+                self.entries = list(entries)
+            elif inputs is None:
+                if urls is None:
+                    raise UrlListError(NO_URLS)
+                self.inputs = open_list(urls, ports=parse_ports(ports) if ports else ())
             self.follow = get_bool({"follow": follow}, "follow", False)
             self.max_pages = get_number({"max_pages": max_pages}, "max_pages", 0, 0, 100_000_000, integer=True)
         except ConfigError as exc:
@@ -90,12 +99,45 @@ class UrlListSpider(scrapy.Spider):
         except (UrlListError, ValueError) as exc:
             self.websim_usage_error = str(exc)
         if self.websim_usage_error:
-            self.entries, self.follow, self.max_pages = [], False, 0
-        self._sites = _narrowest(site_of(e.url) for e in self.entries if e.url)
-        self._input_urls = {e.url for e in self.entries if e.url}
+            self.entries, self.inputs, self.follow, self.max_pages = [], None, False, 0
+        self._sites: Dict[str, Tuple[str, ...]] = {}
+        self._input_urls: Any = set()  # with follow: 64-bit digests of the input URLs (see _is_input)
         self._discovered = 0
         self._capped = 0  # links not followed because max_pages was reached
         self._followed: set = set()  # digests of the links followed (a page found again is not new)
+        self._room = asyncio.Event()
+        if self.follow:
+            self._learn_inputs()
+
+    def input_entries(self) -> Iterator[Entry]:
+        """The entries of the input list, read as they are asked for."""
+        if self.entries is not None:
+            return iter(self.entries)
+        return self.inputs.entries() if self.inputs is not None else iter(())
+
+    def _learn_inputs(self) -> None:
+        """With ``follow``: the start URLs' sites and the input URLs, from one pass over the list
+        before the crawl (a link to an input URL is not followed). The URLs are kept as 64-bit
+        digests."""
+        import numpy as np  # noqa: PLC0415
+
+        digests, sites = [], set()
+        for entry in self.input_entries():
+            if entry.url:
+                sites.add(site_of(entry.url))
+                digests.append(blake2b64(entry.url))
+        self._sites = _narrowest(sites)
+        self._input_urls = np.unique(np.array(digests, dtype=np.uint64))
+
+    def _is_input(self, url: str) -> bool:
+        import numpy as np  # noqa: PLC0415
+
+        known = self._input_urls
+        if isinstance(known, set):
+            return url in known
+        digest = np.uint64(blake2b64(url))
+        at = int(np.searchsorted(known, digest))
+        return at < len(known) and bool(known[at] == digest)
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -111,6 +153,14 @@ class UrlListSpider(scrapy.Spider):
         settings.set("ADDONS", settings.getdict("ADDONS"),
                      priority=max(settings.getpriority("ADDONS") or 0, SETTINGS_PRIORITIES["spider"]))
 
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if not hasattr(spider, "_room"):  # a subclass with its own __init__
+            spider._room = asyncio.Event()
+        crawler.signals.connect(spider._room.set, signal=signals.scheduler_empty)
+        return spider
+
     @property
     def config(self) -> WebsimConfig:
         return WebsimConfig.from_crawler(self.crawler)
@@ -119,18 +169,15 @@ class UrlListSpider(scrapy.Spider):
         if self.websim_usage_error:
             return  # the extension says why and fails the crawl
             yield  # an async generator all the same
-        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=self.entries)
-        done = registered.done
-        if not self.entries:
-            logger.warning("websim: the URL list holds no URL: the result is empty")
-        logger.info("websim: %d URLs to render (%d not usable as URLs)", len(self.entries),
-                    sum(1 for e in self.entries if e.error))
+        read = _Counted(self.input_entries())
+        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=read)
+        probes = ProbeCounter(self.config, registered.probed)
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
-        for request in self.probe_requests(registered.probed):
-            yield request
-        for entry in self.entries:
-            if entry.id in done:
-                continue  # recorded by an earlier run of this JOBDIR
+        logger.info("websim: rendering the URL list as it is read")
+        for entry in registered.pending:
+            await self._wait_for_room()
+            for request in self._probes(probes.add(entry)):
+                yield request
             if entry.error:
                 self._record(PageRecord(id=entry.id, url=entry.raw, error=entry.error))
             elif max_len and len(entry.url) > max_len:  # Scrapy would drop it without a word
@@ -143,34 +190,32 @@ class UrlListSpider(scrapy.Spider):
                 if entry.fallback_url:
                     request.meta["websim_fallback_url"] = entry.fallback_url
                 yield request
+        for request in self._probes(probes.finish()):
+            yield request
+        if not read.count:
+            logger.warning("websim: the URL list holds no URL: the result is empty")
 
-    def probe_requests(self, done: Any = ()) -> Iterator[Request]:
+    async def _wait_for_room(self) -> None:
+        """Hold the next request while the downloader is full (Scrapy's lazy start requests): the
+        list is read as fast as pages are rendered, not into the scheduler's memory."""
+        engine = getattr(self.crawler, "engine", None)
+        while engine is not None and engine.running and engine.needs_backout():
+            self._room.clear()
+            try:
+                await asyncio.wait_for(self._room.wait(), 1.0)
+            except asyncio.TimeoutError:
+                pass
+
+    def _probes(self, origins: Iterable[Tuple[str, str]]) -> Iterator[Request]:
         """Soft-404 probes (``core/match/soft404.py``): ``WEBSIM_SOFT404_PROBES`` random paths of
-        each origin with at least ``crawl.soft404_min_urls`` (``WEBSIM_PARAMS``) URLs in the list (origins in
-        ``done`` were probed by an earlier run of the job). Sent first: they are few, and the
-        labels need them only at the end."""
+        each origin (with its http:// fallback origin for a port of unknown scheme)."""
         config = self.config
-        if not config.soft404_probes:
-            return
-        counts: Dict[str, int] = {}
-        fallbacks: Dict[str, str] = {}  # https:// origin of a port of unknown scheme -> its http:// origin
-        for entry in self.entries:
-            if entry.url and not entry.error:
-                origin = url_origin(entry.url)
-                if origin:
-                    counts[origin] = counts.get(origin, 0) + 1
-                    if entry.fallback_url:
-                        fallbacks[origin] = url_origin(entry.fallback_url)
-        probed = [o for o, n in counts.items() if n >= config.soft404_min_urls and o not in done]
-        if probed:
-            logger.info("websim: soft-404 calibration: %d random path(s) for each of %d origins",
-                        config.soft404_probes, len(probed))
-        for origin in probed:
+        for origin, fallback in origins:
             for url in probe_urls(origin, config.soft404_probes):
                 request = self.render_request(url, 0, url)
                 request.meta.update(websim_probe=origin, websim_predict=False)
-                if fallbacks.get(origin):  # the port may speak plain HTTP: probe it as its pages go
-                    request.meta["websim_fallback_url"] = fallbacks[origin] + url[len(origin):]
+                if fallback:  # the port may speak plain HTTP: probe it as its pages go
+                    request.meta["websim_fallback_url"] = fallback + url[len(origin):]
                 yield request
 
     def render_request(self, url: str, record_id: int, raw: str, dont_filter: bool = True) -> Request:
@@ -208,7 +253,7 @@ class UrlListSpider(scrapy.Spider):
             url = link_target(response.urljoin(href.strip()))
             if not self.in_site(url):
                 continue
-            if url in self._input_urls:
+            if self._is_input(url):
                 continue  # rendered already as an input URL
             # a link found again is not a new page (Scrapy's duplicate filter ignores fragments,
             # which would make every route of an app one request: routes are told apart here)
@@ -238,3 +283,75 @@ class UrlListSpider(scrapy.Spider):
             logger.info("websim: %s failed: %s", request.url, record.error)
             self._record(record)
         return iter(())
+
+
+class _Counted:
+    """An iterator that counts what it yields."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self.items, self.count = items, 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+class ProbeCounter:
+    """Which origins get soft-404 probes, as the list is read: those with at least
+    ``crawl.soft404_min_urls`` URLs in the list (``WEBSIM_PARAMS``), once each, unless an earlier run
+    of the job probed them. Origins are counted as 64-bit digests in batches (numpy: 12 bytes per
+    distinct origin, a million hosts fit in a few MB); an origin's probes are made when the batch
+    in which it reaches the count is counted, the last ones at the end of the list."""
+
+    BATCH = 20_000
+
+    def __init__(self, config: WebsimConfig, probed: Iterable[str] = ()) -> None:
+        import numpy as np  # noqa: PLC0415
+
+        self.per_origin = config.soft404_probes
+        self.enabled = bool(config.soft404_probes)
+        self.threshold = config.soft404_min_urls
+        self._keys = np.zeros(0, np.uint64)
+        self._counts = np.zeros(0, np.int64)
+        self._batch: List[int] = []
+        self._names: Dict[int, Tuple[str, str]] = {}  # digest -> (origin, its http:// fallback origin)
+        self._done: Set[int] = {blake2b64(origin) for origin in probed}
+
+    def add(self, entry: Entry) -> List[Tuple[str, str]]:
+        """Count one entry; ``[(origin, fallback origin)]`` to probe now."""
+        if not self.enabled or not entry.url or entry.error:
+            return []
+        origin = url_origin(entry.url)
+        if not origin:
+            return []
+        digest = blake2b64(origin)
+        self._batch.append(digest)
+        if digest not in self._names or entry.fallback_url:
+            self._names[digest] = (origin, url_origin(entry.fallback_url) if entry.fallback_url else "")
+        return self._count() if len(self._batch) >= self.BATCH else []
+
+    def finish(self) -> List[Tuple[str, str]]:
+        """The origins to probe that the last entries made."""
+        return self._count() if self._batch else []
+
+    def _count(self) -> List[Tuple[str, str]]:
+        import numpy as np  # noqa: PLC0415
+
+        keys, counts = np.unique(np.array(self._batch, dtype=np.uint64), return_counts=True)
+        merged = np.concatenate([self._keys, keys])
+        totals = np.concatenate([self._counts, counts])
+        self._keys, inverse = np.unique(merged, return_inverse=True)
+        self._counts = np.bincount(inverse, weights=totals).astype(np.int64)
+        reached = self._keys[self._counts >= self.threshold]
+        found = []
+        for digest in keys[np.isin(keys, reached)].tolist():
+            if digest not in self._done:
+                self._done.add(digest)
+                found.append(self._names[digest])
+        self._batch.clear()
+        self._names.clear()
+        if found:
+            logger.info("websim: soft-404 calibration: %d random path(s) for each of %d more origins",
+                        self.per_origin, len(found))
+        return found

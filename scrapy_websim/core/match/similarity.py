@@ -204,7 +204,8 @@ SAME_WORDS_MIN_SHINGLES = 50
 SAME_WORDS_PHRASE_SHINGLES = 5
 
 #: A pair whose pages' shingles were at least this share template (on one of them) is judged by
-#: ``DecisionParams.rule1_templated``.
+#: ``DecisionParams.rule1_templated``; below it, by a threshold between rule 1's and that one
+#: (:func:`templated_threshold`).
 TEMPLATED_SHARE = 0.5
 
 #: The prose MinHash counts for a pair when, on at least one of the two pages, the prose is at
@@ -515,6 +516,17 @@ class PairDecision:
     own: Optional[OwnText] = None  # the exact shingle counts beyond the template (None: compared by MinHash)
 
 
+def templated_threshold(threshold: float, share: float, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> float:
+    """The text similarity a pair needs beyond its template when ``share`` of a page's shingles
+    were template: the more of the text was the site's, the more what is left is the item itself,
+    and two items of one template differ there by a few words (a patch number, a name), a copy
+    by nothing. From ``threshold`` with no template up to ``rule1_templated`` at
+    :data:`TEMPLATED_SHARE` and above."""
+    if share <= 0 or params.rule1_templated <= threshold:
+        return threshold
+    return threshold + (params.rule1_templated - threshold) * min(1.0, share / TEMPLATED_SHARE)
+
+
 def _same_words(a: PageRecord, b: PageRecord, own: Optional[OwnText]) -> bool:
     """Whether two pages say the same words (at least :data:`SAME_WORDS_MIN_SHINGLES` shingles),
     one of them give or take a phrase ("sorted by name"): a phrase of up to three words put into
@@ -547,10 +559,9 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
     blocked = "" if allow_rule2 else "screenshot"
     text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
     rule2_floor = params.rule2_min_jaccard
-    if own is not None and max(own.template_share(0), own.template_share(1)) >= TEMPLATED_SHARE:
-        # most of the text was the site's: what is left is the item, and two items of one
-        # template differ there by a few words (a patch number, a name), a copy by nothing
-        text_threshold = rule2_floor = max(text_threshold, params.rule1_templated)
+    if own is not None:
+        templated = templated_threshold(text_threshold, max(own.template_share(0), own.template_share(1)), params)
+        text_threshold, rule2_floor = max(text_threshold, templated), max(rule2_floor, templated)
     if allow_rule2 and jaccard and content < rule2_floor:
         allow_rule2, blocked = False, "text"
     rule = decide(content, structure, visual, params, allow_rule2, jaccard, text_threshold)

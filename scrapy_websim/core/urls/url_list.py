@@ -15,6 +15,7 @@ Besides URLs, a list may hold what scanning tools produce (README "Scanning many
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import os
@@ -26,6 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _HOST_LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$")
+#: White space (``str.isspace``'s characters: ``re`` matches ``\s`` with the same test).
+_SPACE_RE = re.compile(r"\s")
 
 
 class UrlListError(ValueError):
@@ -42,6 +45,7 @@ class Entry:
     fallback_url: str = ""  # http:// URL tried when https:// fails at the TLS handshake (unknown ports)
 
 
+@functools.lru_cache(maxsize=4096)  # the hosts of a list repeat: each is checked once
 def _valid_host(host: str) -> bool:
     if not host:
         return False
@@ -71,7 +75,7 @@ def check_url(raw: str) -> tuple:
     text = raw.strip()
     if not text:
         return "", "empty entry"
-    if any(c.isspace() for c in text):
+    if _SPACE_RE.search(text):
         return "", "not a URL (contains white space)"
     if not _SCHEME_RE.match(text):
         if text.startswith("//"):
@@ -102,6 +106,9 @@ def check_url(raw: str) -> tuple:
 def split_entries(lines: Iterable[str]) -> Iterator[str]:
     """Yield the entries of a URL file: blank lines and ``#`` comment lines skipped."""
     for line in lines:
+        if line.startswith(_NOT_UTF8):
+            yield line
+            continue
         text = line.strip().lstrip("\ufeff")
         if not text or text.startswith("#"):
             continue
@@ -185,6 +192,9 @@ def _json_line(raw: str) -> Tuple[str, str]:
 
 def _line_entries(raw: str, ports: Sequence[Tuple[str, int]]) -> Iterator[Tuple[str, str, str, str, str]]:
     """``(raw, url, error, expanded_from, fallback_url)`` for each entry one input line yields."""
+    if raw.startswith(_NOT_UTF8):
+        yield raw[1:].strip(), "", "not a URL (the line is not UTF-8 text)", "", ""
+        return
     if raw.startswith("{"):
         text, error = _json_line(raw)
         if error:
@@ -265,50 +275,168 @@ def looks_like_a_file(value: str) -> bool:
     return _LIST_SUFFIX_RE.search(value) is not None
 
 
-def _read_text(value: str, base_dir: Optional[str], stdin: Optional[IO[str]]) -> Optional[str]:
-    """The list's text when ``value`` names a file or ``-`` (stdin); None for a comma list."""
-    if value == "-":
-        stream = stdin if stdin is not None else sys.stdin
-        try:
-            return stream.read().lstrip("\ufeff")
-        except UnicodeDecodeError:
-            raise UrlListError("standard input is not UTF-8 text") from None
+def _list_path(value: str, base_dir: Optional[str]) -> Optional[str]:
+    """The file ``value`` names (raises :class:`UrlListError` when it names one that does not exist),
+    or None for a comma list / a single URL."""
     path = os.path.expanduser(value)
     path = path if os.path.isabs(path) or base_dir is None else os.path.join(base_dir, path)
     if looks_like_a_file(value) or (os.path.isfile(path) and "," not in value):
         if not os.path.isfile(path):
             raise UrlListError(f"no such file: {value!r} (the URL list; a URL or host would be taken as "
                                f"one, but this names a file)")
-        try:
-            with open(path, encoding="utf-8-sig") as fh:
-                return fh.read()
-        except UnicodeDecodeError:
-            raise UrlListError(f"URL list file {value!r} is not UTF-8 text") from None
+        return path
     return None
 
 
-def read_entries(value: str, base_dir: Optional[str] = None, ports: Sequence[Tuple[str, int]] = (),
-                 stdin: Optional[IO[str]] = None) -> List[Entry]:
-    """Parse ``-l``/``urls``: a file, ``-`` (standard input), else a comma list.
+#: Bytes of a list file read before anything is rendered, to refuse a file that is not text.
+_SNIFF_BYTES = 65536
 
-    A file (or stdin) is an nmap XML report when it starts with ``<?xml`` or ``<nmaprun``, else one
-    entry per line (URLs, bare hosts expanded with ``ports``, httpx JSON lines).
-    """
+
+def _sniff(path: str, name: str) -> bytes:
+    """The first bytes of the list file; raises :class:`UrlListError` if they are not UTF-8 text."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise UrlListError(f"URL list file {name!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a multi-byte character cut at the end of the sniffed bytes
+            raise UrlListError(f"URL list file {name!r} is not UTF-8 text") from None
+    return head
+
+
+class UrlList:
+    """An input list read as a stream: :meth:`entries` yields its :class:`Entry` objects one by one
+    (ids from 1, in input order), every time it is called, without holding the list. A file is read
+    line by line; a line that is not UTF-8 is an entry with an error. A comma list is held as text,
+    and an nmap XML report is parsed whole (one entry per open HTTP service)."""
+
+    def __init__(self, path: Optional[str] = None, text: Optional[str] = None,
+                 ports: Sequence[Tuple[str, int]] = (), jsonl: bool = False, name: str = "") -> None:
+        self.path, self.text, self.ports, self.jsonl = path, text, tuple(ports), jsonl
+        self.name = name or path or "the URL list"
+
+    def entries(self) -> Iterator[Entry]:
+        if self.jsonl:  # a job's copy of the parsed list, written by an earlier version
+            yield from _jsonl_entries(self.path or "")
+            return
+        if self.text is not None:
+            raws: Iterable[str] = [part.strip() for part in self.text.split(",") if part.strip()]
+        else:
+            head = _sniff(self.path or "", self.name)
+            if head.lstrip().lstrip(b"\xef\xbb\xbf").startswith((b"<?xml", b"<nmaprun")):
+                yield from _nmap_entries(self.path or "", self.name)
+                return
+            raws = split_entries(_file_lines(self.path or ""))
+        number = 0
+        for raw in raws:
+            for shown, url, error, origin, fallback in _line_entries(raw, self.ports):
+                number += 1
+                yield Entry(id=number, raw=shown, url=url, error=error, expanded_from=origin, fallback_url=fallback)
+
+    def source_bytes(self) -> Iterator[bytes]:
+        """What the list is made of (the file's bytes, or the comma list's text), in chunks."""
+        if self.text is not None:
+            yield self.text.encode("utf-8")
+            return
+        with open(self.path or "", "rb") as fh:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    return
+                yield chunk
+
+
+#: Marks a line of a list file that is not UTF-8 (a lone surrogate: no decoded text holds one); its
+#: entry has an error.
+_NOT_UTF8 = "\udc80"
+
+
+def _file_lines(path: str) -> Iterator[str]:
+    """The lines of a list file (as ``str.splitlines`` splits them), read as they are needed; a line
+    that is not UTF-8 comes back decoded with U+FFFD and marked (``_NOT_UTF8`` prefix)."""
+    with open(path, "rb") as fh:
+        first = True
+        for line in fh:
+            if first:
+                line, first = line[3:] if line.startswith(b"\xef\xbb\xbf") else line, False
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                text = _NOT_UTF8 + line.decode("utf-8", "replace")
+            yield from text.splitlines() or [""]
+
+
+def _nmap_entries(path: str, name: str) -> Iterator[Entry]:
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise UrlListError(f"URL list file {name!r} is not UTF-8 text") from None
+    for n, (url, origin) in enumerate(nmap_services(text), start=1):
+        yield Entry(id=n, raw=url, url=url, expanded_from=origin)
+
+
+def _jsonl_entries(path: str) -> Iterator[Entry]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield Entry(**json.loads(line))
+
+
+def open_list(value: str, base_dir: Optional[str] = None, ports: Sequence[Tuple[str, int]] = (),
+              stdin: Optional[IO[Any]] = None, spool_dir: Optional[str] = None) -> UrlList:
+    """The list ``-l``/``urls`` names: a file, ``-`` (standard input, copied to a file in
+    ``spool_dir`` (default: the system's temporary folder) as it is read, so that it is read once),
+    else a comma list. Raises :class:`UrlListError` before anything is rendered for a value that is
+    empty, names a missing file or a file that does not start as UTF-8 text."""
     if not isinstance(value, str) or not value.strip():
         raise UrlListError("the URL list is empty: give a .txt file (one URL per line), - for standard input, "
                            "or comma-separated URLs")
     value = value.strip()
-    text = _read_text(value, base_dir, stdin)
-    if text is not None and text.lstrip().startswith(("<?xml", "<nmaprun")):
-        found = list(nmap_services(text))
-        return [Entry(id=n, raw=url, url=url, expanded_from=origin) for n, (url, origin) in enumerate(found, start=1)]
-    if text is not None:
-        raws = list(split_entries(text.splitlines()))
-    else:
-        raws = [part.strip() for part in value.split(",") if part.strip()]
-    entries: List[Entry] = []
-    for raw in raws:
-        for shown, url, error, origin, fallback in _line_entries(raw, ports):
-            entries.append(Entry(id=len(entries) + 1, raw=shown, url=url, error=error, expanded_from=origin,
-                                 fallback_url=fallback))
-    return entries
+    if value == "-":
+        path = _spool(stdin if stdin is not None else sys.stdin, spool_dir)
+        url_list = UrlList(path=path, ports=ports, name="standard input")
+        try:
+            _sniff(path, "standard input")
+        except UrlListError:
+            raise UrlListError("standard input is not UTF-8 text") from None
+        return url_list
+    file_path = _list_path(value, base_dir)
+    if file_path is None:
+        return UrlList(text=value, ports=ports, name="the comma list")
+    _sniff(file_path, value)
+    return UrlList(path=file_path, ports=ports, name=value)
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _spool(stream: IO[Any], directory: Optional[str]) -> str:
+    """Copy a stream (text or bytes) to a new file, chunk by chunk; its path (removed at exit)."""
+    import atexit  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    fd, path = tempfile.mkstemp(prefix="websim-stdin-", suffix=".txt", dir=directory)
+    atexit.register(_remove_quietly, path)
+    source = getattr(stream, "buffer", stream)
+    with os.fdopen(fd, "wb") as out:
+        while True:
+            chunk = source.read(1 << 20)
+            if not chunk:
+                break
+            out.write(chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk)
+    return path
+
+
+def read_entries(value: str, base_dir: Optional[str] = None, ports: Sequence[Tuple[str, int]] = (),
+                 stdin: Optional[IO[str]] = None) -> List[Entry]:
+    """Parse ``-l``/``urls`` at once: a file, ``-`` (standard input), else a comma list (see
+    :class:`UrlList` for the stream a crawl reads)."""
+    return list(open_list(value, base_dir, ports, stdin).entries())
