@@ -47,6 +47,8 @@ if [ "$what" = bench ]; then
   command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
   php -m 2>/dev/null | grep -qx mysqli || need_apt+=(php-mysql)
   [ -x /usr/lib/cgit/cgit.cgi ] || need_apt+=(cgit)
+  # bench/app_gitweb.py: git's own gitweb (a Perl CGI) under lighttpd
+  [ -f /usr/share/gitweb/gitweb.cgi ] || need_apt+=(gitweb)
   # bench/app_redmine.py: Debian's Redmine on SQLite (rails server); bench/app_hgweb.py: Mercurial's hgweb
   [ -f /usr/share/redmine/config/application.rb ] || need_apt+=(redmine)
   [ -d /usr/share/doc/redmine-sqlite ] || need_apt+=(redmine-sqlite)
@@ -94,9 +96,10 @@ else
   "$PY" -m pip install -q -e .
 fi
 if [ "$what" = bench ]; then
-  # the application benches' own virtual environment (bench/app_datasette.py, bench/app_logins.py), not the project's
+  # the application benches' own virtual environment (bench/app_datasette.py, bench/app_logins.py,
+  # bench/app_roundup.py), not the project's
   venv="${TMPDIR:-/tmp}/websim-bench-venv"
   [ -x "$venv/bin/pip" ] || "$PY" -m venv "$venv"
-  "$venv/bin/pip" install -q datasette==0.65.5 sqlite-web==0.8.2 jupyterlab==4.6.6
+  "$venv/bin/pip" install -q datasette==0.65.5 sqlite-web==0.8.2 jupyterlab==4.6.6 roundup==2.6.0
 fi
 echo "setup: done ($("$PY" -c 'import scrapy_websim; print("scrapy-websim", scrapy_websim.__version__)'))"

@@ -179,7 +179,7 @@ def test_addon_wires_scrapy_redis_only_with_a_redis_url():
 
     plain = Settings()
     Addon().update_settings(plain)
-    assert plain.get("SCHEDULER") == "scrapy.core.scheduler.Scheduler"
+    assert plain.get("SCHEDULER") == "scrapy_websim.scheduler.WebsimScheduler"  # Scrapy's, with disk writes that may fail
     settings = Settings({"WEBSIM_REDIS_URL": "redis://10.0.0.1:6379/0", "WEBSIM_REDIS_JOB": "big",
                          "SCHEDULER_PERSIST": False})
     Addon().update_settings(settings)

@@ -617,3 +617,37 @@ def test_urls_that_ask_for_two_items_by_one_parameter_are_not_duplicates():
     for x, y in (("page=2", "page=3"), ("sid=8f14e45fceea167a5a36dedd4bea2543", "sid=c9f0f895fb98ab9159f51fd0297e236d"),
                  ("_=1764028800123", "_=1764028812345"), ("id=ns:A", "id=NS:a")):
         assert not query_items_differ(_at(science, "http://h/p?" + x), _at(science, "http://h/p?" + y)), x
+
+
+def _rec(page_id, title, h1, shingles, url="http://127.0.0.1:8000/x"):
+    import numpy as np
+
+    from scrapy_websim.core.fingerprints import encode_shingle_set
+    r = PageRecord(id=page_id, url=url, title=title)
+    r.signals = {"h1": h1}
+    r.shingle_set = encode_shingle_set(np.asarray(sorted(shingles), np.uint32))
+    return r
+
+
+def test_one_h1_that_is_the_sites_name_in_the_titles_frame_does_not_hide_two_items():
+    a = _rec(1, "Revision 08deabfe - Fix the parser - scrapy-websim - Bench Redmine", "scrapy-websim", [])
+    b = _rec(2, "Revision 38e77d92 - Collect at scale - scrapy-websim - Bench Redmine", "scrapy-websim", [])
+    assert title_items_differ(a, b)
+    # an h1 that is the page's own heading, the same on both: the titles differ by something else
+    c = _rec(3, "glob - Unix style pathname - Python docs", "glob - Unix style pathname", [])
+    d = _rec(4, "glob - Unix style pattern - Python docs", "glob - Unix style pathname", [])
+    assert not title_items_differ(c, d)
+
+
+def test_a_page_that_says_much_more_than_the_other_is_another_page():
+    from scrapy_websim.core.match import similarity
+    params = similarity.DEFAULT_DECISION_PARAMS
+    shared = range(1000, 4000)
+    short = _rec(1, "log", "", shared)
+    noisy = _rec(2, "log", "", list(shared) + list(range(5000, 5080)))  # a server's noise: 80 shingles
+    longer = _rec(3, "log", "", list(shared) + list(range(5000, 5700)))  # each entry's description: 700
+    own = similarity.own_text(short, noisy)
+    assert not similarity.says_much_more(short, noisy, own, params)
+    own = similarity.own_text(short, longer)
+    assert similarity.says_much_more(short, longer, own, params)
+    assert not similarity.says_much_more(short, longer, None, params), "no exact counts: not checked"

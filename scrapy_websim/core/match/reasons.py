@@ -222,6 +222,11 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
                          f"{long_} characters: keeps them apart")
         else:
             lines.append(f"prose length check: passed (prose {d.prose_lengths[0]} / {d.prose_lengths[1]} characters)")
+        if d.more_veto:
+            lines.append(f"more check: one page says more than {params.max_more_shingles} shingles beyond the "
+                         f"noise allowance ({params.text_noise_shingles}) that the other lacks: keeps them apart")
+        else:
+            lines.append("more check: passed (neither page says much more than the other)")
         for name, veto, why, passed in _ITEM_CHECKS:
             lines.append(f"{name}: {why} (two items of one kind): keeps them apart" if getattr(d, veto)
                          else f"{name}: passed ({passed})")

@@ -415,7 +415,11 @@ _DIGIT_RUN = re.compile(r"\d+")
 def _title_words(record: PageRecord) -> list:
     """The words of a page's ``<title>`` in order (``_``/``-`` joined words split, digits masked:
     a counter or a port in a title is no other item)."""
-    return [_DIGIT_RUN.sub("0", w) for w in tokens(_WORD_JOINERS.sub(" ", (record.title or "").lower()))]
+    return _heading_words(record.title or "")
+
+
+def _heading_words(text: str) -> list:
+    return [_DIGIT_RUN.sub("0", w) for w in tokens(_WORD_JOINERS.sub(" ", text.lower()))]
 
 
 def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
@@ -430,13 +434,11 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     words added at its start or end (a site name, "(mirror)"): an item at the very start or end
     of a title is not read here, since a mirror may rename the site in that place; a number is
     no item (a counter, a port); and two pages with one h1 say the same of themselves (a title
-    changed by the server is not another item)."""
+    changed by the server is not another item), unless the h1 is what the titles end with (an
+    application heading every page with its project's name: Redmine's revisions)."""
     ta, tb = _title_words(a), _title_words(b)
     if not ta or not tb or ta == tb:
         return False
-    ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
-    if ha and ha == hb:
-        return False  # one h1: the page says the same of itself, the titles differ by something else
     n = min(len(ta), len(tb))
     prefix = 0
     while prefix < n and ta[prefix] == tb[prefix]:
@@ -448,7 +450,16 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
         return False
     own_a = set(ta[prefix:len(ta) - suffix]) - {"0"}
     own_b = set(tb[prefix:len(tb) - suffix]) - {"0"}
-    return own_a != own_b
+    if own_a == own_b:
+        return False
+    ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
+    if ha and ha == hb:
+        # one h1: the page says the same of itself and the titles differ by something else,
+        # unless that h1 is the site's name the titles end with (an application that heads every
+        # page with its project's name: "Revision X - message - project - site")
+        h1_words = set(_heading_words(ha))
+        return bool(h1_words) and h1_words <= set(ta[len(ta) - suffix:])
+    return True
 
 
 def _query_items(record: PageRecord) -> dict:
@@ -507,6 +518,7 @@ class PairDecision:
     heading_veto: bool = False  # the heading check keeps the pair apart
     prose_lengths: Tuple[int, int] = (0, 0)
     prose_veto: bool = False  # the prose length check keeps the pair apart
+    more_veto: bool = False  # one page says much more than the other (:func:`says_much_more`)
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
@@ -525,6 +537,17 @@ def templated_threshold(threshold: float, share: float, params: DecisionParams =
     if share <= 0 or params.rule1_templated <= threshold:
         return threshold
     return threshold + (params.rule1_templated - threshold) * min(1.0, share / TEMPLATED_SHARE)
+
+
+def says_much_more(a: PageRecord, b: PageRecord, own: Optional[OwnText],
+                   params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
+    """One page says more than ``params.max_more_shingles`` shingles beyond the noise allowance
+    that the other lacks, counted exactly beyond the template (``own``; pages too long to keep
+    their shingles are not checked: a MinHash estimate of a long page is off by hundreds): it
+    holds the other and much more, another page (a log and its short form)."""
+    if params.max_more_shingles <= 0 or own is None:
+        return False
+    return max(own.own_a, own.own_b) - params.text_noise_shingles > params.max_more_shingles
 
 
 def _same_words(a: PageRecord, b: PageRecord, own: Optional[OwnText]) -> bool:
@@ -590,6 +613,7 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         vetoed = decision.heading_veto
         # in order, each only while no earlier one kept the pair apart (all of them with ``full``)
         for flag, differ in (("prose_veto", lambda: prose_lengths_differ(a, b, params)),
+                             ("more_veto", lambda: says_much_more(a, b, own, params)),
                              ("items_veto", lambda: items_differ(a, b)),
                              ("title_items_veto", lambda: title_items_differ(a, b)),
                              ("fields_veto", lambda: fields_differ(a, b)),

@@ -85,6 +85,14 @@ class DecisionParams(Params):
     text_noise_shingles: int = param(
         100, "int [0, 100000]", "text measure: shingles of per-request noise forgiven, 0 = plain Jaccard")
 
+    #: two pages of which one says more than this many shingles the other lacks (beyond
+    #: ``text_noise_shingles``) are two pages however much of the other it holds: a log and its
+    #: short form (each entry's description more), a listing and the same listing with more
+    #: entries; a server's noise adds 50-80 shingles, an edit a few, and a benchmark's noisy copy
+    #: of a long source listing up to about 400. 0 = off
+    max_more_shingles: int = param(500, "int [0, 1000000]",
+                                   "decision: shingles beyond the noise allowance one page may say more")
+
     def validate(self) -> "DecisionParams":
         if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
             raise FieldError("structure_measure", f"must be 'paths', 'lcs' or 'both', got {self.structure_measure!r}")
