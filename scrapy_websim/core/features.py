@@ -35,15 +35,29 @@ class FeatureParams:
     urls: normalize.UrlParams = field(default_factory=normalize.UrlParams)
 
 
+def _html_parser() -> lxml.html.HTMLParser:
+    """``lxml.html``'s parser with every element an ``HtmlElement`` (comments, PIs and entities
+    their ``lxml.html`` classes), chosen in C: ``lxml.html``'s own lookup is a Python call per
+    element proxy (for its form classes, which no feature uses)."""
+    parser = lxml.html.HTMLParser()
+    parser.set_element_class_lookup(lxml.etree.ElementDefaultClassLookup(
+        element=lxml.html.HtmlElement, comment=lxml.html.HtmlComment, pi=lxml.html.HtmlProcessingInstruction,
+        entity=lxml.html.HtmlEntity))
+    return parser
+
+
+_PARSER = _html_parser()
+
+
 def parse_html(html: str) -> Optional[lxml.html.HtmlElement]:
     """Parse rendered HTML; ``None`` for an empty or unparseable document."""
     if not html or not html.strip():
         return None
     try:
-        return lxml.html.document_fromstring(html)
+        return lxml.html.document_fromstring(html, parser=_PARSER)
     except (lxml.etree.ParserError, ValueError):
         try:  # an XML declaration with a str input, or a stray encoding: parse the bytes
-            return lxml.html.document_fromstring(html.encode("utf-8"))
+            return lxml.html.document_fromstring(html.encode("utf-8"), parser=_PARSER)
         except (lxml.etree.ParserError, ValueError):
             return None
 
@@ -57,7 +71,8 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
         record.normalized_url = ""
 
 
-def content_text(doc, main_text: str, page_type: str, params: text.TextParams) -> str:
+def content_text(doc, main_text: str, page_type: str, params: text.TextParams,
+                 measured: Optional[text.Measured] = None) -> str:
     """The text a page is judged by (length, SimHash, MinHash, exact-copy hash, rules' main length).
 
     A detail page is judged by its article (``main_text``). A list page (index, table of contents,
@@ -67,13 +82,14 @@ def content_text(doc, main_text: str, page_type: str, params: text.TextParams) -
     ``params.list_fallback_chars`` or holds less than ``params.article_min_share`` of that visible
     text: the extractor then caught a fragment (one section of a page cut into many, a table of
     contents' intro), and which fragment flips with a few changed words. Eligibility and the thin
-    rule then do not hinge on the article extractor finding an article.
+    rule then do not hinge on the article extractor finding an article. ``measured``:
+    :func:`text.measure` of ``doc`` when the caller has it already.
     """
     listed = None
     if page_type == "list" or len(main_text) < params.list_fallback_chars:
-        listed = text.list_text(doc)
+        listed = text.list_text(doc, measured)
     elif params.article_min_share > 0.0:
-        listed = text.list_text(doc)
+        listed = text.list_text(doc, measured)
         if len(main_text) >= params.article_min_share * len(listed):
             return main_text
     if listed is not None and len(listed) > len(main_text):
@@ -95,18 +111,21 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     # lxml then hands the same proxies to each module's walk instead of building new ones (and
     # calling lxml.html's Python class lookup) seven times over. ~10% of this function's time.
     alive = list(islice(doc.iter(), KEEP_ALIVE_ELEMENTS))  # noqa: F841
-    main_text = text.extract_main_text(doc, params.text)
+    measured = text.measure(doc)
+    main_text = text.extract_main_text(doc, params.text, measured)
     record.page_type = pagetype.page_type(doc, len(main_text), params.pagetype)
-    main_text = content_text(doc, main_text, record.page_type, params.text)
+    main_text = content_text(doc, main_text, record.page_type, params.text, measured)
     record.text_len = len(main_text)
-    record.simhash = fingerprints.simhash64(main_text)
-    record.text_hash = fingerprints.text_hash(main_text)
-    record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text))
-    shingles = fingerprints.shingle_hashes(main_text)
+    tokens = fingerprints.tokens(main_text)
+    record.simhash = fingerprints.simhash_of_tokens(tokens)
+    record.text_hash = fingerprints.text_hash_of_tokens(tokens)
+    masked: dict = {}  # words masked: the judged text and the template texts share most
+    record.text_shape = fingerprints.text_hash(signals.mask_tokens(main_text, masked))
+    shingles = fingerprints.shingle_hashes_of_tokens(tokens)
     record.minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
     record.shingles = int(shingles.shape[0])
     record.shingle_set = fingerprints.encode_shingle_set(fingerprints.shingle_set(shingles))
-    prose = prose_text(doc, params.text.max_link_density)
+    prose = prose_text(doc, params.text.max_link_density, measured)
     record.prose_len = len(prose)
     record.prose_minhash, record.prose_shingles = (fingerprints.minhash_summary(prose)
                                                    if len(prose) >= params.text.list_fallback_chars else ("", 0))
@@ -116,7 +135,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.depth_hist = features["depth_hist"]
     record.tag_seq = lcs.tag_sequence(doc, params.lcs.max_tags, include_head=params.lcs.include_head)
     record.signals, record.fingerprint, template_text = signals.rule_features_and_text(
-        doc, record.title, params.rules, url=record.final_url or record.url)
+        doc, record.title, params.rules, url=record.final_url or record.url, masked=masked)
     record.fingerprint_shingles = fingerprints.encode_shingle_set(fingerprints.shingle_set(
         fingerprints.shingle_hashes(template_text[:TEMPLATE_TEXT_CHARS]))[:fingerprints.TEMPLATE_SHINGLES])
     heading = first_heading(doc)

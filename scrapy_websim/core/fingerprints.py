@@ -30,9 +30,12 @@ __all__ = [
     "blake2b_digest",
     "tokens",
     "simhash64",
+    "simhash_of_tokens",
     "hamming",
     "text_hash",
+    "text_hash_of_tokens",
     "shingle_hashes",
+    "shingle_hashes_of_tokens",
     "hash_shingles",
     "minhash",
     "minhash_hex",
@@ -75,9 +78,11 @@ _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
 
 def tokens(text: str) -> List[str]:
     """Lower-cased words; each CJK run becomes overlapping character bigrams (a lone char stays)."""
+    text = text.lower()
+    if _CJK_RUN.search(text) is None:  # no CJK run: the words are the tokens
+        return _TOKEN_RE.findall(text)
     out: List[str] = []
-    for match in _TOKEN_RE.finditer(text.lower()):
-        tok = match.group()
+    for tok in _TOKEN_RE.findall(text):
         if _CJK_RUN.match(tok):
             if len(tok) == 1:
                 out.append(tok)
@@ -97,10 +102,15 @@ def _token_hash(tok: str) -> int:
 
 def simhash64(text: str) -> int:
     """64-bit SimHash of ``text`` (token weights = counts). Empty text hashes to 0."""
-    counts = Counter(tokens(text))
+    return simhash_of_tokens(tokens(text))
+
+
+def simhash_of_tokens(toks: List[str]) -> int:
+    """:func:`simhash64` of a text whose :func:`tokens` are ``toks``."""
+    counts = Counter(toks)
     if not counts:
         return 0
-    hashes = np.fromiter((_token_hash(t) for t in counts), dtype=np.uint64, count=len(counts))
+    hashes = np.fromiter(map(_cached_token_hash, counts), dtype=np.uint64, count=len(counts))
     weights = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
     bits = ((hashes[:, None] >> _BITS[None, :]) & np.uint64(1)).astype(np.int64)  # (n, 64)
     votes = weights @ (2 * bits - 1)
@@ -143,7 +153,11 @@ _GOLD = np.uint64(0x9E3779B97F4A7C15)
 def text_hash(text: str) -> int:
     """64-bit hash of the token sequence: equal for texts that differ only in case, spacing and
     punctuation (identical main content), different otherwise. Empty text hashes to 0."""
-    toks = tokens(text)
+    return text_hash_of_tokens(tokens(text))
+
+
+def text_hash_of_tokens(toks: List[str]) -> int:
+    """:func:`text_hash` of a text whose :func:`tokens` are ``toks``."""
     if not toks:
         return 0
     return blake2b64(" ".join(toks), "little")
@@ -164,7 +178,12 @@ def _mix(h: np.ndarray) -> np.ndarray:
 def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:
     """Sorted distinct 64-bit hashes of the ``size``-token shingles of ``text`` (a text shorter
     than ``size`` tokens is one shingle)."""
-    toks = [_ID_PLACEHOLDER if len(t) >= ID_MIN_CHARS and _DIGIT.search(t) else t for t in tokens(text)]
+    return shingle_hashes_of_tokens(tokens(text), size)
+
+
+def shingle_hashes_of_tokens(toks: List[str], size: int = SHINGLE_TOKENS) -> np.ndarray:
+    """:func:`shingle_hashes` of a text whose :func:`tokens` are ``toks``."""
+    toks = [_ID_PLACEHOLDER if len(t) >= ID_MIN_CHARS and _DIGIT.search(t) else t for t in toks]
     return hash_shingles(toks, size)
 
 
@@ -173,7 +192,7 @@ def hash_shingles(toks: List[str], size: int = SHINGLE_TOKENS) -> np.ndarray:
     :func:`shingle_hashes` makes of the tokens of a text)."""
     if not toks:
         return np.zeros(0, np.uint64)
-    th = np.fromiter((_cached_token_hash(t) for t in toks), dtype=np.uint64, count=len(toks))
+    th = np.fromiter(map(_cached_token_hash, toks), dtype=np.uint64, count=len(toks))
     n = min(size, len(toks))
     h = np.zeros(len(toks) - n + 1, np.uint64)
     with np.errstate(over="ignore"):

@@ -66,6 +66,8 @@ EXCERPT_CHARS = 160
 
 _TOKEN = re.compile(rf"[{CJK_CHARS}]+|[^\W{CJK_CHARS}]+", re.UNICODE)
 _CJK = re.compile(rf"[{CJK_CHARS}]")
+#: :data:`_TOKEN` and line breaks (no token holds one).
+_LINE_TOKEN = re.compile(rf"\n|[{CJK_CHARS}]+|[^\W{CJK_CHARS}]+", re.UNICODE)
 #: What changes per request: a word with a digit in it, and letter runs that are ids, not words
 #: (25 letters or more, or 10 or more with upper case inside, ``kQzPwXvBnM``, as the template
 #: fingerprint masks them).
@@ -85,29 +87,46 @@ def masked_words(text: str) -> List[str]:
     placeholder, and a run of placeholders one placeholder (``12:03:44`` and ``9:05`` read the
     same). A CJK run becomes its overlapping character pairs, as in
     :func:`~scrapy_websim.core.fingerprints.tokens`."""
+    return _masked_lines(_TOKEN.findall(text))
+
+
+def _mask(word: str) -> Any:
+    """What :func:`masked_words` makes of one word: the word lower-cased, the placeholder, or a
+    CJK run's list of pairs."""
+    if word.isalpha():
+        if _CJK.match(word):
+            return [word[i:i + 2] for i in range(len(word) - 1)] if len(word) > 1 else [word]
+        if len(word) >= 10 and not word.islower() and _RANDOM.fullmatch(word):
+            return _PLACEHOLDER
+        return word.lower()
+    if any(ch.isdigit() for ch in word):
+        return _PLACEHOLDER
+    return word.lower()
+
+
+def _masked_lines(words: List[str]) -> List[str]:
+    """:func:`masked_words` of each line of a text whose tokens (and line breaks) are ``words``,
+    with :data:`_BREAK` between lines that have words; each distinct word masked once."""
+    masks: Dict[str, Any] = {_BREAK: None}
+    for word in set(words).difference(masks):
+        masks[word] = _mask(word)
     out: List[str] = []
     last = ""
-    for word in _TOKEN.findall(text):
-        if word.isalpha():
-            if _CJK.match(word):
-                if len(word) > 1:
-                    out.extend(word[i:i + 2] for i in range(len(word) - 1))
-                else:
-                    out.append(word)
-                last = word
-                continue
-            if len(word) >= 10 and not word.islower() and _RANDOM.fullmatch(word):
-                word = _PLACEHOLDER
-            else:
-                word = word.lower()
-        elif any(ch.isdigit() for ch in word):
-            word = _PLACEHOLDER
-        else:
-            word = word.lower()
-        if word == _PLACEHOLDER and last == _PLACEHOLDER:
+    pending = seen = False  # a break is due before the next word; the line has a word
+    for word in words:
+        masked = masks[word]
+        if masked is None:  # a line break: placeholder runs end here
+            pending, seen, last = pending or seen, False, ""
             continue
-        out.append(word)
-        last = word
+        if pending and out:
+            out.append(_BREAK)
+        pending, seen = False, True
+        if masked.__class__ is list:  # a CJK run's pairs
+            out.extend(masked)
+            last = ""
+        elif masked != _PLACEHOLDER or last != _PLACEHOLDER:
+            out.append(masked)
+            last = masked
     return out
 
 
@@ -116,14 +135,7 @@ def line_words(text: str) -> List[str]:
     paragraph, a list item, a table row), with a line-break token between lines, so that the
     pairs across a break say "this line ends / starts with" and not which line comes next:
     shuffled list items or related links give the same pairs."""
-    out: List[str] = []
-    for line in text.split("\n"):
-        words = masked_words(line)
-        if words:
-            if out:
-                out.append(_BREAK)
-            out.extend(words)
-    return out
+    return _masked_lines(_LINE_TOKEN.findall(text))
 
 
 def _sketch(text: str) -> Tuple[int, str]:

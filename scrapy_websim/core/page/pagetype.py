@@ -51,6 +51,7 @@ import argparse
 import gzip
 import json
 import re
+from functools import lru_cache
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..params.page import PageTypeParams
@@ -156,7 +157,12 @@ def _is_boiler(el: Any, tag: Optional[str]) -> bool:
     cls, ident = get("class"), get("id")
     if not cls and not ident:
         return False
-    words = (cls or "") + " " + (ident or "")
+    return _boiler_names((cls or "") + " " + (ident or ""))
+
+
+@lru_cache(maxsize=4096)
+def _boiler_names(words: str) -> bool:
+    """class and id words say furniture (memoised: a page repeats a few class names many times)."""
     return not BOILER_WORDS.isdisjoint(_WORD_SPLIT.split(words.lower()))
 
 
@@ -200,17 +206,17 @@ def _summaries(profiles: Optional["_Profiles"], params: PageTypeParams) -> Calla
 
 
 def _furniture(elements: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
-    """Page furniture: navigation, header, footer, sidebars and everything inside them."""
+    """Page furniture: navigation, header, footer, sidebars and everything inside them (in
+    document order, so a furniture element's subtree is in the set before it comes up)."""
     boiler: set = set()
     for el in elements:
-        parent = el.getparent()
-        if (parent is not None and parent in boiler) or (
+        if el not in boiler and (
             _is_boiler(el, _local(el.tag))
             # Furniture holds no running text: a "sidebar" class on the wrapper of the article
             # (layout classes such as "has-sidebar") must not hide the article.
             and summary(el)[0] < params.furniture_max_prose_blocks
         ):
-            boiler.add(el)
+            boiler.update(el.iter())
     return boiler
 
 

@@ -8,20 +8,21 @@ copies. ``core.match.similarity.text_sim`` takes the larger of the two Jaccard s
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
-from .text import _BLOCK_TAGS, _join, _measured_body
+from .text import _BLOCK_TAGS, Measured, _join, measure
 
 __all__ = ["prose_text"]
 
 
-def prose_text(doc, max_link_density: float = 0.5) -> str:
+def prose_text(doc, max_link_density: float = 0.5, measured: Optional[Measured] = None) -> str:
     """Visible text outside page furniture without its link lists: every block whose link text is
     more than ``max_link_density`` of its text is left out (menus, "related"/"recommended" lists,
     tag clouds), unless it holds a block that is not (an article inside a link-heavy wrapper
     stays; only the wrapper's own links go). The text a page with prose is told apart by, whatever
-    the article extractor chose."""
-    body, infos = _measured_body(doc)
+    the article extractor chose. ``measured``: :func:`~scrapy_websim.core.page.text.measure` of
+    ``doc`` when the caller has it already."""
+    body, infos = measured if measured is not None else measure(doc)
     if body is None:
         return ""
     parts: List[str] = []

@@ -33,8 +33,10 @@ from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
     "TextParams",
+    "Measured",
     "extract_main_text",
     "list_text",
+    "measure",
 ]
 
 
@@ -115,13 +117,11 @@ def _boilerplate_names(names: str) -> bool:
 
 
 class _Info:
-    __slots__ = ("text", "links", "paras", "score")
+    __slots__ = ("text", "links")
 
     def __init__(self) -> None:
         self.text = 0
         self.links = 0
-        self.paras = 0
-        self.score = 0.0
 
 
 def _own_len(s: Optional[str]) -> int:
@@ -175,12 +175,10 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
 
 
 def _join(parts: Iterable[str]) -> str:
-    lines = []
-    for line in "".join(parts).split("\n"):
-        line = _WS.sub(" ", line).strip()
-        if line:
-            lines.append(line)
-    return "\n".join(lines)
+    # " ".join(line.split()) is collapsing \s+ and stripping (str.split and re's \s agree on
+    # what is white space), only faster.
+    lines = (" ".join(line.split()) for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def _semantic_roots(body, infos) -> List:
@@ -207,7 +205,9 @@ def _semantic_roots(body, infos) -> List:
     return roots
 
 
-def _density_best(body, infos):
+def _density_best(body, infos) -> Tuple[object, float, Dict]:
+    """The best-scoring block, its score and every scored element's score (readability style)."""
+    scores: Dict = {}
     for el, info in infos.items():
         tag = el.tag.lower()
         if tag not in _PARA_TAGS and not (tag == "div" and info.text and _few_blocks(el)):
@@ -219,24 +219,24 @@ def _density_best(body, infos):
         score = 1.0 + inner.count(",") + inner.count("，") + inner.count("。") + min(n / 100.0, 3.0)
         parent = el.getparent()
         if parent is not None and parent in infos:
-            infos[parent].score += score
+            scores[parent] = scores.get(parent, 0.0) + score
             grand = parent.getparent()
             if grand is not None and grand in infos:
-                infos[grand].score += score / 2.0
+                scores[grand] = scores.get(grand, 0.0) + score / 2.0
     best, best_score = None, 0.0
     for el, info in infos.items():
-        if info.score <= 0:
+        s = scores.get(el, 0.0)
+        if s <= 0:
             continue
-        s = info.score
         names = f"{el.get('class') or ''} {el.get('id') or ''}"
         if _POSITIVE.search(names):
             s += 25
         if info.text:
             s *= 1.0 - info.links / info.text
-        info.score = s
+        scores[el] = s
         if s > best_score:
             best, best_score = el, s
-    return best, best_score
+    return best, best_score, scores
 
 
 def _prose_root(best, body, infos: Dict, share: float):
@@ -288,11 +288,12 @@ def _collect_all(roots, max_link_density: float, infos: Dict) -> str:
     return _join(parts)
 
 
-def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
-    """The main text of a parsed page, blocks separated by newlines. Never mutates ``doc``."""
+def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS, measured: Optional["Measured"] = None) -> str:
+    """The main text of a parsed page, blocks separated by newlines. Never mutates ``doc``.
+    ``measured``: :func:`measure` of ``doc`` when the caller has it already."""
     if params.extractor == "trafilatura":
         return _trafilatura(doc)
-    body, infos = _measured_body(doc)
+    body, infos = measured if measured is not None else measure(doc)
     if body is None:
         return ""
     roots = _semantic_roots(body, infos)
@@ -304,7 +305,7 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
             body_info.text - body_info.links
         ):
             return _collect_all(roots, params.max_link_density, infos)
-    best, best_score = _density_best(body, infos)
+    best, best_score, scores = _density_best(body, infos)
     if best is None:
         if roots and any(infos[r].text for r in roots):
             return _collect_all(roots, params.max_link_density, infos)
@@ -318,42 +319,50 @@ def extract_main_text(doc, params: TextParams = DEFAULT_TEXT_PARAMS) -> str:
     if parent is None or parent not in infos:
         _collect(best, parts, params.max_link_density, infos)
         return _join(parts)
-    return _collect_with_siblings(best, parent, best_score, params, infos)
+    return _collect_with_siblings(best, parent, best_score, params, infos, scores)
 
 
-def _sibling_kept(sib, info, threshold: float) -> bool:
+def _sibling_kept(sib, info, score: float, threshold: float) -> bool:
     """Whether a sibling of the densest block is article text too (scored well, or a real paragraph)."""
-    if info.score >= threshold:
+    if score >= threshold:
         return True
     return sib.tag.lower() == "p" and info.text >= 80 and info.links < 0.25 * info.text
 
 
-def _collect_with_siblings(best, parent, best_score: float, params: TextParams, infos: Dict) -> str:
+def _collect_with_siblings(best, parent, best_score: float, params: TextParams, infos: Dict, scores: Dict) -> str:
     """The densest block and those of its siblings that are article text too, in document order."""
     parts: List[str] = []
     threshold = max(10.0, best_score * 0.2)
     for sib in parent:
         if sib is not best:
             info = infos.get(sib)
-            if info is None or not info.text or not _sibling_kept(sib, info, threshold):
+            if info is None or not info.text or not _sibling_kept(sib, info, scores.get(sib, 0.0), threshold):
                 continue
         _collect(sib, parts, params.max_link_density, infos)
         parts.append("\n")
     return _join(parts)
 
 
-def list_text(doc) -> str:
+def list_text(doc, measured: Optional["Measured"] = None) -> str:
     """The text a list page (index, table of contents, directory listing) is told apart by: all
     visible text outside page furniture (nav, header, footer, aside, menus, hidden and boilerplate
-    blocks), link texts included -- its entries are links, which the article extractor drops."""
-    body, infos = _measured_body(doc)
+    blocks), link texts included -- its entries are links, which the article extractor drops.
+    ``measured``: :func:`measure` of ``doc`` when the caller has it already."""
+    body, infos = measured if measured is not None else measure(doc)
     if body is None:
         return ""
     return _collect_all([body], 1.0, infos)
 
 
-def _measured_body(doc) -> Tuple[Optional[object], Dict]:
-    """The body and the measure of each of its visible elements; (None, {}) for no visible text."""
+#: What :func:`measure` gives: the body and the measure of each of its visible elements.
+Measured = Tuple[Optional[object], Dict]
+
+
+def measure(doc) -> Measured:
+    """The body and the measure (visible text length, link-text length) of each of its visible
+    elements; (None, {}) for no visible text. The extractors (:func:`extract_main_text`,
+    :func:`list_text`, :func:`~scrapy_websim.core.page.prose.prose_text`) start from it and never
+    change it, so one measure serves them all."""
     body = page_body(doc)
     if not isinstance(body.tag, str):
         return None, {}

@@ -4,6 +4,7 @@ regions (main content vs chrome), in one non-recursive walk (used by the special
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, List, Optional, Tuple
 
 
@@ -74,8 +75,14 @@ def page_body(doc: Any) -> Any:
     root = doc.getroot() if hasattr(doc, "getroot") else doc
     if root is None or _tag(root) != "html":
         return root
-    body = root.find(".//body")
-    return body if body is not None else root
+    for child in root:  # the first <body> in document order: a child of <html>, unless inside one
+        if child.tag == "body":
+            return child
+        if isinstance(child.tag, str):
+            found = child.find(".//body")
+            if found is not None:
+                return found
+    return root
 
 
 # Stack entry phases: enter an element that may be visible, emit an element's tail (visible
@@ -101,14 +108,20 @@ _NEGATION_WORDS = frozenset({"not", "no", "non", "without"})
 def _chrome_attr(el) -> bool:
     for attr in ("id", "class"):
         value = el.get(attr)
-        if not value:
-            continue
-        for token in value.lower().split():
-            words = _TOKEN_SPLIT.split(token)
-            if words[0] in _NEGATION_WORDS and len(words) > 1:
-                continue  # ``not-footer``: what the element is not (Datasette's page wrapper)
-            if token in _CHROME_TOKENS or words[-1] in _CHROME_WORDS:
-                return True
+        if value and _chrome_value(value):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _chrome_value(value: str) -> bool:
+    """A class or id value names chrome (memoised: a page repeats a few class names many times)."""
+    for token in value.lower().split():
+        words = _TOKEN_SPLIT.split(token)
+        if words[0] in _NEGATION_WORDS and len(words) > 1:
+            continue  # ``not-footer``: what the element is not (Datasette's page wrapper)
+        if token in _CHROME_TOKENS or words[-1] in _CHROME_WORDS:
+            return True
     return False
 
 
@@ -122,10 +135,16 @@ def _trail(el) -> bool:
     before: state of the crawl, not of the page, which would make one template two."""
     for attr in ("class", "id"):
         value = el.get(attr)
-        if value and any(_TOKEN_SPLIT.split(token)[-1] in _TRAIL_WORDS for token in value.lower().split()):
+        if value and _trail_value(value):
             return True
     label = el.get("aria-label")
     return bool(label) and "breadcrumb" in label.lower()
+
+
+@lru_cache(maxsize=4096)
+def _trail_value(value: str) -> bool:
+    """A class or id value names a breadcrumb trail (memoised as :func:`_chrome_value`)."""
+    return any(_TOKEN_SPLIT.split(token)[-1] in _TRAIL_WORDS for token in value.lower().split())
 
 
 def _region(el, tag: str, region: int) -> int:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..params.rules import RULE_CODES, RuleParams
@@ -53,44 +53,67 @@ _APOSTROPHES = re.compile("[\u2018\u2019\u02bc\uff07]")
 
 
 @lru_cache(maxsize=64)
-def _prepared(keywords: Tuple[str, ...]) -> Tuple[Tuple[str, bool, bool], ...]:
-    """(keyword, needs word boundary before, after); lower-cased, whitespace collapsed."""
+def _prepared(keywords: Tuple[str, ...]) -> Tuple[Tuple[str, bool, bool, FrozenSet[str]], ...]:
+    """(keyword, needs word boundary before, after, its non-ASCII characters); lower-cased,
+    whitespace collapsed."""
     out = []
     for word in sorted({_WS.sub(" ", k.strip().lower()) for k in keywords if k.strip()}):
         ascii_word = word.isascii()
-        out.append((word, ascii_word and _is_word(word[0]), ascii_word and _is_word(word[-1])))
+        out.append((word, ascii_word and _is_word(word[0]), ascii_word and _is_word(word[-1]),
+                    frozenset(_NON_ASCII.findall(word))))
     return tuple(out)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _wide_chars(text: str) -> FrozenSet[str]:
+    """The non-ASCII characters of ``text``: a keyword with another one is not in it (one
+    look at the text instead of one search per CJK or accented keyword)."""
+    return frozenset() if text.isascii() else frozenset(_NON_ASCII.findall(text))
 
 
 def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _hits(keywords: Tuple[str, ...], text: str) -> int:
+def _hits(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] = None) -> int:
     """Number of different keywords found in ``text`` (already lower-cased and collapsed).
 
     ASCII keywords need word boundaries, CJK keywords match as substrings. A keyword inside a
     longer keyword that also hit is not counted again ("not found" in "page not found"), nor one
     whose first match overlaps a longer one's ("システムメンテナンス中" is one phrase, not two).
+    ``wide``: :func:`_wide_chars` of ``text`` when the caller has it.
     """
     if not text:
         return 0
+    if wide is None:
+        wide = _wide_chars(text)
     found: List[Tuple[str, int, int]] = []
-    for word, before, after in _prepared(keywords):
-        start = text.find(word)
-        while start >= 0:
-            end = start + len(word)
-            if (not before or start == 0 or not _is_word(text[start - 1])) and (
-                not after or end == len(text) or not _is_word(text[end])
-            ):
-                found.append((word, start, end))
-                break
-            start = text.find(word, start + 1)
+    for word, before, after, chars in _prepared(keywords):
+        if chars <= wide:  # the text has the keyword's non-ASCII characters (if any)
+            start = _first_hit(text, word, before, after)
+            if start >= 0:
+                found.append((word, start, start + len(word)))
     kept: List[Tuple[str, int, int]] = []
     for word, start, end in sorted(found, key=lambda f: -len(f[0])):
         if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
             kept.append((word, start, end))
     return len(kept)
+
+
+def _first_hit(text: str, word: str, before: bool, after: bool) -> int:
+    """Where ``word`` first stands in ``text`` with a word boundary before / after it as asked;
+    -1 if nowhere."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (not before or start == 0 or not _is_word(text[start - 1])) and (
+            not after or end == len(text) or not _is_word(text[end])
+        ):
+            return start
+        start = text.find(word, start + 1)
+    return -1
 
 
 def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = "") -> Dict[str, Any]:
@@ -109,20 +132,22 @@ def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = 
     return _signals(_walk(doc), title, params, url)
 
 
-def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "") -> Dict[str, Any]:
+def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
+             memo: Optional[Dict[str, Optional[str]]] = None) -> Dict[str, Any]:
     # Keyword hits, controls and headings count in the page's own content, not its chrome
     # (navigation, site header/footer, sidebars); a page that is all chrome is read whole.
     main = 0 if walk.main_parts or not walk.parts else None
     pick = (lambda pair: pair[0]) if main == 0 else sum
-    text = " ".join(_drop_echoes(walk.main_parts if main == 0 else walk.parts, url))
+    text = " ".join(_drop_echoes(walk.main_parts if main == 0 else walk.parts, url, memo))
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
-    headings = " | ".join(h for h in _drop_echoes(head_list, url) if h)
+    headings = " | ".join(h for h in _drop_echoes(head_list, url, memo) if h)
     title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
     low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in (title, headings, text))
+    wide = tuple(map(_wide_chars, low))
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = tuple(params.keywords(rule))
-        counts = [_hits(words, part) for part in low]
+        counts = [_hits(words, part, chars) for part, chars in zip(low, wide)]
         if any(counts):
             kw[rule] = counts
     n = params.signal_text_chars
@@ -160,16 +185,37 @@ _HOST_TOKEN = re.compile(
 _SERVER_AT = re.compile(r"\b(at|on) \S+ port \S+", re.I)
 
 
-def mask_tokens(text: str) -> str:
+def mask_tokens(text: str, masked: Optional[Dict[str, str]] = None) -> str:
     """Per-request and per-host tokens become placeholders: a server signature's "at HOST port
     N", paths/URLs/emails, host names, anything with a digit (ids, hex, dates, times, counters,
-    IP addresses, ports), long or camel-random letter runs. CJK text is kept as is."""
-    text = _SERVER_AT.sub(r"\1 host port 0", text)
-    text = _URL_TOKEN.sub("/", text)
-    text = _HOST_TOKEN.sub("host", text)
-    text = _DIGIT_TOKEN.sub("0", text)
-    text = _RANDOM_TOKEN.sub("0", text)
-    return _WS.sub(" ", text).strip().lower()
+    IP addresses, ports), long or camel-random letter runs. CJK text is kept as is; white space
+    is collapsed and the text lower-cased. ``masked``: a dict of words already masked, which
+    this call adds to (for several texts of one page)."""
+    if " port " in text.lower():
+        text = _SERVER_AT.sub(r"\1 host port 0", text)
+    # The other patterns match inside a word (white space is no part of any, and their
+    # lookarounds see it as they see the ends of the text): mask each distinct word once.
+    words = text.split()
+    if masked is None:
+        masked = {}
+    for word in set(words).difference(masked):
+        masked[word] = _mask_word(word)
+    return " ".join(map(masked.__getitem__, words)).lower()
+
+
+#: Characters without one of which a word shorter than 9 characters matches no token pattern
+#: (``localhost`` is 9 letters, a random run 10).
+_TOKEN_CHARS = frozenset("./\\@0123456789")
+
+
+def _mask_word(word: str) -> str:
+    """:func:`mask_tokens` of one word (no white space), before lower-casing."""
+    if len(word) < 9 and _TOKEN_CHARS.isdisjoint(word):
+        return word
+    word = _URL_TOKEN.sub("/", word)
+    word = _HOST_TOKEN.sub("host", word)
+    word = _DIGIT_TOKEN.sub("0", word)
+    return _RANDOM_TOKEN.sub("0", word) if len(word) >= 10 else word
 
 
 def _echoes(url: str) -> Tuple[str, ...]:
@@ -215,14 +261,20 @@ def _is_echo(piece: str, echoes: frozenset) -> bool:
     return _WS.sub(" ", piece.strip(_QUOTES + " .,:;!?()[]")).lower() in echoes
 
 
-def _drop_echoes(pieces: List[str], url: str) -> List[str]:
+def _drop_echoes(pieces: List[str], url: str, memo: Optional[Dict[str, Optional[str]]] = None) -> List[str]:
     """Text pieces without what the page echoes of its own URL: a piece (an element's text, a
     heading) that *is* the echo, or the echo in quotes inside a piece. Words that only happen to
-    equal a URL segment inside longer text ("your account" on ``/account``) stay."""
+    equal a URL segment inside longer text ("your account" on ``/account``) stay. ``memo``: a
+    dict of pieces already seen (piece -> what is kept of it, None for an echo), which this call
+    adds to (the rules read the same pieces several times)."""
     echoes, quoted = _echo_matcher(url) if url else (frozenset(), None)
     if not echoes or quoted is None:
         return pieces
-    return [quoted.sub('""', p) for p in pieces if not _is_echo(p, echoes)]
+    if memo is None:
+        memo = {}
+    for piece in set(pieces).difference(memo):
+        memo[piece] = None if _is_echo(piece, echoes) else quoted.sub('""', piece)
+    return [kept for kept in map(memo.__getitem__, pieces) if kept is not None]
 
 
 def _drop_title_echo(title: str, url: str) -> str:
@@ -284,17 +336,19 @@ def _strip_echo_words(text: str, url: str) -> str:
     return pattern.sub(" ", text) if pattern is not None else text
 
 
-def _template_text(walk: _Walk, url: str = "", own: bool = False) -> str:
+def _template_text(walk: _Walk, url: str = "", own: bool = False, memo: Optional[Dict[str, Optional[str]]] = None,
+                   masked: Optional[Dict[str, str]] = None) -> str:
     """The visible text a template fingerprint hashes: echoes of the request taken out, then
     per-request and per-host tokens masked (:func:`mask_tokens`). With ``own``, what similar
     templates are compared by: only the page's own text (outside page chrome) when it has any,
     and the words of the request it echoes taken out (:func:`_request_words`): an echo left in
-    would split one template in two."""
+    would split one template in two. ``memo``, ``masked``: as :func:`_drop_echoes` and
+    :func:`mask_tokens` take them."""
     parts = walk.main_parts if own and walk.main_parts else walk.parts
-    text = _strip_echo_words(" ".join(_drop_echoes(parts, url)).lower(), url)
+    text = _strip_echo_words(" ".join(_drop_echoes(parts, url, memo)).lower(), url)
     if own:
         text = _strip_request_words(text, url)
-    return mask_tokens(text)
+    return mask_tokens(text, masked)
 
 
 def _url_words(text: str) -> Set[str]:
@@ -348,10 +402,16 @@ def rule_features(doc, title: str, params: RuleParams = RuleParams(), url: str =
     return _signals(walk, title, params, url), _fingerprint(walk, url)
 
 
-def rule_features_and_text(doc, title: str, params: RuleParams = RuleParams(), url: str = ""
-                           ) -> Tuple[Dict[str, Any], int, str]:
+def rule_features_and_text(doc, title: str, params: RuleParams = RuleParams(), url: str = "",
+                           masked: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, Any], int, str]:
     """:func:`rule_features` and the masked template text of the page's own content (outside
     page chrome: what similar templates are grouped by, :mod:`scrapy_websim.core.match.assign`; a
-    site's header naming one of its projects is not the error or login template), from one walk."""
+    site's header naming one of its projects is not the error or login template), from one walk.
+    ``masked``: as :func:`mask_tokens` takes it (the caller masks more text of the page)."""
     walk = _walk(doc, skeleton=True)
-    return _signals(walk, title, params, url), _fingerprint(walk, url), _template_text(walk, url, own=True)
+    memo: Dict[str, Optional[str]] = {}
+    if masked is None:
+        masked = {}
+    signals = _signals(walk, title, params, url, memo)
+    fingerprint = _fingerprint(walk, url, _template_text(walk, url, memo=memo, masked=masked))
+    return signals, fingerprint, _template_text(walk, url, own=True, memo=memo, masked=masked)

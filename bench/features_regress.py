@@ -1,0 +1,115 @@
+"""Every feature value of a large corpus, saved once and checked after a change that must not change
+any (a faster walk, a cache): the bench-side twin of ``tests/test_features_regression.py``.
+
+    python bench/features_regress.py save  [--out FILE]            # with the code as it is
+    python bench/features_regress.py check [--out FILE] [--every N] [--only PREFIX]
+
+For each page, :func:`tests.features_snapshot.snapshot`: every ``PageRecord`` field
+``compute_features`` fills and what each public feature function returns, stored whole (gzipped
+JSON lines, default ``/tmp/websim-features-golden.jsonl.gz``). ``check`` recomputes them and
+prints each page and value that differs; its last line is ``pages=<n> differing=<n> values=<n>``
+and it exits 1 when anything differs.
+
+Pages: the 181 pages of ``/work/shared/data/article-extraction-benchmark/html``, every page of
+python3-doc, postgresql-doc and git-doc under ``/usr/share/doc``, the hostile test server's pages
+(made without a server, the million-node page included), the test's hand-written edge pages and
+300 seeded random pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import sys
+import time
+from typing import Dict, Iterator, List
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from tests import features_snapshot as fs
+
+ARTICLES = "/work/shared/data/article-extraction-benchmark/html"
+DOCS = ["/usr/share/doc/python3.11/html", "/usr/share/doc/postgresql-doc-15/html", "/usr/share/doc/git-doc"]
+GOLDEN = "/tmp/websim-features-golden.jsonl.gz"
+
+
+def pages() -> Iterator[fs.Page]:
+    for path in sorted(glob.glob(os.path.join(ARTICLES, "*.html.gz"))):
+        html = gzip.decompress(open(path, "rb").read()).decode("utf-8", "replace")
+        name = os.path.basename(path)[:-8]
+        yield f"articles/{name}", html, f"http://127.0.0.1/{name}", fs._title(html)
+    for root in DOCS:
+        for path in sorted(glob.glob(os.path.join(root, "**", "*.html"), recursive=True)):
+            html = open(path, "rb").read().decode("utf-8", "replace")
+            rel = os.path.relpath(path, root)
+            package = os.path.basename(root[:-5] if root.endswith("/html") else root)
+            yield f"doc/{package}/{rel}", html, f"http://127.0.0.1/{rel}", fs._title(html)
+    yield from fs.hostile_pages(fs.HOSTILE_ROUTES + ("/huge-title", "/million-nodes"))
+    yield from fs.edge_pages()
+    yield from fs.random_pages(300, seed=7, size=1500)
+
+
+def _selected(args: argparse.Namespace) -> Iterator[fs.Page]:
+    for i, page in enumerate(pages()):
+        if i % args.every == 0 and page[0].startswith(args.only):
+            yield page
+
+
+def save(args: argparse.Namespace) -> int:
+    n = 0
+    t0 = time.process_time()
+    with gzip.open(args.out, "wt", encoding="utf-8") as fh:
+        for key, html, url, title in _selected(args):
+            fh.write(json.dumps({"key": key, "values": fs.snapshot(html, url, title)}, sort_keys=True) + "\n")
+            n += 1
+    print(f"saved {n} pages to {args.out} in {time.process_time() - t0:.0f} s CPU")
+    return 0
+
+
+def _diff(old: Dict, new: Dict) -> List[str]:
+    out = []
+    for name in sorted(set(old) | set(new)):
+        if old.get(name, "<missing>") != new.get(name, "<missing>"):
+            a, b = json.dumps(old.get(name))[:300], json.dumps(new.get(name))[:300]
+            out.append(f"  {name}\n    was {a}\n    now {b}")
+    return out
+
+
+def check(args: argparse.Namespace) -> int:
+    golden = {}
+    with gzip.open(args.out, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            item = json.loads(line)
+            golden[item["key"]] = item["values"]
+    n = differing = values = 0
+    t0 = time.process_time()
+    for key, html, url, title in _selected(args):
+        if key not in golden:
+            print(f"{key}: not in {args.out}")
+            continue
+        n += 1
+        diffs = _diff(golden[key], fs.snapshot(html, url, title))
+        if diffs:
+            differing += 1
+            values += len(diffs)
+            print(f"{key}:\n" + "\n".join(diffs[:12]))
+    print(f"checked in {time.process_time() - t0:.0f} s CPU")
+    print(f"pages={n} differing={differing} values={values}")
+    return 1 if differing or not n else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("command", choices=("save", "check"))
+    ap.add_argument("--out", default=GOLDEN)
+    ap.add_argument("--every", type=int, default=1, help="only every Nth page")
+    ap.add_argument("--only", default="", help="only pages whose key starts with this")
+    args = ap.parse_args()
+    return save(args) if args.command == "save" else check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
