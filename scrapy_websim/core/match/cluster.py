@@ -284,7 +284,8 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         link = (ent.comb[:-1] >> 32) == (ent.comb[1:] >> 32)
         if check_len:
             link &= _length_ok(keys.text_len[a], keys.text_len[b], diff, noise)
-        parent = _union(parent, a[link], b[link])
+        parent = _union_runs(parent, nodes, link)
+        del a, b, link
         if k < 0:
             continue
         state = [parent]
@@ -321,6 +322,19 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                     eb_list.append(b[ok])
                 parent = state[0] = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
     return _compress(parent), entry_pairs
+
+
+def _union_runs(parent: np.ndarray, nodes: np.ndarray, link: np.ndarray) -> np.ndarray:
+    """Merge each run of ``nodes`` whose neighbours are linked (``link[i]``: nodes[i] ~
+    nodes[i + 1]) into one component: every node of a run is linked to the run's smallest node,
+    a star the union-find resolves in a step or two (a chain of thousands of copies would take as
+    many rounds of hooking)."""
+    run = np.zeros(nodes.shape[0], np.int64)
+    np.cumsum(~link, out=run[1:])
+    start = np.flatnonzero(np.diff(run, prepend=-1))
+    low = np.minimum.reduceat(nodes, start)[run]
+    keep = low != nodes
+    return _union(parent, low[keep], nodes[keep])
 
 
 def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.ndarray) -> np.ndarray:
