@@ -20,7 +20,7 @@ import numpy as np
 
 from .copies import attach_exact_copies, copy_counts, exact_representatives
 from .candidates import (
-    _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
+    _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
 from ..fingerprints import text_hash
 from ..params.match import ClusterParams
@@ -244,17 +244,33 @@ class _Entries:
 def _entries(keys: ClusterKeys, values: np.ndarray, mask: np.ndarray, same_host: bool) -> _Entries:
     nodes = np.nonzero(mask)[0]
     vals = values[nodes]
-    hk = keys.host[nodes].astype(np.int64) if same_host else np.zeros(nodes.shape[0], np.int64)
     lens = np.minimum(keys.text_len[nodes], (1 << 32) - 1)
-    order = np.lexsort((nodes, lens, hk, vals))
-    nodes, vals, hk, lens = nodes[order], vals[order], hk[order], lens[order]
+    if same_host:
+        hk = keys.host[nodes]
+        order = np.lexsort((nodes, lens, hk, vals))
+        hk = hk[order]
+    else:  # one host key for all: no column of zeros to sort by
+        order = np.lexsort((nodes, lens, vals))
+    nodes, vals, lens = nodes[order], vals[order], lens[order]
+    del order
     new = np.ones(nodes.shape[0], bool)
     if nodes.shape[0]:
-        new[1:] = (vals[1:] != vals[:-1]) | (hk[1:] != hk[:-1])
-    entry = np.cumsum(new) - 1
-    start = np.nonzero(new)[0].astype(np.int64)
-    count = np.diff(np.append(start, nodes.shape[0])).astype(np.int64)
-    return _Entries(vals[start], hk[start], start, count, nodes, (entry << 32) | lens)
+        np.not_equal(vals[1:], vals[:-1], out=new[1:])
+        if same_host:
+            new[1:] |= hk[1:] != hk[:-1]
+    start = np.flatnonzero(new)
+    count = np.diff(np.append(start, nodes.shape[0]))
+    entry = np.cumsum(new, dtype=np.int64)
+    entry -= 1
+    entry <<= 32
+    entry |= lens
+    hostkey = hk[start].astype(np.int64) if same_host else np.zeros(start.shape[0], np.int64)
+    return _Entries(vals[start], hostkey, start, count, nodes, entry)
+
+
+#: Page links expanded at once from the entry pairs of the join (a dozen temporaries of this many
+#: int64 each: memory, not results).
+_JOIN_CHUNK = 1 << 20
 
 
 def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarray) -> Tuple[np.ndarray, int]:
@@ -308,7 +324,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                 continue
             swap = ent.count[ua] > ent.count[ub]
             small, big = np.where(swap, ub, ua), np.where(swap, ua, ub)
-            for lo, hi in _segments(ent.count[small], _CHUNK_PAIRS):
+            for lo, hi in _segments(ent.count[small], _JOIN_CHUNK):
                 owner, pos = _expand(ent.start[small[lo:hi]], ent.count[small[lo:hi]])
                 a = nodes[pos]
                 target = big[lo:hi][owner]

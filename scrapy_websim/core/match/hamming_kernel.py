@@ -115,11 +115,9 @@ def part_pairs(values: np.ndarray, key: np.ndarray, width: int, masks: np.ndarra
     within this part's radius but no earlier part's. ``labels``: as in ``hamming_pairs``, called
     before the first probe and after each full buffer."""
     n = values.shape[0]
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
-    sv = np.ascontiguousarray(values[order], dtype=np.uint64)
-    sidx = order.astype(np.int64)
-    counts = np.bincount(skey, minlength=1 << width)
+    sidx = np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    sv = np.ascontiguousarray(values[sidx], dtype=np.uint64)
+    counts = np.bincount(key, minlength=1 << width)
     tstart = np.zeros((1 << width) + 1, np.int64)
     np.cumsum(counts, out=tstart[1:])
     bkeys = np.flatnonzero(counts).astype(np.int64)
