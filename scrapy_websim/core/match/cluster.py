@@ -109,6 +109,17 @@ def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS, item
     return _row_eligible(key_row(record), params, item)
 
 
+def _hash_column(values: Optional[Sequence[Optional[int]]], n: int, missing: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A uint64 hash column and its presence mask from an array (all present), a sequence with
+    None for missing (``missing`` there) or None (none present, zeros)."""
+    if values is None:
+        return np.zeros(n, np.uint64), np.zeros(n, bool)
+    if isinstance(values, np.ndarray):
+        return values.astype(np.uint64), np.ones(n, bool)
+    return (np.array([missing if v is None else v for v in values], dtype=np.uint64),
+            np.array([v is not None for v in values], dtype=bool))
+
+
 @dataclass
 class ClusterKeys:
     """Compact clustering input: one entry per eligible page, in id order."""
@@ -146,19 +157,8 @@ class ClusterKeys:
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
-        sim = np.array([MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
-            simhash, np.ndarray
-        ) else simhash.astype(np.uint64)
-        has_sim = np.array([v is not None for v in simhash], dtype=bool) if not isinstance(
-            simhash, np.ndarray
-        ) else np.ones(n, bool)
-        if phash is None:
-            ph, has_ph = np.zeros(n, np.uint64), np.zeros(n, bool)
-        elif isinstance(phash, np.ndarray):
-            ph, has_ph = phash.astype(np.uint64), np.ones(n, bool)
-        else:
-            ph = np.array([0 if v is None else v for v in phash], dtype=np.uint64)
-            has_ph = np.array([v is not None for v in phash], dtype=bool)
+        sim, has_sim = _hash_column(simhash, n, MASK64)
+        ph, has_ph = _hash_column(phash, n, 0)
         st = np.full(n, 200, np.int32) if status is None else np.asarray(status, dtype=np.int32)
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
@@ -267,6 +267,9 @@ def _entries(keys: ClusterKeys, values: np.ndarray, mask: np.ndarray, same_host:
     hostkey = hk[start].astype(np.int64) if same_host else np.zeros(start.shape[0], np.int64)
     return _Entries(vals[start], hostkey, start, count, nodes, entry)
 
+
+#: Candidate pairs of the first pass turned into Python ints at once for their compares.
+_COMPARE_CHUNK = 1 << 16
 
 #: Page links expanded at once from the entry pairs of the join (a dozen temporaries of this many
 #: int64 each: memory, not results).
@@ -456,6 +459,75 @@ class ClusterResult:
 _CANONICAL_SIMS = (1.0, 1.0, 1.0, 1.0)
 
 
+def _run_passes(keys: ClusterKeys, params: ClusterParams, active: np.ndarray, order: np.ndarray,
+                rank: np.ndarray, members: Dict[int, List[Tuple[int, PairResult]]], compare: CompareFn,
+                stats: ClusterStats) -> int:
+    """The canonical-centred passes on the ``active`` pages (changed in place); returns the
+    number of passes run."""
+    n = len(keys)
+    pass_no = 0
+    ids = keys.ids
+    while active.any() and (params.passes == 0 or pass_no < params.passes):
+        pass_no += 1
+        root, entry_pairs = _join_components(keys, params, active)
+        stats.explicit_edges += entry_pairs
+        size = np.bincount(root, minlength=n)
+        active &= size[root] >= 2  # pages with no candidate left are alone
+        nodes = np.nonzero(active)[0]
+        if nodes.shape[0] == 0:
+            break
+        # the canonical of each group is its best-ranked page
+        best = np.full(n, n, np.int64)
+        np.minimum.at(best, root[nodes], rank[nodes])
+        canon = order[best[root[nodes]]]
+        is_member = canon != nodes
+        c, m = canon[is_member], nodes[is_member]
+        ok = _prefilter(keys, params, c, m)
+        c, m = c[ok], m[ok]
+        pairs_order = np.lexsort((m, c))
+        c, m = c[pairs_order], m[pairs_order]
+        done = np.zeros(n, bool)
+        done[canon] = True
+        del best, canon, is_member, ok, pairs_order
+        for lo in range(0, c.shape[0], _COMPARE_CHUNK):  # Python ints for a chunk at a time
+            cc, mm = c[lo:lo + _COMPARE_CHUNK], m[lo:lo + _COMPARE_CHUNK]
+            for ci, mi, c_id, m_id in zip(cc.tolist(), mm.tolist(), ids[cc].tolist(), ids[mm].tolist()):
+                result = compare(c_id, m_id)
+                stats.compared += 1
+                if result.is_duplicate:
+                    members.setdefault(ci, []).append((mi, result))
+                    done[mi] = True
+        active &= ~done
+        del c, m, done, nodes
+        if params.passes == 0:  # to completion: finish inside the groups of this pass
+            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
+            break
+    return pass_no
+
+
+def _numbered_clusters(members: Dict[int, List[Tuple[int, PairResult]]], ids: np.ndarray,
+                       url_of: Optional[Callable[[int], str]]) -> Tuple[Dict[int, Assignment], List[Cluster]]:
+    """The assignments and clusters of ``members`` (canonical node -> its members and their
+    pairs, emptied here), numbered by smallest member node."""
+    found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
+    assignments: Dict[int, Assignment] = {}
+    clusters: List[Cluster] = []
+    for number, (_, c) in enumerate(found, start=1):
+        cluster_id = f"cluster-{number:05d}"
+        canon_id = int(ids[c])
+        assignments[canon_id] = Assignment(
+            cluster_id, True, "content", "canonical", PairResult(*_CANONICAL_SIMS, True, "")
+        )
+        pairs = members.pop(c)  # each cluster's pairs are freed as its assignments are made
+        member_ids = [canon_id] + ids[np.array([m for m, _ in pairs], np.int64)].tolist()
+        for mid, (_, result) in zip(member_ids[1:], pairs):
+            assignments[mid] = Assignment(cluster_id, False, "content", result.rule or "duplicate", result)
+        del pairs
+        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids),
+                                "content"))
+    return assignments, clusters
+
+
 def cluster(
     records_or_keys: Union[ClusterKeys, Iterable[Union[PageRecord, Sequence[Any]]]],
     compare: CompareFn,
@@ -498,58 +570,10 @@ def cluster(
     follower = rep != np.arange(n)
     active = ~follower  # exact copies are represented by their best page until the end
     members: Dict[int, List[Tuple[int, PairResult]]] = {}
-    pass_no = 0
-    ids = keys.ids
-    while active.any() and (params.passes == 0 or pass_no < params.passes):
-        pass_no += 1
-        root, entry_pairs = _join_components(keys, params, active)
-        stats.explicit_edges += entry_pairs
-        size = np.bincount(root, minlength=n)
-        active &= size[root] >= 2  # pages with no candidate left are alone
-        nodes = np.nonzero(active)[0]
-        if nodes.shape[0] == 0:
-            break
-        # the canonical of each group is its best-ranked page
-        best = np.full(n, n, np.int64)
-        np.minimum.at(best, root[nodes], rank[nodes])
-        canon = order[best[root[nodes]]]
-        is_member = canon != nodes
-        c, m = canon[is_member], nodes[is_member]
-        ok = _prefilter(keys, params, c, m)
-        c, m = c[ok], m[ok]
-        pairs_order = np.lexsort((m, c))
-        c, m = c[pairs_order], m[pairs_order]
-        done = np.zeros(n, bool)
-        done[canon] = True
-        for ci, mi, c_id, m_id in zip(c.tolist(), m.tolist(), ids[c].tolist(), ids[m].tolist()):
-            result = compare(c_id, m_id)
-            stats.compared += 1
-            if result.is_duplicate:
-                members.setdefault(ci, []).append((mi, result))
-                done[mi] = True
-        active &= ~done
-        if params.passes == 0:  # to completion: finish inside the groups of this pass
-            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
-            break
-    stats.passes_run = pass_no
-    stats.compared += attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
+    stats.passes_run = _run_passes(keys, params, active, order, rank, members, compare, stats)
+    stats.compared += attach_exact_copies(members, rep, np.nonzero(follower)[0], keys.ids, compare)
 
-    found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
-    assignments: Dict[int, Assignment] = {}
-    clusters: List[Cluster] = []
-    for number, (_, c) in enumerate(found, start=1):
-        cluster_id = f"cluster-{number:05d}"
-        canon_id = int(keys.ids[c])
-        assignments[canon_id] = Assignment(
-            cluster_id, True, "content", "canonical", PairResult(*_CANONICAL_SIMS, True, "")
-        )
-        member_ids = [canon_id]
-        for m, result in members[c]:
-            mid = int(keys.ids[m])
-            member_ids.append(mid)
-            assignments[mid] = Assignment(cluster_id, False, "content", result.rule or "duplicate", result)
-        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids),
-                                "content"))
+    assignments, clusters = _numbered_clusters(members, keys.ids, url_of)
     stats.clusters = len(clusters)
     stats.clustered_pages = len(assignments)
     return ClusterResult(assignments, clusters, stats)
