@@ -4,7 +4,7 @@
 multi-index hashing (see :mod:`scrapy_websim.core.match.cluster` for how the clustering uses it);
 :func:`_union` / :func:`_compress` merge pairs into components chunk by chunk. Pure numpy; on
 large inputs the probes of each part run in :mod:`scrapy_websim.core.match.hamming_kernel` when numba
-is installed (the same pairs; README "Clustering" gives the figures).
+is installed (the same pairs; docs/clustering.md "Cost" gives the figures).
 """
 
 from __future__ import annotations

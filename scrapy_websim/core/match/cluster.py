@@ -20,7 +20,7 @@ import numpy as np
 
 from .copies import attach_exact_copies, copy_counts, exact_representatives
 from .candidates import (
-    _CHUNK_PAIRS, _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
+    _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
 )
 from ..fingerprints import text_hash
 from ..params.match import ClusterParams
@@ -109,6 +109,17 @@ def is_eligible(record: PageRecord, params: ClusterParams = DEFAULT_PARAMS, item
     return _row_eligible(key_row(record), params, item)
 
 
+def _hash_column(values: Optional[Sequence[Optional[int]]], n: int, missing: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A uint64 hash column and its presence mask from an array (all present), a sequence with
+    None for missing (``missing`` there) or None (none present, zeros)."""
+    if values is None:
+        return np.zeros(n, np.uint64), np.zeros(n, bool)
+    if isinstance(values, np.ndarray):
+        return values.astype(np.uint64), np.ones(n, bool)
+    return (np.array([missing if v is None else v for v in values], dtype=np.uint64),
+            np.array([v is not None for v in values], dtype=bool))
+
+
 @dataclass
 class ClusterKeys:
     """Compact clustering input: one entry per eligible page, in id order."""
@@ -146,19 +157,8 @@ class ClusterKeys:
     ) -> "ClusterKeys":
         """Keys of pages already known to be eligible (tests, benchmarks, custom callers)."""
         n = len(ids)
-        sim = np.array([MASK64 if v is None else v for v in simhash], dtype=np.uint64) if not isinstance(
-            simhash, np.ndarray
-        ) else simhash.astype(np.uint64)
-        has_sim = np.array([v is not None for v in simhash], dtype=bool) if not isinstance(
-            simhash, np.ndarray
-        ) else np.ones(n, bool)
-        if phash is None:
-            ph, has_ph = np.zeros(n, np.uint64), np.zeros(n, bool)
-        elif isinstance(phash, np.ndarray):
-            ph, has_ph = phash.astype(np.uint64), np.ones(n, bool)
-        else:
-            ph = np.array([0 if v is None else v for v in phash], dtype=np.uint64)
-            has_ph = np.array([v is not None for v in phash], dtype=bool)
+        sim, has_sim = _hash_column(simhash, n, MASK64)
+        ph, has_ph = _hash_column(phash, n, 0)
         st = np.full(n, 200, np.int32) if status is None else np.asarray(status, dtype=np.int32)
         ho = np.zeros(n, np.int32) if host is None else np.asarray(host, dtype=np.int32)
         sim = np.where(has_sim, sim, np.uint64(0))
@@ -244,17 +244,36 @@ class _Entries:
 def _entries(keys: ClusterKeys, values: np.ndarray, mask: np.ndarray, same_host: bool) -> _Entries:
     nodes = np.nonzero(mask)[0]
     vals = values[nodes]
-    hk = keys.host[nodes].astype(np.int64) if same_host else np.zeros(nodes.shape[0], np.int64)
     lens = np.minimum(keys.text_len[nodes], (1 << 32) - 1)
-    order = np.lexsort((nodes, lens, hk, vals))
-    nodes, vals, hk, lens = nodes[order], vals[order], hk[order], lens[order]
+    if same_host:
+        hk = keys.host[nodes]
+        order = np.lexsort((nodes, lens, hk, vals))
+        hk = hk[order]
+    else:  # one host key for all: no column of zeros to sort by
+        order = np.lexsort((nodes, lens, vals))
+    nodes, vals, lens = nodes[order], vals[order], lens[order]
+    del order
     new = np.ones(nodes.shape[0], bool)
     if nodes.shape[0]:
-        new[1:] = (vals[1:] != vals[:-1]) | (hk[1:] != hk[:-1])
-    entry = np.cumsum(new) - 1
-    start = np.nonzero(new)[0].astype(np.int64)
-    count = np.diff(np.append(start, nodes.shape[0])).astype(np.int64)
-    return _Entries(vals[start], hk[start], start, count, nodes, (entry << 32) | lens)
+        np.not_equal(vals[1:], vals[:-1], out=new[1:])
+        if same_host:
+            new[1:] |= hk[1:] != hk[:-1]
+    start = np.flatnonzero(new)
+    count = np.diff(np.append(start, nodes.shape[0]))
+    entry = np.cumsum(new, dtype=np.int64)
+    entry -= 1
+    entry <<= 32
+    entry |= lens
+    hostkey = hk[start].astype(np.int64) if same_host else np.zeros(start.shape[0], np.int64)
+    return _Entries(vals[start], hostkey, start, count, nodes, entry)
+
+
+#: Candidate pairs of the first pass turned into Python ints at once for their compares.
+_COMPARE_CHUNK = 1 << 16
+
+#: Page links expanded at once from the entry pairs of the join (a dozen temporaries of this many
+#: int64 each: memory, not results).
+_JOIN_CHUNK = 1 << 20
 
 
 def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarray) -> Tuple[np.ndarray, int]:
@@ -284,7 +303,8 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
         link = (ent.comb[:-1] >> 32) == (ent.comb[1:] >> 32)
         if check_len:
             link &= _length_ok(keys.text_len[a], keys.text_len[b], diff, noise)
-        parent = _union(parent, a[link], b[link])
+        parent = _union_runs(parent, nodes, link)
+        del a, b, link
         if k < 0:
             continue
         state = [parent]
@@ -307,7 +327,7 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                 continue
             swap = ent.count[ua] > ent.count[ub]
             small, big = np.where(swap, ub, ua), np.where(swap, ua, ub)
-            for lo, hi in _segments(ent.count[small], _CHUNK_PAIRS):
+            for lo, hi in _segments(ent.count[small], _JOIN_CHUNK):
                 owner, pos = _expand(ent.start[small[lo:hi]], ent.count[small[lo:hi]])
                 a = nodes[pos]
                 target = big[lo:hi][owner]
@@ -321,6 +341,19 @@ def _join_components(keys: ClusterKeys, params: ClusterParams, active: np.ndarra
                     eb_list.append(b[ok])
                 parent = state[0] = _union(parent, np.concatenate(ea_list), np.concatenate(eb_list))
     return _compress(parent), entry_pairs
+
+
+def _union_runs(parent: np.ndarray, nodes: np.ndarray, link: np.ndarray) -> np.ndarray:
+    """Merge each run of ``nodes`` whose neighbours are linked (``link[i]``: nodes[i] ~
+    nodes[i + 1]) into one component: every node of a run is linked to the run's smallest node,
+    a star the union-find resolves in a step or two (a chain of thousands of copies would take as
+    many rounds of hooking)."""
+    run = np.zeros(nodes.shape[0], np.int64)
+    np.cumsum(~link, out=run[1:])
+    start = np.flatnonzero(np.diff(run, prepend=-1))
+    low = np.minimum.reduceat(nodes, start)[run]
+    keep = low != nodes
+    return _union(parent, low[keep], nodes[keep])
 
 
 def _prefilter(keys: ClusterKeys, params: ClusterParams, c: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -426,6 +459,75 @@ class ClusterResult:
 _CANONICAL_SIMS = (1.0, 1.0, 1.0, 1.0)
 
 
+def _run_passes(keys: ClusterKeys, params: ClusterParams, active: np.ndarray, order: np.ndarray,
+                rank: np.ndarray, members: Dict[int, List[Tuple[int, PairResult]]], compare: CompareFn,
+                stats: ClusterStats) -> int:
+    """The canonical-centred passes on the ``active`` pages (changed in place); returns the
+    number of passes run."""
+    n = len(keys)
+    pass_no = 0
+    ids = keys.ids
+    while active.any() and (params.passes == 0 or pass_no < params.passes):
+        pass_no += 1
+        root, entry_pairs = _join_components(keys, params, active)
+        stats.explicit_edges += entry_pairs
+        size = np.bincount(root, minlength=n)
+        active &= size[root] >= 2  # pages with no candidate left are alone
+        nodes = np.nonzero(active)[0]
+        if nodes.shape[0] == 0:
+            break
+        # the canonical of each group is its best-ranked page
+        best = np.full(n, n, np.int64)
+        np.minimum.at(best, root[nodes], rank[nodes])
+        canon = order[best[root[nodes]]]
+        is_member = canon != nodes
+        c, m = canon[is_member], nodes[is_member]
+        ok = _prefilter(keys, params, c, m)
+        c, m = c[ok], m[ok]
+        pairs_order = np.lexsort((m, c))
+        c, m = c[pairs_order], m[pairs_order]
+        done = np.zeros(n, bool)
+        done[canon] = True
+        del best, canon, is_member, ok, pairs_order
+        for lo in range(0, c.shape[0], _COMPARE_CHUNK):  # Python ints for a chunk at a time
+            cc, mm = c[lo:lo + _COMPARE_CHUNK], m[lo:lo + _COMPARE_CHUNK]
+            for ci, mi, c_id, m_id in zip(cc.tolist(), mm.tolist(), ids[cc].tolist(), ids[mm].tolist()):
+                result = compare(c_id, m_id)
+                stats.compared += 1
+                if result.is_duplicate:
+                    members.setdefault(ci, []).append((mi, result))
+                    done[mi] = True
+        active &= ~done
+        del c, m, done, nodes
+        if params.passes == 0:  # to completion: finish inside the groups of this pass
+            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
+            break
+    return pass_no
+
+
+def _numbered_clusters(members: Dict[int, List[Tuple[int, PairResult]]], ids: np.ndarray,
+                       url_of: Optional[Callable[[int], str]]) -> Tuple[Dict[int, Assignment], List[Cluster]]:
+    """The assignments and clusters of ``members`` (canonical node -> its members and their
+    pairs, emptied here), numbered by smallest member node."""
+    found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
+    assignments: Dict[int, Assignment] = {}
+    clusters: List[Cluster] = []
+    for number, (_, c) in enumerate(found, start=1):
+        cluster_id = f"cluster-{number:05d}"
+        canon_id = int(ids[c])
+        assignments[canon_id] = Assignment(
+            cluster_id, True, "content", "canonical", PairResult(*_CANONICAL_SIMS, True, "")
+        )
+        pairs = members.pop(c)  # each cluster's pairs are freed as its assignments are made
+        member_ids = [canon_id] + ids[np.array([m for m, _ in pairs], np.int64)].tolist()
+        for mid, (_, result) in zip(member_ids[1:], pairs):
+            assignments[mid] = Assignment(cluster_id, False, "content", result.rule or "duplicate", result)
+        del pairs
+        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids),
+                                "content"))
+    return assignments, clusters
+
+
 def cluster(
     records_or_keys: Union[ClusterKeys, Iterable[Union[PageRecord, Sequence[Any]]]],
     compare: CompareFn,
@@ -468,58 +570,10 @@ def cluster(
     follower = rep != np.arange(n)
     active = ~follower  # exact copies are represented by their best page until the end
     members: Dict[int, List[Tuple[int, PairResult]]] = {}
-    pass_no = 0
-    ids = keys.ids
-    while active.any() and (params.passes == 0 or pass_no < params.passes):
-        pass_no += 1
-        root, entry_pairs = _join_components(keys, params, active)
-        stats.explicit_edges += entry_pairs
-        size = np.bincount(root, minlength=n)
-        active &= size[root] >= 2  # pages with no candidate left are alone
-        nodes = np.nonzero(active)[0]
-        if nodes.shape[0] == 0:
-            break
-        # the canonical of each group is its best-ranked page
-        best = np.full(n, n, np.int64)
-        np.minimum.at(best, root[nodes], rank[nodes])
-        canon = order[best[root[nodes]]]
-        is_member = canon != nodes
-        c, m = canon[is_member], nodes[is_member]
-        ok = _prefilter(keys, params, c, m)
-        c, m = c[ok], m[ok]
-        pairs_order = np.lexsort((m, c))
-        c, m = c[pairs_order], m[pairs_order]
-        done = np.zeros(n, bool)
-        done[canon] = True
-        for ci, mi, c_id, m_id in zip(c.tolist(), m.tolist(), ids[c].tolist(), ids[m].tolist()):
-            result = compare(c_id, m_id)
-            stats.compared += 1
-            if result.is_duplicate:
-                members.setdefault(ci, []).append((mi, result))
-                done[mi] = True
-        active &= ~done
-        if params.passes == 0:  # to completion: finish inside the groups of this pass
-            stats.compared += _finish_groups(keys, params, active, root, rank, members, compare)
-            break
-    stats.passes_run = pass_no
-    stats.compared += attach_exact_copies(members, rep, np.nonzero(follower)[0], ids, compare)
+    stats.passes_run = _run_passes(keys, params, active, order, rank, members, compare, stats)
+    stats.compared += attach_exact_copies(members, rep, np.nonzero(follower)[0], keys.ids, compare)
 
-    found = sorted((min([c] + [m for m, _ in ms]), c) for c, ms in members.items())
-    assignments: Dict[int, Assignment] = {}
-    clusters: List[Cluster] = []
-    for number, (_, c) in enumerate(found, start=1):
-        cluster_id = f"cluster-{number:05d}"
-        canon_id = int(keys.ids[c])
-        assignments[canon_id] = Assignment(
-            cluster_id, True, "content", "canonical", PairResult(*_CANONICAL_SIMS, True, "")
-        )
-        member_ids = [canon_id]
-        for m, result in members[c]:
-            mid = int(keys.ids[m])
-            member_ids.append(mid)
-            assignments[mid] = Assignment(cluster_id, False, "content", result.rule or "duplicate", result)
-        clusters.append(Cluster(cluster_id, canon_id, url_of(canon_id) if url_of else "", sorted(member_ids),
-                                "content"))
+    assignments, clusters = _numbered_clusters(members, keys.ids, url_of)
     stats.clusters = len(clusters)
     stats.clustered_pages = len(assignments)
     return ClusterResult(assignments, clusters, stats)

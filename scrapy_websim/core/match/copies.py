@@ -1,4 +1,4 @@
-"""Exact copies in the clustering (README "Clustering": exact copies always merge).
+"""Exact copies in the clustering (docs/clustering.md: exact copies always merge).
 
 Pages whose judged text has the same exact-copy hash (``PageRecord.text_hash``) are represented by
 their best-ranked page while :func:`scrapy_websim.core.match.cluster.cluster` runs, and each copy

@@ -73,16 +73,16 @@ def _scan(bkeys, tstart, sv, sidx, masks, modes, state, k, shifts, widths, radii
                 continue
             qs, qe = tstart[q], tstart[q + 1]
             as_, ae = tstart[a], tstart[a + 1]
-            t = as_ if t0 < 0 else t0
+            t = max(t0, as_)  # t0: -1, or a position in bucket a to resume at
             if modes[mi] == 2 and t == as_:
                 t += 1
-            end = as_ + 1 if modes[mi] == 1 else ae
+            end = min(ae, as_ + 1 + ae * (modes[mi] != 1))  # mode 1: the first value only
             while t < end:
                 if cap - n_out < qe - qs:
                     state[0], state[1], state[2] = mi, b, t
                     return n_out
                 vi = sv[t]
-                s = t + 1 if m == 0 else qs
+                s = max(qs, (t + 1) * (m == 0))  # mask 0 (q = a): after t
                 while s < qe:
                     if _first_within(vi ^ sv[s], k64, shifts, widths, radii, p):
                         ii, jj = sidx[t], sidx[s]
@@ -115,11 +115,9 @@ def part_pairs(values: np.ndarray, key: np.ndarray, width: int, masks: np.ndarra
     within this part's radius but no earlier part's. ``labels``: as in ``hamming_pairs``, called
     before the first probe and after each full buffer."""
     n = values.shape[0]
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
-    sv = np.ascontiguousarray(values[order], dtype=np.uint64)
-    sidx = order.astype(np.int64)
-    counts = np.bincount(skey, minlength=1 << width)
+    sidx = np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    sv = np.ascontiguousarray(values[sidx], dtype=np.uint64)
+    counts = np.bincount(key, minlength=1 << width)
     tstart = np.zeros((1 << width) + 1, np.int64)
     np.cumsum(counts, out=tstart[1:])
     bkeys = np.flatnonzero(counts).astype(np.int64)
