@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 class WebsimScheduler(Scheduler):
     """Scrapy's ``Scheduler`` with disk writes that may fail (``SCHEDULER``, set by the add-on when
-    it is Scrapy's own). Overrides Scrapy's private ``_dqpush`` (see setup.cfg)."""
+    it is Scrapy's own). Overrides Scrapy's private ``_dqpush`` and ``_dqpop`` (see setup.cfg)."""
 
     _disk_trouble: Optional[str] = None
 
@@ -48,6 +48,16 @@ class WebsimScheduler(Scheduler):
         except OSError as exc:
             self._disk_failed(exc)
             return False
+
+    def _dqpop(self) -> Any:
+        # a disk queue that empties is closed, and closing writes its info file: on a full disk
+        # that write fails after the request was taken; the run stops rendering then anyway, and
+        # the next run requests again every URL not recorded
+        try:
+            return super()._dqpop()
+        except OSError as exc:
+            self._disk_failed(exc)
+            return None
 
     def close(self, reason: str) -> Any:
         try:
