@@ -65,6 +65,11 @@ if [ "$what" = bench ]; then
   [ -f /usr/share/adminer/adminer.php ] || need_apt+=(adminer)
   php -m 2>/dev/null | grep -qx pdo_sqlite || need_apt+=(php-sqlite3)
   # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports (above)
+  # bench/app_mhonarc.py: a MHonArc list archive under nginx; bench/app_phpmyadmin.py: phpMyAdmin (above) over a
+  # MariaDB of its own (above), its tables from iso-codes
+  command -v mhonarc >/dev/null 2>&1 || need_apt+=(mhonarc)
+  command -v nginx >/dev/null 2>&1 || need_apt+=(nginx)
+  [ -f /usr/share/iso-codes/json/iso_3166-1.json ] || need_apt+=(iso-codes)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -91,6 +96,10 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
     trac_venv="${TRAC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/scrapy-websim/trac-venv}"
     [ -x "$trac_venv/bin/python" ] || "$PY" -m venv "$trac_venv"
     "$trac_venv/bin/python" -m pip install -q 'Trac>=1.6'
+    # bench/app_spirit.py: the Spirit forum (it pins its Django) in a virtual environment of its own
+    spirit_venv="${TMPDIR:-/tmp}/websim-bench-spirit"
+    [ -x "$spirit_venv/bin/pip" ] || "$PY" -m venv "$spirit_venv"
+    "$spirit_venv/bin/pip" install -q django-spirit==0.14.3
   fi
 else
   "$PY" -m pip install -q -e .
