@@ -15,10 +15,10 @@ same tree (a mirror). The mail, none of it generated prose:
 - ``bench-devel``, a discussion list over three months (``--devel`` messages): one thread per
   upload of a Debian changelog installed here (``appdata.changelog_items``), its first item the
   first message (subject ``SOURCE: first sentence``), each further item of the upload (up to three)
-  a reply ``Re: SUBJECT`` by another uploader that quotes the message it answers and adds the item:
-  messages of one thread share their subject, their heading and a quoted sentence, and differ by
-  one sentence of their own. Every message ends with the list's footer (unsubscribe address,
-  archive link with its Message-ID), as Debian's lists add it.
+  a reply ``Re: SUBJECT`` by another uploader, hours to days later, that quotes the message it
+  answers and adds the item: messages of one thread share their subject, their heading and a
+  quoted sentence, and differ by one sentence of their own. Every message ends with the list's
+  footer (unsubscribe address, archive link with its Message-ID), as Debian's lists add it.
 - ``bench-changes``, an announce list over two months (``--changes`` messages): one "Accepted
   SOURCE VERSION (source) into DIST" message per other upload, the upload's ``.changes`` fields
   (Date, Source, Version, Distribution, Urgency, Changed-By) and its changelog entry: every message
@@ -28,8 +28,9 @@ same tree (a mirror). The mail, none of it generated prose:
 The truth (``{url: (group, label)}``, content label ``None``):
 
 - one group per message (``LIST/YYYY/MM/msgNNNNN.html``) and per index page (each page of each
-  month's date index and of its thread index: the same messages in another order and nesting are
-  another page);
+  month's date index and of bench-devel's thread indexes: replies come hours to days after the
+  message they answer, between the messages of other threads, so a thread index lists the month's
+  messages in another order and nesting than its date index: another page);
 - the variants, each in its page's group: the mirror port; the month's directory with and without
   its slash (nginx's 301 to the slash; the directory shows ``maillist.html``); a doubled slash
   (nginx merges slashes); tracking and referrer parameters that a static server ignores
@@ -41,10 +42,11 @@ The truth (``{url: (group, label)}``, content label ``None``):
   502 of the archive's search CGI (``/cgi-bin/search``, its FastCGI backend not running), one group,
   ``E1``.
 
-Left out as arguable: directory listings (a year's months: thin or content?), the same message
-cross-posted to two lists (one message, two archives with different neighbours), MHonArc's raw
-attachments and mbox files (not HTML). The URL list is shuffled; the crawl is websim's shipped
-defaults. Last line (see ``bench/appbench.py``):
+Left out as arguable: bench-changes' thread indexes (an announce list has no threads: the date
+index's messages in the same order, the senders without their addresses), directory listings (a
+year's months: thin or content?), the same message cross-posted to two lists (one message, two
+archives with different neighbours), MHonArc's raw attachments and mbox files (not HTML). The URL
+list is shuffled; the crawl is websim's shipped defaults. Last line (see ``bench/appbench.py``):
 
     set=mhonarc urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
     missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
@@ -149,7 +151,7 @@ def mails(n_devel: int, n_changes: int) -> List[Mail]:
         else:
             rest.append(entry)
     out: List[Mail] = []
-    # bench-devel: a thread's replies follow its first message within hours, other threads between them
+    # bench-devel: the threads start in turn over the months
     starts = spread_dates(DEVEL_MONTHS, len(threads))
     for t, ((entry, items), start) in enumerate(zip(threads, starts)):
         subject = f"{entry.source}: {appdata.summary_of(items[0])}"
@@ -158,7 +160,8 @@ def mails(n_devel: int, n_changes: int) -> List[Mail]:
             who = (entry.author, entry.email) if k == 0 else people[(t * 7 + k * 3) % len(people)]
             if k and who == parent_who:
                 who = people[(people.index(who) + 1) % len(people)]
-            at = start + dt.timedelta(minutes=95 * k)
+            # replies come hours to days later, between the messages of other threads
+            at = start if k == 0 else parent_at + dt.timedelta(minutes=90 + 240 * ((t * 7 + k * 5) % 11))
             msgid = f"devel-{t}-{k}@{DOMAIN}"
             if k == 0:
                 body = wrap(item)
@@ -256,7 +259,9 @@ def truth_of(archive: Dict[str, Dict[str, List[str]]], base: str, mirror: str) -
                 urls.append(f"{d}/{name}?ref=digest")
             add(f"{key}/{name}", None, *urls)
             k += 1
-        for view in ("date", "thread"):
+        # an announce list has no threads: its thread index lists the date index's messages in the
+        # same order (arguable: left out)
+        for view in ("date", "thread") if key.startswith("bench-devel/") else ("date",):
             for p, name in enumerate(files[view]):
                 urls = [f"{d}/{name}"]
                 if view == "date" and p == 0:
