@@ -32,15 +32,21 @@ import logging
 import socket
 import weakref
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from scrapy.http import Response
+from scrapy import Request
+from scrapy.http import HtmlResponse, Response
 from scrapy.http.headers import Headers
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
+from scrapy_websim.core.served import renders_as_served, response_key, swap_host
+from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
+from scrapy_websim.render.once import Render, RenderShare
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
@@ -136,6 +142,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         super().__init__(crawler)
         websim = WebsimConfig.from_crawler(crawler)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
+        self.http_timeout = websim.http_timeout
         self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
         self._user_abort: Any = self.abort_request  # PLAYWRIGHT_ABORT_REQUEST, read by scrapy-playwright
@@ -171,6 +178,14 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             args += [f"--proxy-server={self._serve(self.refuser)}", "--proxy-bypass-list=<-loopback>"]
         launch["args"] = args
         self.config.launch_options = launch
+        #: render each distinct page once (see _fetch_first), unless WEBSIM_RENDER_ALL or the
+        #: document cannot be fetched as the browser would: through the user's own browser proxy, a
+        #: remote browser, a SOCKS proxy (Scrapy's client has none) or with certificate errors fatal
+        self.share: Optional[RenderShare] = None
+        self._fetch_proxy = websim.proxy or (self._context_proxy or {}).get("server", "")
+        if not (websim.render_all or users_proxy or self.config.cdp_url or self.config.connect_url
+                or websim.strict_tls or websim.proxy.lower().startswith("socks")):
+            self.share = RenderShare()
 
     def _serve(self, proxy: GuardProxy) -> str:
         """A socket for ``proxy`` (served once the browser is launched); its URL."""
@@ -178,10 +193,13 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._proxies.append((proxy, sock))
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
-    async def _launch(self) -> None:
+    async def _start_proxies(self) -> None:
         for proxy, sock in self._proxies:
             if proxy.server is None:
                 await proxy.start(sock)
+
+    async def _launch(self) -> None:
+        await self._start_proxies()
         await super()._launch()
 
     async def _close(self) -> None:
@@ -318,10 +336,22 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         meta = request.meta
         if not meta.get("websim_render"):
             return await super()._download_request(request, spider)
+        if self.share is not None and _shareable(request):
+            return await self._fetch_first(request, spider)
+        return await self._render_request(request, spider)
+
+    async def _render_request(self, request: Any, spider: Any, served: Optional[Response] = None) -> Response:
+        """Render ``request`` in a tab; ``served``: its document, fetched already, which the browser
+        is given instead of requesting it again."""
+        meta = request.meta
         pooled = self.tabs.enabled and not meta.get("playwright_include_page")  # the user's own page wins
         if pooled:  # scrapy-playwright then leaves the tab open; _release_tab keeps or closes it
             meta["playwright_include_page"] = meta["_websim_tab_pool"] = True
+        serving = _Serving(served, meta.get("playwright_page_init_callback")) if served is not None else None
+        if serving is not None:
+            meta["playwright_page_init_callback"] = serving.init_page
         ok = False
+        self.stats.inc_value("websim/renders")
         try:
             response = await self._render(request, spider)
             ok = True
@@ -330,10 +360,94 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         except _AnswerInstead as answer:
             return answer.response
         finally:
+            if serving is not None:
+                meta["playwright_page_init_callback"] = serving.user_init
+                await serving.unroute()
             if pooled:
                 await self._release_tab(request, ok)
             for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
                 request.meta.pop(key, None)
+
+    # --- render each distinct page once ---
+
+    async def _fetch_first(self, request: Any, spider: Any) -> Response:
+        """Fetch the document with Scrapy's client; answer from it, from a render of the same
+        document, or render it (see :mod:`~scrapy_websim.render.once`)."""
+        assert self.share is not None
+        fetched = await self._fetch(request)
+        if fetched is None:  # refused, timed out, too large...: the browser tells what happened
+            self.stats.inc_value("websim/fetch_first_failed")
+            return await self._render_request(request, spider)
+        response, hops = fetched
+        answer = _answer_without_render(request, response, hops)
+        if answer is not None:
+            self.stats.inc_value("websim/renders_not_needed")
+            return answer
+        if response.status in _REDIRECTS:  # a redirect the fetch did not follow: the browser follows it
+            return await self._render_request(request, spider)
+        hosts = _host_spellings(response.url)
+        key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
+        claimed = False
+        while True:
+            seen, render = self.share.known(key)
+            if render is not None:
+                self.stats.inc_value("websim/renders_reused")
+                return _reused(request, response, hops, render, hosts)
+            if seen:
+                break  # its render changed what it says: every page with the key is rendered
+            claimed = self.share.begin(key)
+            if claimed:
+                break
+            await self.share.wait(key, self.page_budget + self.http_timeout)
+            if self.share.rendering(key):
+                break  # waited for as long as a page may take: render it too
+        served = None if hops else response  # after redirects the browser requests the hops itself
+        if not claimed:
+            return _without_served_tls(await self._render_request(request, spider, served), served)
+        render, judged = None, False
+        try:
+            rendered = await self._render_request(request, spider, served)
+            render = _render_to_share(request, response, rendered, hosts)
+            judged = True
+            return _without_served_tls(rendered, served)
+        finally:
+            self.share.finish(key, render, judged)
+
+    async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
+        """The document of ``request`` by Scrapy's client, redirects followed (the browser's
+        proxy, the guard, checks each hop); None when it could not be fetched."""
+        await self._start_proxies()
+        url, hops = request.url, []
+        headers = request.headers.copy()
+        headers.pop(b"Accept-Encoding", None)  # Scrapy's decompression is a middleware: ask for none
+        for _ in range(_MAX_HOPS + 1):
+            if urlsplit(url).scheme.lower() not in ALLOWED_SCHEMES:
+                return None
+            meta: dict = {"download_timeout": self.http_timeout, "download_maxsize": _FETCH_MAX_BYTES,
+                          "download_warnsize": 0}
+            if self._fetch_proxy:
+                meta["proxy"] = self._fetch_proxy
+            fetch = Request(url, headers=headers, meta=meta, dont_filter=True)
+            try:
+                response = await self._http_download(fetch)
+            except Exception as exc:  # noqa: BLE001 - any failure: the browser tries and tells
+                logger.debug("websim: fetching %s first failed (%s); rendering it", url, exc)
+                return None
+            location = _header(response, "Location")
+            if response.status in _REDIRECTS and location:
+                hops.append(url)
+                url = urljoin(url, location)
+                if url in hops:
+                    return None
+                continue
+            return response, hops
+        return None
+
+    async def _http_download(self, request: Any) -> Response:
+        parent = super(ScrapyPlaywrightDownloadHandler, self).download_request
+        if inspect.iscoroutinefunction(parent):
+            return await parent(request)
+        return await maybe_deferred_to_future(parent(request, None))  # Scrapy < 2.14
 
     def _count_wait(self, request: Any) -> None:
         """Stats of the stable-page wait: its seconds, the pages' render seconds (navigation to
@@ -573,3 +687,183 @@ class DenyNetworksDownloaderMiddleware:
 
             raise IgnoreRequest(reason)
         return None
+
+
+# --- render each distinct page once (helpers of WebsimPlaywrightHandler._fetch_first) ---
+
+#: Redirect hops the first fetch follows (Chromium follows 20; a longer chain is rendered).
+_MAX_HOPS = 10
+_REDIRECTS = (301, 302, 303, 307, 308)
+#: A document larger than this is rendered without being fetched first.
+_FETCH_MAX_BYTES = 16 * 1024 * 1024
+#: Response headers the browser must not be given with a body it did not transfer itself.
+_HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"})
+
+
+def _header(response: Any, name: str) -> str:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else ""
+
+
+def _shareable(request: Any) -> bool:
+    """A plain GET of websim's capture, nothing of the user's in the tab (their page methods,
+    their page object) and no ``meta["websim_render_all"]``."""
+    meta = request.meta
+    if request.method != "GET" or request.body or meta.get("playwright_include_page") or meta.get("websim_render_all"):
+        return False
+    return all(getattr(pm, "method", None) is capture for pm in meta.get("playwright_page_methods") or ())
+
+
+def _host_spellings(url: str) -> Tuple[str, str]:
+    parts = urlsplit(url)
+    return (parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower())
+
+
+def _answer_without_render(request: Any, response: Response, hops: List[str]) -> Optional[Response]:
+    """The fetched answer itself when rendering would add nothing: a document that is no HTML
+    (never rendered), an HTTP auth challenge (Chromium shows no page for it), an HTTP error with an
+    empty body (Chromium shows its own error page instead)."""
+    content_type = _header(response, "Content-Type")
+    body = response.body
+    empty_error = response.status >= 400 and not body.strip()
+    auth = response.status == 401 and bool(_header(response, "WWW-Authenticate"))
+    html = is_html_type(content_type, empty_is_html=b"<html" in body[:2048].lower())
+    if html and not empty_error and not auth:
+        return None
+    if hops:
+        request.meta["redirect_urls"] = hops
+    flags = ["empty-error"] if empty_error else ["fetched"]
+    return response.replace(request=request, flags=flags)
+
+
+def _capture_method(request: Any) -> Any:
+    return next((pm for pm in request.meta.get("playwright_page_methods") or ()
+                 if getattr(pm, "method", None) is capture), None)
+
+
+def _render_to_share(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, str]) -> Optional[Render]:
+    """The render another page with the same document may take, or None when this render changed
+    what the page says (a script filled it in, went elsewhere, failed) or is not a whole capture."""
+    pm = _capture_method(request)
+    cap = getattr(pm, "result", None)
+    if not isinstance(cap, dict) or cap.get("capture_error") or not cap.get("screenshot"):
+        return None
+    if "playwright" not in (rendered.flags or ()) or rendered.status != fetched.status:
+        return None
+    if _url_key(rendered.url) != _url_key(fetched.url):
+        return None
+    html = cap.get("html") or rendered.text
+    try:
+        served_html = fetched.text
+    except AttributeError:
+        return None
+    if not renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
+        return None
+    kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early")}
+    kept["html"] = html
+    return Render(url=rendered.url, hosts=hosts, capture=kept)
+
+
+def _served_title(html: str) -> str:
+    from scrapy_websim.core.features import parse_html  # noqa: PLC0415
+
+    doc = parse_html(html)
+    title = doc.find(".//title") if doc is not None else None
+    return (title.text_content() if title is not None else "") or ""
+
+
+def _reused(request: Any, fetched: Response, hops: List[str], render: Render, hosts: Tuple[str, str]) -> Response:
+    """The response of a page that takes ``render``: its own URL, status, headers and certificate,
+    the render's HTML and screenshot (its host's name swapped for this page's)."""
+    cap = dict(render.capture)
+    html = swap_host(cap.pop("html"), render.hosts, hosts)
+    cap["title"] = swap_host(cap.get("title") or "", render.hosts, hosts)
+    cap["html"] = html
+    cap["render_from"] = render.url
+    pm = _capture_method(request)
+    if pm is not None:
+        pm.result = cap
+    if hops:
+        request.meta["redirect_urls"] = hops
+    return HtmlResponse(url=fetched.url, status=fetched.status, headers=fetched.headers, body=html.encode("utf-8"),
+                        encoding="utf-8", request=request, flags=["render-reused"],
+                        certificate=fetched.certificate, ip_address=fetched.ip_address, protocol=fetched.protocol)
+
+
+def _without_served_tls(rendered: Response, fetched: Optional[Response]) -> Response:
+    """A render whose document the browser was given (``fetched``): Chromium saw no certificate
+    for it, so the certificate is the fetch's (checked as for any page of Scrapy's client)."""
+    if fetched is None or not rendered.url.lower().startswith("https:") or "playwright" not in (rendered.flags or ()):
+        return rendered
+    pm = _capture_method(rendered.request) if rendered.request is not None else None
+    if pm is not None and isinstance(pm.result, dict):
+        pm.result.pop("tls", None)
+    flags = [f for f in rendered.flags or () if f != "playwright"] + ["served"]
+    return rendered.replace(flags=flags, certificate=fetched.certificate)
+
+
+def _url_key(url: str) -> Tuple[str, str, int, str, str]:
+    """A URL as the browser and Scrapy may spell it differently (default port, empty path, case)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    return scheme, (parts.hostname or "").lower(), port, parts.path or "/", parts.query
+
+
+class _Serving:
+    """Gives the browser a document fetched already: a route, added after scrapy-playwright's own
+    (the last added is tried first), fulfils the tab's first navigation to the request's URL with
+    the fetched response and passes every other request on."""
+
+    def __init__(self, response: Response, user_init: Any) -> None:
+        self.response = response
+        self.user_init = user_init
+        self.target = _url_key(response.url)
+        self._routes: List[Tuple[Any, Any, Any]] = []
+
+    async def init_page(self, page: Any, request: Any) -> None:
+        used: List[bool] = []
+        target = self.target
+
+        def matches(url: str) -> bool:
+            return not used and _url_key(url) == target
+
+        async def fulfil(route: Any, pw_request: Any) -> None:
+            if used or not _is_main_navigation(page, pw_request):
+                await route.fallback()
+                return
+            used.append(True)
+            await route.fulfill(status=self.response.status, headers=_fulfil_headers(self.response),
+                                body=self.response.body)
+
+        await page.route(matches, fulfil)
+        self._routes.append((page, matches, fulfil))
+        if self.user_init:
+            await load_object(self.user_init)(page, request)
+
+    async def unroute(self) -> None:
+        for page, matches, fulfil in self._routes:
+            with contextlib.suppress(Exception):  # a closed tab has no routes left
+                if not page.is_closed():
+                    await page.unroute(matches, fulfil)
+        self._routes.clear()
+
+
+def _is_main_navigation(page: Any, pw_request: Any) -> bool:
+    try:
+        return bool(pw_request.is_navigation_request()) and pw_request.frame == page.main_frame
+    except Exception:  # noqa: BLE001 - a service worker's request has no frame
+        return False
+
+
+def _fulfil_headers(response: Response) -> dict:
+    headers = {}
+    for name, values in response.headers.items():
+        key = name.decode("latin-1")
+        if key.lower() in _HOP_HEADERS:
+            continue
+        headers[key] = "\n".join(v.decode("latin-1") for v in values)
+    return headers
