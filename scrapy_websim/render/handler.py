@@ -418,6 +418,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         proxy, the guard, checks each hop); None when it could not be fetched."""
         await self._start_proxies()
         url, hops = request.url, []
+        request.meta.pop("download_latency", None)
         headers = request.headers.copy()
         headers.pop(b"Accept-Encoding", None)  # Scrapy's decompression is a middleware: ask for none
         for _ in range(_MAX_HOPS + 1):
@@ -433,6 +434,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             except Exception as exc:  # noqa: BLE001 - any failure: the browser tries and tells
                 logger.debug("websim: fetching %s first failed (%s); rendering it", url, exc)
                 return None
+            latency = fetch.meta.get("download_latency")
+            if latency is not None:  # the time to the page's answer, for the per-host ramp (perhost.py)
+                request.meta["download_latency"] = float(latency) + float(request.meta.get("download_latency") or 0)
             location = _header(response, "Location")
             if response.status in _REDIRECTS and location:
                 hops.append(url)
@@ -780,6 +784,8 @@ def _reused(request: Any, fetched: Response, hops: List[str], render: Render, ho
     cap["title"] = swap_host(cap.get("title") or "", render.hosts, hosts)
     cap["html"] = html
     cap["render_from"] = render.url
+    latency = request.meta.get("download_latency")  # not rendered: the fetch's time to its whole document
+    cap["timings"] = [round(float(latency) * 1000.0, 1)] if latency is not None else []
     pm = _capture_method(request)
     if pm is not None:
         pm.result = cap
