@@ -58,6 +58,16 @@ def test_a_render_that_changed_what_the_page_says_is_not_shared():
     assert not renders_as_served(served, served, "Old title", "New title")
 
 
+def test_the_port_however_written_is_the_host_own_name():
+    page = b"<address>Apache/2.4.57 (Debian) Server at 10.0.0.%d Port %d</address><p>localhost:%d</p>"
+    assert response_key(404, "text/html", page % (5, 8080, 8080), ["10.0.0.5:8080", "10.0.0.5"]) == \
+        response_key(404, "text/html", page % (6, 9090, 9090), ["10.0.0.6:9090", "10.0.0.6"])
+    assert response_key(200, "text/html", b"<p>8080 items</p>", ["h:8080", "h"]) != \
+        response_key(200, "text/html", b"<p>9090 items</p>", ["h:9090", "h"])
+    assert swap_host("Server at 10.0.0.5 Port 8080", ("10.0.0.5:8080", "10.0.0.5"), ("10.0.0.6:9090", "10.0.0.6")) \
+        == "Server at 10.0.0.6 Port 9090"
+
+
 def test_swap_host_names_the_page_own_host():
     html = "<title>Welcome to 127.0.0.1:8080</title><p>127.0.0.1 says hi</p>"
     assert swap_host(html, ("127.0.0.1:8080", "127.0.0.1"), ("127.0.0.2:9090", "127.0.0.2")) == \

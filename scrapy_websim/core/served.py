@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from .features import parse_html
 from .page.visible import visible_text
@@ -75,16 +75,29 @@ def _host_names(url_hosts: Iterable[str]) -> list:
     return sorted(names, key=len, reverse=True)
 
 
+def _port_of(hosts: Iterable[str]) -> bytes:
+    """The explicit port of ``host:port`` among ``hosts`` (IPv6 ``[::1]:8080`` too), else ``b""``."""
+    for name in hosts:
+        head, sep, tail = name.rpartition(":")
+        if sep and tail.isdigit() and not head.endswith(":") and (not head.startswith("[") or head.endswith("]")):
+            return tail.encode()
+    return b""
+
+
 def masked_body(body: bytes, hosts: Iterable[str] = ()) -> bytes:
     """``body`` with the per-request noise masked (see the module docstring); ``hosts``: the page's
     ``host:port`` and ``host`` (the host's own name is noise: every host of a fleet names itself)."""
     text = _SECRET_ATTR.sub(_mask_secret, body)
+    hosts = list(hosts)
     names = _host_names(hosts)
     if names:
         lowered = text.lower()
         if any(name in lowered for name in names):
             pattern = re.compile(b"|".join(re.escape(n) for n in names), re.I)
             text = pattern.sub(_MASK + b"h", text)
+    port = _port_of(hosts)
+    if port:  # "Server at 10.0.0.5 Port 8080", "localhost:8080": the port of the URL, however written
+        text = re.sub(rb"(?i)(\bport\s*|:)" + port + rb"\b", lambda m: m.group(1) + _MASK + b"p", text)
     text = _TIME_DATE.sub(_MASK + b"t", text)
     return _TOKEN.sub(_mask_tokens, text)
 
@@ -122,10 +135,14 @@ def renders_as_served(served_html: str, rendered_html: str, served_title: str = 
     return abs(a - b) <= max(8, 0.1 * max(a, b))
 
 
-def swap_host(html: str, old: Iterable[str], new: Iterable[str]) -> str:
-    """``html`` with the spellings of one host (``host:port``, ``host``) replaced by another's, in
-    order: a render taken from another host names the page's own host."""
+def swap_host(html: str, old: Sequence[str], new: Sequence[str]) -> str:
+    """``html`` with the spellings of one host (``host:port``, ``host``, and its port written as
+    ``Port N``) replaced by another's, in order: a render taken from another host names the page's
+    own host."""
     for before, after in zip(old, new):
         if before and after and before != after:
             html = html.replace(before, after)
+    old_port, new_port = _port_of(old).decode(), _port_of(new).decode()
+    if old_port and new_port and old_port != new_port:
+        html = re.sub(r"(?i)(\bport\s*)" + old_port + r"\b", lambda m: m.group(1) + new_port, html)
     return html
