@@ -31,13 +31,13 @@ import inspect
 import logging
 import socket
 import weakref
+from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
 from scrapy.http import HtmlResponse, Response
 from scrapy.http.headers import Headers
-from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
@@ -71,6 +71,28 @@ addEventListener('click', function (e) {
   if (a && !['', '_self', '_top', '_parent'].includes(a.target.toLowerCase())) e.preventDefault();
 }, true);"""
 
+
+
+@dataclass
+class RenderState:
+    """What the handler knows of one rendered request while it runs: ``meta["_websim"]``, the one
+    meta key of its own besides ``websim_render`` and ``websim_started``."""
+
+    #: websim keeps the tab for the next page (scrapy-playwright leaves it open: ``playwright_include_page``)
+    tab_pool: bool = False
+    page: Any = None  #: the tab rendering the request now
+    page_started: Optional[float] = None  #: loop time the tab was had: the page budget runs from here
+    #: the main document's answer as the tab saw it: (status, headers, URL, redirect hops, Playwright response)
+    main: Optional[tuple] = None
+    download: str = ""  #: URL of a download the tab cancelled (the page is answered without a render)
+    crashed: bool = False  #: the renderer or the browser died during the request
+
+
+def _state(request: Any) -> RenderState:
+    state = request.meta.get("_websim")
+    if not isinstance(state, RenderState):
+        state = request.meta["_websim"] = RenderState()
+    return state
 
 
 class PageTimeout(Exception):
@@ -126,6 +148,35 @@ async def check_url(url: str, networks: Sequence[Network]) -> Optional[str]:
     return f"blocked: {host} ({reason}, WEBSIM_DENY_NETWORKS)" if reason else None
 
 
+class AbortRequest:
+    """``PLAYWRIGHT_ABORT_REQUEST`` as the add-on sets it: a request of a page to a scheme or a
+    network the crawl must not reach is aborted (a navigation's reason is kept for its record),
+    then the user's own ``PLAYWRIGHT_ABORT_REQUEST`` (a function or a coroutine function, or its
+    import path) decides."""
+
+    def __init__(self, networks: Sequence[Network] = (), user: Any = None) -> None:
+        self.networks = tuple(networks)
+        self.user = user
+        self._user_fn: Any = None
+
+    async def __call__(self, playwright_request: Any) -> bool:
+        reason = await check_url(playwright_request.url, self.networks)
+        if reason:
+            frame = _safe(lambda: playwright_request.frame)
+            page = _safe(lambda: frame.page) if frame is not None else None
+            if page is not None and playwright_request.is_navigation_request():
+                _blocked_reasons[page] = reason
+                note_blocked(page, playwright_request.url, reason)
+            logger.info("websim: %s (%s)", reason, playwright_request.url)
+            return True
+        if self.user is None:
+            return False
+        if self._user_fn is None:
+            self._user_fn = load_object(self.user)
+        verdict = self._user_fn(playwright_request)
+        return bool(await verdict if inspect.isawaitable(verdict) else verdict)
+
+
 def _is_crash(exc: BaseException) -> bool:
     text = str(exc)
     return type(exc).__name__ == "TargetClosedError" or any(
@@ -136,8 +187,6 @@ def _is_crash(exc: BaseException) -> bool:
 class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     """See the module docstring. Requests without ``meta["websim_render"]`` are left as they were."""
 
-    abort_request: Any  #: set by scrapy-playwright from PLAYWRIGHT_ABORT_REQUEST; wrapped below
-
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         websim = WebsimConfig.from_crawler(crawler)
@@ -145,8 +194,6 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.http_timeout = websim.http_timeout
         self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
-        self._user_abort: Any = self.abort_request  # PLAYWRIGHT_ABORT_REQUEST, read by scrapy-playwright
-        self.abort_request = self._abort_request
         self.tabs = TabPool(websim.tab_reuse)
         #: context name -> requests inside scrapy-playwright's ``_create_page`` (maybe waiting for a slot)
         self._opening: dict = {}
@@ -198,22 +245,25 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             if proxy.server is None:
                 await proxy.start(sock)
 
-    async def _launch(self) -> None:
-        await self._start_proxies()
-        await super()._launch()
-
-    async def _close(self) -> None:
-        await super()._close()
+    async def _close_proxies(self) -> None:
         for proxy, _sock in self._proxies:
             await proxy.close()
         if self.refuser is not None and self.refuser.refused:
             self.stats.set_value("websim/browser_own_requests_refused", self.refuser.refused)
+
+    async def close(self) -> None:
+        """The browser first (scrapy-playwright), then the proxies its pages used."""
+        try:
+            await super().close()
+        finally:
+            await self._maybe_future_from_coro(self._close_proxies())
 
     async def _create_browser_context(self, name: str, context_kwargs: Optional[dict], spider: Any = None) -> Any:
         """Every context of the crawl (the user's ``PLAYWRIGHT_CONTEXTS`` too): no service worker (it
         would outlive its page, serve the next page of its origin from its own cache and fetch on
         its own), and the pages' proxy (the guard, ``WEBSIM_PROXY``, or direct connections), unless
         the context sets its own."""
+        await self._start_proxies()  # before the first context launches the browser, which uses them
         kwargs = dict(context_kwargs or {})
         kwargs.setdefault("service_workers", "block")
         if self._context_proxy is not None and "proxy" not in kwargs:
@@ -224,7 +274,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     async def _create_page(self, request: Any, spider: Any) -> Any:
         meta = request.meta
-        pooled = bool(meta.get("_websim_tab_pool"))
+        pooled = _state(request).tab_pool
         page = await self._kept_tab(request) if pooled else None
         if page is None:
             name = meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
@@ -236,9 +286,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             if meta.get("websim_render"):
                 await _new_tab(page, self.tabs)
         if meta.get("websim_render"):
-            _tab_meta[page] = meta  # what the tab's event handlers report to, for this request
-            meta["_websim_page"] = page
-            meta["_websim_page_started"] = asyncio.get_running_loop().time()
+            state = _state(request)
+            _tab_state[page] = state  # what the tab's event handlers report to, for this request
+            state.page = page
+            state.page_started = asyncio.get_running_loop().time()
         return page
 
     async def _open_page(self, request: Any, spider: Any, pooled: bool) -> Any:
@@ -268,7 +319,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             getattr(task, "uncancel", lambda: None)()
         finally:
             timer.cancel()
-        request.meta["_websim_crashed"] = True
+        _state(request).crashed = True
         await self._restart_browser(f"no new page opened within {self.page_budget:g} s")
         raise BrowserCrashed(f"no new page opened within {self.page_budget:g} s; the browser was restarted")
 
@@ -298,7 +349,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         meta = request.meta
         page = meta.pop("playwright_page", None)
         meta.pop("playwright_include_page", None)
-        meta.pop("_websim_tab_pool", None)
+        _state(request).tab_pool = False
         if page is None:
             return
         name = meta.get("playwright_context", DEFAULT_CONTEXT_NAME)
@@ -315,27 +366,16 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         wrapper = self.context_wrappers.get(name)
         return wrapper is None or wrapper.semaphore.locked()
 
-    async def _abort_request(self, playwright_request: Any) -> bool:
-        reason = await check_url(playwright_request.url, self.deny_networks)
-        if reason:
-            frame = _safe(lambda: playwright_request.frame)
-            page = _safe(lambda: frame.page) if frame is not None else None
-            if page is not None and playwright_request.is_navigation_request():
-                _blocked_reasons[page] = reason
-                note_blocked(page, playwright_request.url, reason)
-            logger.info("websim: %s (%s)", reason, playwright_request.url)
-            return True
-        if self._user_abort is not None:  # PLAYWRIGHT_ABORT_REQUEST: a function or a coroutine function
-            verdict = self._user_abort(playwright_request)
-            return bool(await verdict if inspect.isawaitable(verdict) else verdict)
-        return False
-
     # --- per request ---
 
-    async def _download_request(self, request: Any, spider: Any = None) -> Response:
-        meta = request.meta
-        if not meta.get("websim_render"):
-            return await super()._download_request(request, spider)
+    async def download_request(self, request: Any) -> Response:
+        if not request.meta.get("websim_render"):
+            return await super().download_request(request)
+        return await self._maybe_future_from_coro(self._websim_download(request, self._crawler.spider))
+
+    async def _websim_download(self, request: Any, spider: Any) -> Response:
+        """A page websim renders (``meta["websim_render"]``): fetched first, maybe answered
+        without a render (see ``_fetch_first``), else rendered."""
         if self.share is not None and _shareable(request):
             return await self._fetch_first(request, spider)
         return await self._render_request(request, spider)
@@ -346,7 +386,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         meta = request.meta
         pooled = self.tabs.enabled and not meta.get("playwright_include_page")  # the user's own page wins
         if pooled:  # scrapy-playwright then leaves the tab open; _release_tab keeps or closes it
-            meta["playwright_include_page"] = meta["_websim_tab_pool"] = True
+            meta["playwright_include_page"] = True
+            _state(request).tab_pool = True
         serving = _Serving(served, meta.get("playwright_page_init_callback")) if served is not None else None
         if serving is not None:
             meta["playwright_page_init_callback"] = serving.init_page
@@ -365,8 +406,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 await serving.unroute()
             if pooled:
                 await self._release_tab(request, ok)
-            for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
-                request.meta.pop(key, None)
+            request.meta.pop("_websim", None)
 
     # --- render each distinct page once ---
 
@@ -448,10 +488,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         return None
 
     async def _http_download(self, request: Any) -> Response:
-        parent = super(ScrapyPlaywrightDownloadHandler, self).download_request
-        if inspect.iscoroutinefunction(parent):
-            return await parent(request)
-        return await maybe_deferred_to_future(parent(request, None))  # Scrapy < 2.14
+        """Scrapy's own HTTP client (the handler scrapy-playwright's is built on)."""
+        return await super(ScrapyPlaywrightDownloadHandler, self).download_request(request)
 
     def _count_wait(self, request: Any) -> None:
         """Stats of the stable-page wait: its seconds, the pages' render seconds (navigation to
@@ -469,8 +507,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def _render(self, request: Any, spider: Any) -> Response:
         """One try, and one more if the browser or the renderer died."""
         for attempt in (1, 2):
-            request.meta.pop("_websim_crashed", None)
-            if request.meta.get("_websim_tab_pool"):  # never the tab of a failed try
+            state = _state(request)
+            state.crashed = False
+            if state.tab_pool:  # never the tab of a failed try
                 await _close_page(request.meta.pop("playwright_page", None))
             try:
                 return await self._bounded(request, spider)
@@ -480,7 +519,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 answer = self._download_answer(request, exc)
                 if answer is exc and EMPTY_ERROR_FAILURE in str(exc):
                     answer = await _empty_error_answer(request) or exc
-                if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
+                if answer is not exc or not (_is_crash(exc) or _state(request).crashed):
                     raise answer from None
                 if attempt == 2:
                     raise BrowserCrashed(f"browser crashed twice on this page: {short_error(exc)}") from None
@@ -490,24 +529,24 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def _bounded(self, request: Any, spider: Any) -> Response:
         """Run scrapy-playwright's download, closing the page once its budget is spent."""
         meta = request.meta
-        for key in ("_websim_page", "_websim_page_started"):
-            meta.pop(key, None)
+        state = _state(request)
+        state.page = state.page_started = None
         task = asyncio.ensure_future(super()._download_request(request, spider))
         loop = asyncio.get_running_loop()
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.5)
             if done:
                 break
-            started = meta.get("_websim_page_started")
+            started = state.page_started
             if started is not None and loop.time() - started > self.page_budget:
                 task.cancel()
-                if not await _close_page(meta.get("_websim_page")):
+                if not await _close_page(state.page):
                     await self._restart_browser("a page did not close")
                 with contextlib.suppress(BaseException):  # bounded: a task stuck in a wedged browser call
                     await asyncio.wait_for(task, 15)
                 raise PageTimeout(f"page timeout: timed out after {self.page_budget:g} s without a result "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
-        page = meta.get("_websim_page")
+        page = state.page
         try:
             response = task.result()
             if page is not None:
@@ -539,8 +578,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     def _download_answer(self, request: Any, exc: BaseException) -> BaseException:
         """A cancelled download becomes a response (status and headers, empty body), else ``exc``."""
-        info = request.meta.get("_websim_download")
-        main = request.meta.get("_websim_main")
+        state = _state(request)
+        info, main = state.download, state.main
         if not info or not main:
             return exc
         status, headers = main[:2]
@@ -571,7 +610,7 @@ async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
     """The server's answer to a navigation that Chromium failed because it was an HTTP error (4xx,
     5xx) with an empty body (it shows its own error page instead): that status, those headers, no
     body, and the redirect hops that led to it; None when no such answer was seen."""
-    main = request.meta.get("_websim_main")
+    main = _state(request).main
     if not main or main[0] < 400:
         return None
     status, headers, url, hops, response = main
@@ -588,18 +627,18 @@ async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
 
 _blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 #: tab -> meta of the request it renders now (a kept tab serves several requests)
-_tab_meta: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_tab_state: "weakref.WeakKeyDictionary[Any, RenderState]" = weakref.WeakKeyDictionary()
 
 
 async def _new_tab(page: Any, tabs: TabPool) -> None:
     """Once per tab: the hostile-page guards, reporting to the request the tab renders now."""
-    def meta() -> dict:
-        return _tab_meta.get(page, {})
+    def state() -> RenderState:
+        return _tab_state.get(page) or RenderState()
 
     page.on("popup", _close_quietly)
-    page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, meta())))
-    page.on("response", lambda response: _note_main_response(page, response, meta()))
-    page.on("crash", lambda *_: meta().__setitem__("_websim_crashed", True))
+    page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, state())))
+    page.on("response", lambda response: _note_main_response(page, response, state()))
+    page.on("crash", lambda *_: setattr(state(), "crashed", True))
     page.on("close", tabs.notify)
     try:
         await page.add_init_script(INIT_SCRIPT)
@@ -629,8 +668,8 @@ async def _close_page(page: Any) -> bool:
     return page.is_closed()
 
 
-async def _cancel_download(download: Any, meta: dict) -> None:
-    meta["_websim_download"] = download.url
+async def _cancel_download(download: Any, state: RenderState) -> None:
+    state.download = download.url
     try:
         await download.cancel()
     except Exception:  # noqa: BLE001
@@ -649,7 +688,7 @@ def _is_download(headers: dict) -> bool:
     return bool(ctype) and not ctype.startswith(_INLINE_TYPES)
 
 
-def _note_main_response(page: Any, response: Any, meta: dict) -> None:
+def _note_main_response(page: Any, response: Any, state: RenderState) -> None:
     """Keep the main document's status, headers, URL and the redirect hops before it (an HTTP error
     with an empty body is answered with them: ``_empty_error_answer``). A download (an attachment,
     an endless octet stream...) is not rendered: its page is closed at once, so the transfer stops,
@@ -663,9 +702,9 @@ def _note_main_response(page: Any, response: Any, meta: dict) -> None:
         while hop is not None:  # Chromium follows 20 redirects at most
             hops.insert(0, hop.url)
             hop = hop.redirected_from
-        meta["_websim_main"] = (response.status, headers, response.url, hops, response)
+        state.main = (response.status, headers, response.url, hops, response)
         if 200 <= response.status < 300 and _is_download(headers):
-            meta["_websim_download"] = response.url
+            state.download = response.url
             _close_quietly(page)
     except Exception:  # noqa: BLE001 - a detached frame
         pass
