@@ -49,28 +49,37 @@ PRIVATE = (
     Private(f"{_HANDLER}._create_page", "overridden",
             "render/handler.py opens a page through it, or hands a kept tab instead; a request that "
             "finds a free page slot (the context's semaphore unlocked) takes it without yielding to "
-            "another request", "e8894679d0feda1e6404991601d82a417e83e36a978dfe218de147d2c62f07a7"),
+            "another request",
+            "e8894679d0feda1e6404991601d82a417e83e36a978dfe218de147d2c62f07a7"),
     Private(f"{_HANDLER}._create_browser_context", "overridden",
             "every context, the startup ones too, is created through it with its context kwargs (websim "
-            "adds the pages' proxy and blocks service workers, and starts its proxies first)", "df448271082a6fb841f3f3c961165482a4fdfe2fb6db9611c5f5cd1dc074247b"),
+            "adds the pages' proxy and blocks service workers, and starts its proxies first)",
+            "df448271082a6fb841f3f3c961165482a4fdfe2fb6db9611c5f5cd1dc074247b"),
     Private(f"{_HANDLER}._download_request", "called",
             "renders one request in a tab (page methods, the page init callback, the response) and "
-            "closes it unless playwright_include_page; websim bounds it by the page budget", "c1f8b082549c82e41c6cd4f1f5705ee210d8dad0687e6d096390bf5ccc5dec2a"),
+            "closes it unless playwright_include_page; websim bounds it by the page budget",
+            "c1f8b082549c82e41c6cd4f1f5705ee210d8dad0687e6d096390bf5ccc5dec2a"),
     Private(f"{_HANDLER}._browser_disconnected_callback", "called",
             "forgets a browser that was closed, so the next page launches a new one (websim calls it "
-            "when a killed browser sends no disconnect event)", "91593df2c07eee5d51c94f7d14f36b8ab06a7c825ff74379e12227efdd26d5a9"),
+            "when a killed browser sends no disconnect event)",
+            "91593df2c07eee5d51c94f7d14f36b8ab06a7c825ff74379e12227efdd26d5a9"),
     Private(f"{_HANDLER}._maybe_future_from_coro", "called",
-            "runs a coroutine on the handler's loop (a thread's loop on Windows)", "6a4728c1aa0569e350968ddb9d5bb885ef326bdff11b36f4308c2a535a21df47"),
+            "runs a coroutine on the handler's loop (a thread's loop on Windows)",
+            "6a4728c1aa0569e350968ddb9d5bb885ef326bdff11b36f4308c2a535a21df47"),
     Private(_HANDLER, "read",
             "the attributes config (launch_options, cdp_url, connect_url, target_closed_max_retries), "
             "context_wrappers (name -> wrapper with .context and .semaphore, one page slot per unit) "
-            "and browser", "6deb6c7e9fff40764d8402711cfd865e9da64b1e774e2b9a99c797850b14c797"),
+            "and browser",
+            "6deb6c7e9fff40764d8402711cfd865e9da64b1e774e2b9a99c797850b14c797"),
     Private("scrapy.core.downloader:Downloader._get_slot", "overridden",
-            "returns (key, slot) for a request; websim counts a popped request as in flight at once", "5e928fd8ef75ed554d463fd1fceae2f5a9661630746b29c041e900296b7c6bfe"),
+            "returns (key, slot) for a request; websim counts a popped request as in flight at once",
+            "5e928fd8ef75ed554d463fd1fceae2f5a9661630746b29c041e900296b7c6bfe"),
     Private("scrapy.core.scheduler:Scheduler._dqpush", "overridden",
-            "pushes to the disk queue and returns whether it did; websim falls back to memory", "a64740cd0a9ff15d1c15d090d1cb94386b494d429a71c5bbb99d1a035d24e66b"),
+            "pushes to the disk queue and returns whether it did; websim falls back to memory",
+            "a64740cd0a9ff15d1c15d090d1cb94386b494d429a71c5bbb99d1a035d24e66b"),
     Private("scrapy.core.scheduler:Scheduler._dqpop", "overridden",
-            "pops from the disk queue, closing a queue that empties; websim survives a full disk", "92c798f900cde95e5245581ccbd39d7c98583908b542e9733f02c103531ce924"),
+            "pops from the disk queue, closing a queue that empties; websim survives a full disk",
+            "92c798f900cde95e5245581ccbd39d7c98583908b542e9733f02c103531ce924"),
 )
 
 
