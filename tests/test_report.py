@@ -125,7 +125,8 @@ def test_report_folder_layout_summary_and_order(tmp_path):
         ["http://a.test", "http://c.test"], 2]
     by_id = {r[0]: r for r in data}
     assert by_id[4][2] == HOSTILE  # kept as data: the page shows it as text
-    assert by_id[5][14] == {"tls_error": "self-signed certificate", "render_from": "http://a.test/404"}  # fields other versions add are shown
+    # fields other versions add are shown
+    assert by_id[5][14] == {"tls_error": "self-signed certificate", "render_from": "http://a.test/404"}
     assert by_id[7][10].startswith("not a URL") and by_id[7][11] == m["hosts"].index("")
     assert m["source"] == "result.json" and m["meta"]["total_urls"] == "10"
 
