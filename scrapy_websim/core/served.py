@@ -168,7 +168,7 @@ def swap_host(html: str, old: Sequence[str], new: Sequence[str]) -> str:
     own host."""
     for before, after in zip(old, new):
         if before and after and before != after and len(before) >= 3:
-            html = re.sub(re.escape(before) + _END.decode(), lambda _m, a=after: a, html)
+            html = re.sub(re.escape(before) + _END.decode(), after.replace("\\", "\\\\"), html)
     old_port, new_port = _port_of(old).decode(), _port_of(new).decode()
     if old_port and new_port and old_port != new_port:
         html = re.sub(r"(?i)(\bport\s*)" + old_port + r"\b", lambda m: m.group(1) + new_port, html)
