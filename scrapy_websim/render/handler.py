@@ -85,6 +85,13 @@ class BrowserCrashed(Exception):
     readable = True
 
 
+class FetchTimeout(Exception):
+    """The document did not arrive within ``WEBSIM_HTTP_TIMEOUT`` (the browser would not have
+    loaded it either: its navigation waits as long for the whole document)."""
+
+    readable = True
+
+
 class Blocked(Exception):
     """A request went to a scheme or a network the crawl must not reach."""
 
@@ -379,6 +386,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             self.stats.inc_value("websim/fetch_first_failed")
             return await self._render_request(request, spider)
         response, hops = fetched
+        if _header(response, "Content-Encoding").strip().lower() not in ("", "identity"):
+            return await self._render_request(request, spider)  # encoded though none was asked for
         answer = _answer_without_render(request, response, hops)
         if answer is not None:
             self.stats.inc_value("websim/renders_not_needed")
@@ -430,7 +439,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             fetch = Request(url, headers=headers, meta=meta, dont_filter=True)
             try:
                 response = await self._http_download(fetch)
-            except Exception as exc:  # noqa: BLE001 - any failure: the browser tries and tells
+            except Exception as exc:  # noqa: BLE001 - any other failure: the browser tries and tells
+                if type(exc).__name__ == "TimeoutError":  # rendering would cost the same wait again
+                    raise FetchTimeout(f"timed out after {self.http_timeout:g} s: the page did not load "
+                                       "(WEBSIM_HTTP_TIMEOUT)") from None
                 logger.debug("websim: fetching %s first failed (%s); rendering it", url, exc)
                 return None
             latency = fetch.meta.get("download_latency")
