@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_websim.core.served import masked_body, renders_as_served, response_key, swap_host
-from scrapy_websim.render.once import Render, RenderShare
+from scrapy_websim.core.served import masked_body, renders_as_served, response_key, spellings, swap_host
+from scrapy_websim.render.once import NEVER, SHARED, Render, RenderShare
 from scrapy_websim.testing.crawl import SAME, crawl
 from scrapy_websim.testing.servers import have, nginx_server
 
@@ -68,6 +68,17 @@ def test_the_port_however_written_is_the_host_own_name():
         == "Server at 10.0.0.6 Port 9090"
 
 
+def test_an_echoed_path_is_the_request_own_name():
+    page = "<h1>404</h1><p>The requested resource [{}] is not available</p>"
+    a, b = spellings("http://h1:8080/old/index.html"), spellings("http://h2:8080/server-status")
+    assert response_key(404, "text/html", page.format("/old/index.html").encode(), a) == \
+        response_key(404, "text/html", page.format("/server-status").encode(), b)
+    assert swap_host(page.format("/old/index.html"), a, b) == page.format("/server-status")
+    # a short path is no echo: "/" and "/a" are everywhere in a page
+    assert spellings("http://h/a")[2] == "" and swap_host("<a href='/a'>", spellings("http://h/a"),
+                                                          spellings("http://h/b")) == "<a href='/a'>"
+
+
 def test_swap_host_names_the_page_own_host():
     html = "<title>Welcome to 127.0.0.1:8080</title><p>127.0.0.1 says hi</p>"
     assert swap_host(html, ("127.0.0.1:8080", "127.0.0.1"), ("127.0.0.2:9090", "127.0.0.2")) == \
@@ -78,18 +89,22 @@ def test_share_waits_for_the_render_in_flight_and_stays_bounded():
     async def scenario():
         share = RenderShare(max_bytes=3000)
         assert share.begin(b"k") and not share.begin(b"k")
+        assert not await share.wait(b"k", 0.01)  # not judged within the time: the caller renders
         waiter = asyncio.ensure_future(share.wait(b"k", 5))
         await asyncio.sleep(0)
-        share.finish(b"k", Render("http://a/", ("a", "a"), {"html": "x" * 1000, "screenshot": b""}))
+        share.finish(b"k", SHARED, Render("http://a/", ("a", "a"), {"html": "x" * 1000, "screenshot": b""}))
         assert await waiter
-        assert share.known(b"k")[1].url == "http://a/"
+        assert share.known(b"k")[0] == SHARED and share.known(b"k")[1].url == "http://a/"
         for n in range(5):  # 1256 bytes each: the oldest go first
             share.begin(bytes([n]))
-            share.finish(bytes([n]), Render("u", ("a", "a"), {"html": "y" * 1000}))
-        assert share.bytes <= 3000 and share.known(b"k") == (False, None)
+            share.finish(bytes([n]), SHARED, Render("u", ("a", "a"), {"html": "y" * 1000}))
+        assert share.bytes <= 3000 and share.known(b"k") == ("", None)
         share.begin(b"z")
-        share.finish(b"z", None, judged=False)  # a failed render: nothing learnt
-        assert share.known(b"z") == (False, None) and not share.rendering(b"z")
+        share.finish(b"z", judged=False)  # a failed render: nothing learnt
+        assert share.known(b"z") == ("", None) and not share.rendering(b"z")
+        share.begin(b"n")
+        share.finish(b"n", NEVER, Render("u", ("a", "a")))  # never shared: nothing kept
+        assert share.known(b"n") == (NEVER, None)
     asyncio.run(scenario())
 
 
@@ -106,6 +121,12 @@ SHELL = ("<html><head><title>Console</title></head><body><div id=app>Loading</di
          "fetch('/data').then(r => r.text()).then(t => { document.getElementById('app').innerHTML = "
          "'<h1>Console of ' + t + '</h1><p>' + ('Sensor readings of ' + t + ' for today. ').repeat(12) + '</p>'; });"
          "</script></body></html>")
+# a login page whose script turns its labels into placeholders, fetching nothing: the same on every
+# host, but not what its HTML says
+LOGIN = ("<html><head><title>Sign in</title></head><body><form><label for=u>Username</label><input id=u>"
+         "<label for=p>Password</label><input id=p type=password><button>Sign in</button></form><script>"
+         "for (const l of document.querySelectorAll('label')) { "
+         "document.getElementById(l.htmlFor).placeholder = l.textContent; l.remove(); }</script></body></html>")
 LOCATIONS = """
 ssi on;
 access_log {log} hostlog;
@@ -134,17 +155,18 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     results = {}
     for name, extra in (("once", ()), ("all", ("--render-all",))):
         locations = LOCATIONS.format(log=logs[name])
-        with nginx_server(locations=locations, files={"index.html": DEFAULT_PAGE, "shell.html": SHELL,
-                                                      "notes.txt": "plain text notes\n" * 20},
+        files = {"index.html": DEFAULT_PAGE, "shell.html": SHELL, "login.html": LOGIN,
+                 "notes.txt": "plain text notes\n" * 20}
+        with nginx_server(locations=locations, files=files,
                           http="log_format hostlog '$server_addr $request_uri';", addresses=HOSTS) as base:
             port = base.rsplit(":", 1)[1]
-            urls = [f"http://{host}:{port}/{path}" for path in ("index.html", "shell.html", "notes.txt", "go")
-                    for host in HOSTS]
+            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html")
+            urls = [f"http://{host}:{port}/{path}" for path in paths for host in HOSTS]
             results[name] = (*_run(tmp_path, name, urls, extra), port)
     (once, once_stats, port), (every, every_stats, _) = results["once"], results["all"]
 
     rows = {r["url"]: r for r in once["data"]["urls"]}
-    assert len(rows) == 12
+    assert len(rows) == 15
     index = [f"http://{h}:{port}/index.html" for h in HOSTS]
     go = [f"http://{h}:{port}/go" for h in HOSTS]
     # the default page with its token, date and host name: rendered once, taken by the other five
@@ -158,15 +180,18 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     shells = [f"http://{h}:{port}/shell.html" for h in HOSTS]
     assert all(rows[u]["render_from"] == "" for u in shells)
     assert len({rows[u]["excerpt"] for u in shells}) == 3
-    # the renders: the default page once, the shell three times; the text file never
-    assert once_stats.get("websim/renders") == 4, once_stats
-    assert once_stats.get("websim/renders_reused") == 5, once_stats
+    # the login page: rendered on two hosts, which said the same, then taken by the third
+    logins = [f"http://{h}:{port}/login.html" for h in HOSTS]
+    assert sum(1 for u in logins if not rows[u]["render_from"]) == 2
+    # the renders: the default page once, the shell three times, the login twice; the text file never
+    assert once_stats.get("websim/renders") == 6, once_stats
+    assert once_stats.get("websim/renders_reused") == 6, once_stats
     assert once_stats.get("websim/renders_not_needed") == 3, once_stats
-    assert every_stats.get("websim/renders") == 12 and "websim/renders_reused" not in every_stats
+    assert every_stats.get("websim/renders") == 15 and "websim/renders_reused" not in every_stats
     # the hosts saw one request per document (the redirect's hop included)
     requested = _requests(logs["once"])
     for host in HOSTS:
-        for path in ("/index.html", "/shell.html", "/notes.txt", "/go"):
+        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html"):
             assert requested[f"{host} {path}"] == (2 if path == "/index.html" else 1), (host, path, requested)
     # the same result as rendering every page (another nginx, on another port)
     def same(result, port):

@@ -6,14 +6,17 @@ document is the same as one already rendered takes that render (its screenshot a
 instead of being rendered again. Two tests decide it:
 
 * :func:`response_key`: the response, with what changes from request to request masked (the
-  host's own name and port, values of ``nonce``/``csrf``/``token`` attributes, long tokens that
-  mix letters and digits, times of day and dates), and its status and type. Pages with one key
-  say the same once rendered, unless a script makes them differ.
+  host's own name and port, the request's path where the page echoes it, values of
+  ``nonce``/``csrf``/``token`` attributes, long tokens that mix letters and digits, times of day
+  and dates), and its status and type. Pages with one key say the same once rendered, unless a
+  script makes them differ.
 * :func:`renders_as_served`: the first page's render says what its HTML says (the same visible
   text and title, about as many elements), so no script changed what the page shows: the
-  next page with the key, whose scripts are the same, is taken as rendered the same. A shell that
-  scripts fill in, a page that redirects itself or writes the time, fails it: pages with its key are
-  always rendered.
+  next page with the key, whose scripts are the same, is taken as rendered the same. A page
+  whose scripts changed it without fetching data is taken as rendered the same once two renders
+  on two hosts say the same (:func:`page_signature`; the handler decides, see
+  ``scrapy_websim/render/once.py``). A shell that fills itself with data it fetches, a page that
+  redirects itself: pages with its key are always rendered.
 
 Masking is deliberately narrow: a version number, a count or a word is never masked, so two
 pages that differ in anything a person reads have different keys (masking too much would give a
@@ -26,12 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
 
 from .features import parse_html
 from .page.visible import visible_text
 
-__all__ = ["response_key", "renders_as_served", "swap_host"]
+__all__ = ["spellings", "masked_body", "page_signature", "response_key", "renders_as_served", "swap_host"]
 
 #: Placeholder of a masked span (not a byte a page can hold in text: a NUL).
 _MASK = b"\x00"
@@ -69,8 +73,22 @@ def _mask_secret(match: "re.Match[bytes]") -> bytes:
     return match.group(3) + _MASK
 
 
+#: A request's path shorter than this is not masked (``/``, ``/a``: too common to be an echo).
+MIN_PATH_CHARS = 5
+#: After a masked or swapped spelling: not inside a longer name (``10.0.0.1`` in ``10.0.0.12``).
+_END = rb"(?![\w-])"
+
+
+def spellings(url: str) -> Tuple[str, ...]:
+    """How a page may name its own request: ``host:port``, ``host``, and the path when it is
+    long enough to be an echo (an error page's "/old/index.html was not found")."""
+    parts = urlsplit(url)
+    path = parts.path if len(parts.path) >= MIN_PATH_CHARS else ""
+    return parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower(), path
+
+
 def _host_names(url_hosts: Iterable[str]) -> list:
-    """The spellings of the host to mask, longest first (``host:port`` before ``host``)."""
+    """The spellings to mask, longest first (``host:port`` before ``host``)."""
     names = {h.lower().encode("utf-8") for h in url_hosts if h and len(h) >= 3}
     return sorted(names, key=len, reverse=True)
 
@@ -93,7 +111,7 @@ def masked_body(body: bytes, hosts: Iterable[str] = ()) -> bytes:
     if names:
         lowered = text.lower()
         if any(name in lowered for name in names):
-            pattern = re.compile(b"|".join(re.escape(n) for n in names), re.I)
+            pattern = re.compile(b"(?:" + b"|".join(re.escape(n) for n in names) + b")" + _END, re.I)
             text = pattern.sub(_MASK + b"h", text)
     port = _port_of(hosts)
     if port:  # "Server at 10.0.0.5 Port 8080", "localhost:8080": the port of the URL, however written
@@ -135,13 +153,22 @@ def renders_as_served(served_html: str, rendered_html: str, served_title: str = 
     return abs(a - b) <= max(8, 0.1 * max(a, b))
 
 
+def page_signature(html: str, hosts: Iterable[str] = ()) -> bytes:
+    """What a rendered page says (its visible words and title, its host and per-request noise
+    masked as in :func:`masked_body`): two renders of one document on two hosts compare by it."""
+    doc = parse_html(html)
+    title = doc.find(".//title") if doc is not None else None
+    text = " ".join(_words(doc)) + "\x01" + (title.text_content() if title is not None else "")
+    return hashlib.blake2b(masked_body(text.encode("utf-8"), hosts), digest_size=16).digest()
+
+
 def swap_host(html: str, old: Sequence[str], new: Sequence[str]) -> str:
     """``html`` with the spellings of one host (``host:port``, ``host``, and its port written as
     ``Port N``) replaced by another's, in order: a render taken from another host names the page's
     own host."""
     for before, after in zip(old, new):
-        if before and after and before != after:
-            html = html.replace(before, after)
+        if before and after and before != after and len(before) >= 3:
+            html = re.sub(re.escape(before) + _END.decode(), after.replace("\\", "\\\\"), html)
     old_port, new_port = _port_of(old).decode(), _port_of(new).decode()
     if old_port and new_port and old_port != new_port:
         html = re.sub(r"(?i)(\bport\s*)" + old_port + r"\b", lambda m: m.group(1) + new_port, html)

@@ -42,11 +42,11 @@ from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
-from scrapy_websim.core.served import renders_as_served, response_key, swap_host
+from scrapy_websim.core.served import page_signature, renders_as_served, response_key, spellings, swap_host
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
-from scrapy_websim.render.once import Render, RenderShare
+from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, Render, RenderShare
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
@@ -103,6 +103,13 @@ class PageTimeout(Exception):
 
 class BrowserCrashed(Exception):
     """The browser or the page's renderer died twice for one request."""
+
+    readable = True
+
+
+class FetchTimeout(Exception):
+    """The document did not arrive within ``WEBSIM_HTTP_TIMEOUT`` (the browser would not have
+    loaded it either: its navigation waits as long for the whole document)."""
 
     readable = True
 
@@ -419,39 +426,40 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             self.stats.inc_value("websim/fetch_first_failed")
             return await self._render_request(request, spider)
         response, hops = fetched
+        if _header(response, "Content-Encoding").strip().lower() not in ("", "identity"):
+            return await self._render_request(request, spider)  # encoded though none was asked for
         answer = _answer_without_render(request, response, hops)
         if answer is not None:
             self.stats.inc_value("websim/renders_not_needed")
             return answer
         if response.status in _REDIRECTS:  # a redirect the fetch did not follow: the browser follows it
             return await self._render_request(request, spider)
-        hosts = _host_spellings(response.url)
+        hosts = spellings(response.url)
         key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
         claimed = False
         while True:
-            seen, render = self.share.known(key)
-            if render is not None:
+            state, render = self.share.known(key)
+            if state == SHARED and render is not None:
                 self.stats.inc_value("websim/renders_reused")
                 return _reused(request, response, hops, render, hosts)
-            if seen:
-                break  # its render changed what it says: every page with the key is rendered
+            if state == NEVER:
+                break  # its renders differ: every page with the key is rendered
             claimed = self.share.begin(key)
             if claimed:
                 break
-            await self.share.wait(key, self.page_budget + self.http_timeout)
-            if self.share.rendering(key):
+            if not await self.share.wait(key, self.page_budget + self.http_timeout):
                 break  # waited for as long as a page may take: render it too
         served = None if hops else response  # after redirects the browser requests the hops itself
         if not claimed:
             return _without_served_tls(await self._render_request(request, spider, served), served)
-        render, judged = None, False
+        new_state, kept, judged = NEVER, None, False
         try:
             rendered = await self._render_request(request, spider, served)
-            render = _render_to_share(request, response, rendered, hosts)
+            new_state, kept = _judge(request, response, rendered, hosts, render if state == CANDIDATE else None)
             judged = True
             return _without_served_tls(rendered, served)
         finally:
-            self.share.finish(key, render, judged)
+            self.share.finish(key, new_state, kept, judged)
 
     async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
         """The document of ``request`` by Scrapy's client, redirects followed (the browser's
@@ -471,7 +479,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             fetch = Request(url, headers=headers, meta=meta, dont_filter=True)
             try:
                 response = await self._http_download(fetch)
-            except Exception as exc:  # noqa: BLE001 - any failure: the browser tries and tells
+            except Exception as exc:  # noqa: BLE001 - any other failure: the browser tries and tells
+                if type(exc).__name__ == "TimeoutError":  # rendering would cost the same wait again
+                    raise FetchTimeout(f"timed out after {self.http_timeout:g} s: the page did not load "
+                                       "(WEBSIM_HTTP_TIMEOUT)") from None
                 logger.debug("websim: fetching %s first failed (%s); rendering it", url, exc)
                 return None
             latency = fetch.meta.get("download_latency")
@@ -757,11 +768,6 @@ def _shareable(request: Any) -> bool:
     return all(getattr(pm, "method", None) is capture for pm in meta.get("playwright_page_methods") or ())
 
 
-def _host_spellings(url: str) -> Tuple[str, str]:
-    parts = urlsplit(url)
-    return (parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower())
-
-
 def _answer_without_render(request: Any, response: Response, hops: List[str]) -> Optional[Response]:
     """The fetched answer itself when rendering would add nothing: a document that is no HTML
     (never rendered), an HTTP auth challenge (Chromium shows no page for it), an HTTP error with an
@@ -784,27 +790,36 @@ def _capture_method(request: Any) -> Any:
                  if getattr(pm, "method", None) is capture), None)
 
 
-def _render_to_share(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, str]) -> Optional[Render]:
-    """The render another page with the same document may take, or None when this render changed
-    what the page says (a script filled it in, went elsewhere, failed) or is not a whole capture."""
+def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, ...],
+           candidate: Optional[Render]) -> Tuple[str, Optional[Render]]:
+    """What pages with this response's key do from now on (``once.SHARED``, ``CANDIDATE`` or
+    ``NEVER``) and the render kept for them. A render is shared when it says what its HTML says;
+    one whose script changed the page without fetching data is a candidate, shared once a render
+    on another host says the same (``candidate``: the first); anything else (a script fetched
+    data, the page went elsewhere, a capture failed, two renders differ) is never shared."""
     pm = _capture_method(request)
     cap = getattr(pm, "result", None)
     if not isinstance(cap, dict) or cap.get("capture_error") or not cap.get("screenshot"):
-        return None
+        return NEVER, None
     if "playwright" not in (rendered.flags or ()) or rendered.status != fetched.status:
-        return None
+        return NEVER, None
     if _url_key(rendered.url) != _url_key(fetched.url):
-        return None
+        return NEVER, None
     html = cap.get("html") or rendered.text
     try:
         served_html = fetched.text
     except AttributeError:
-        return None
-    if not renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
-        return None
-    kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early")}
+        return NEVER, None
+    kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early", "data_requests")}
     kept["html"] = html
-    return Render(url=rendered.url, hosts=hosts, capture=kept)
+    render = Render(url=rendered.url, hosts=hosts, capture=kept, signature=page_signature(html, hosts))
+    scripted_data = cap.get("data_requests") != 0
+    if candidate is not None:
+        same = not scripted_data and render.signature == candidate.signature
+        return (SHARED, candidate) if same else (NEVER, None)
+    if renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
+        return SHARED, render
+    return (NEVER, None) if scripted_data else (CANDIDATE, render)
 
 
 def _served_title(html: str) -> str:
@@ -815,7 +830,7 @@ def _served_title(html: str) -> str:
     return (title.text_content() if title is not None else "") or ""
 
 
-def _reused(request: Any, fetched: Response, hops: List[str], render: Render, hosts: Tuple[str, str]) -> Response:
+def _reused(request: Any, fetched: Response, hops: List[str], render: Render, hosts: Tuple[str, ...]) -> Response:
     """The response of a page that takes ``render``: its own URL, status, headers and certificate,
     the render's HTML and screenshot (its host's name swapped for this page's)."""
     cap = dict(render.capture)
