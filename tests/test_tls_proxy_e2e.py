@@ -309,7 +309,7 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
                            "cluster_kind", "match_rule", "page_type"]
     assert header[20:] == ["expanded_from", "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to",
                            "tls_sha256", "tls_sans", "favicon_url", "favicon_hash", "match_reason", "excerpt",
-                           "content_digest"]
+                           "content_digest", "render_from"]
     rows = {r[1]: dict(zip(header, r)) for r in body}
     assert len(rows) == len(urls)
     # --strict-tls: the self-signed page is an error, with the reason in tls_error
