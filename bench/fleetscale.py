@@ -145,7 +145,6 @@ EXTRA_WORDS = ["archive", "assets", "blog", "docs", "files", "images", "media", 
 DOTFILES = ("/.env", "/.git/config", "/.DS_Store", "/.htaccess")
 
 CORE = {  # the profile's own URLs, listed first (as many as the origin's share of the list allows)
-    "tomcat-default": ["/", "/manager/html"],
     "phpmyadmin": ["/", "/index.php", "/index.php?route=/server/databases",
                    "/index.php?route=/sql&db=mysql&table=user"],
     "roundcube": ["/", "/?_task=mail", "/?_task=mail&_mbox=INBOX", "/?_task=settings", "/index.php"],
@@ -267,15 +266,14 @@ class Pools:
         return out
 
 
-def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed: int = 5,
-         verdaccio: bool = True) -> List[Origin]:
+def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed: int = 5) -> List[Origin]:
     """The origins with their profiles and URLs (paths, groups, labels); addresses come later."""
     rng = random.Random(seed)
     ok = set(servers_ok)
     col = 1 if mix == "fleet" else 2
     weights = {p: v[col] for p, v in PROFILES.items() if v[col] > 0 and v[0] in ok}
     fixed: List[Origin] = []
-    if mix == "fleet" and verdaccio and "verdaccio" in ok and n_urls >= 400 and n_origins >= 40:
+    if mix == "fleet" and "verdaccio" in ok and n_urls >= 400 and n_origins >= 40:
         fixed += [Origin("verdaccio", 0), Origin("verdaccio", 0)]
     if mix == "fleet" and "spa-dash" in weights and n_origins >= 40:
         fixed += [Origin("spa-twin", 0) for _ in range(SPA_TWINS)]
@@ -284,7 +282,7 @@ def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed:
     rng.shuffle(origins)
     for serial, o in enumerate(origins):
         o.serial = serial
-    # URLs per origin: about the same number each, +-40 %, the Verdaccio pair's fixed
+    # URLs per origin: about the same number each (+-40 %); the Verdaccio pair has its own set
     n_verdaccio = (VERDACCIO_PACKAGES + 11) if any(o.profile == "verdaccio" for o in origins) else 0
     rest = [o for o in origins if o.profile != "verdaccio"]
     budget = n_urls - n_verdaccio
@@ -846,7 +844,10 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
             "missing": sc["missing"], "doc_requests_per_url": f"{requests / max(1, listed):.2f}",
             "files_mb": f"{res['files_mb']:.1f}", "load": f"{res['load_before']:.1f}-{res['load_after']:.1f}"}))
         print(lines[-1], flush=True)
-        summary[f"{name}_renders"] = done
+        key = name.replace("-", "_")
+        summary.update({f"{key}_pps": f"{pps[name]:.2f}", f"{key}_renders": done, f"{key}_f1": f"{sc['f1']:.4f}",
+                        f"{key}_lost": sc["lost"], f"{key}_cpu_s": f"{res['cpu']:.0f}",
+                        f"{key}_peak_mb": f"{res['peak_mb']:.0f}"})
     sample = urls if not args.bare_sample or args.bare_sample >= len(urls) else \
         random.Random(11).sample(urls, args.bare_sample)
     bare_list = os.path.join(workdir, "urls-bare.txt")
@@ -863,6 +864,7 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
         "rendered": sum(1 for r in bare_rows if "png" in r), "errors": sum(1 for r in bare_rows if "error" in r),
         "sample_of": len(urls), "in_flight": in_flight, "load": f"{res['load_before']:.1f}-{res['load_after']:.1f}"}))
     print(lines[-1], flush=True)
+    summary["bare_pps"] = f"{pps['bare']:.2f}"
     for name in pps:
         if name != "bare":
             summary[f"ratio_{name.replace('-', '_')}"] = f"{pps[name] / pps['bare']:.2f}"
@@ -882,7 +884,7 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
     for note in notes:
         print("note:", note)
     print(f"bare crawl: {'the whole list' if len(sample) == len(urls) else f'{len(sample)} URLs drawn (seed 11)'}; "
-          f"pages/s = URLs / wall seconds of each process; kept in {workdir}" if args.keep else "")
+          f"pages/s = URLs / wall seconds of each process" + (f"; kept in {workdir}" if args.keep else ""))
     for line in lines:
         print(line)
     return 0
