@@ -41,7 +41,8 @@ Each origin's URLs are ``/`` and the profile's own pages, then probe paths of a 
 URL count per origin varies (seeded); the list is shuffled (seed 7).
 
 **Truth** (written here per URL): a group key (URLs of one key show the same thing) and the
-expected rule label (``None`` for content, ``?`` not scored). ``distinct`` is the number of
+expected rule label (``None`` for content; ``?`` not scored: a documentation page of under 400
+characters, thin or content, and the package mirrors' pages). ``distinct`` is the number of
 groups of HTML answers; the non-HTML URLs (``robots.txt``, the consoles' JSON) are apart: websim
 does not cluster non-HTML answers (they take part in rules only) and never renders them.
 
@@ -52,7 +53,8 @@ websim ``--render-all`` when the CLI has that flag (else the output says so), an
 flight) on the whole list or, with ``--bare-sample N``, on N URLs drawn from it with seed 11. Per
 crawl: pages/s = URLs / wall seconds of the process (start-up and websim's clustering included),
 CPU seconds of the whole process tree (the crawl, Playwright's node driver, every Chromium
-process; ``bench/crawl.py``'s sampler, or the reaped tree's rusage when larger), peak summed PSS
+process; ``bench/crawl.py``'s sampler, or the reaped tree's rusage when larger; ``cpu_split`` by
+process kind), peak summed PSS
 of the tree (``bench/memory.py``), renders (websim's stats: ``websim/renders`` when present, else
 ``websim/rendered``), and for websim pair F1 and lost against the truth (lost: a truth group none
 of whose URLs is a canonical row), rule labels, and nginx's count of document requests per listed
@@ -70,6 +72,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import functools
 import json
 import math
 import os
@@ -132,6 +135,7 @@ PROFILES: Dict[str, Tuple[str, float, float]] = {
 NGINX_BLOCK = {"docs-python": "docs", "docs-postgres": "docs", "docs-debref": "docs", "spa-dash": "spa",
                "spa-twin": "spa"}
 SPA_TWINS = 3
+DOC_SRC = {"python": fs.PYDOC, "postgres": fs.PGDOC, "debref": fs.DEBREF, "apache": fs.APACHEDOC, "git": fs.GITDOC}
 VERDACCIO_PACKAGES = 16
 
 #: Paths a triage tool tries on every host.
@@ -329,7 +333,7 @@ def add_urls(o: Origin, rng: random.Random, pools: Pools) -> None:
         name = p[len("docs-"):]
         o.pages = pools.take(name, max(1, min(40, round(0.55 * (n - 1))))) if n > 1 else []
         urls.append(("/", f"doc:{name}:index", None))
-        urls += [("/" + rel, f"doc:{name}:{rel}", None) for rel in o.pages]
+        urls += [("/" + rel, f"doc:{name}:{rel}", doc_label(name, rel)) for rel in o.pages]
         o.data["robots"] = rng.random() < 0.5
     elif p == "listing":
         urls.append(("/", f"listing:{o.serial}", None))
@@ -350,6 +354,18 @@ def add_urls(o: Origin, rng: random.Random, pools: Pools) -> None:
             urls.append((path, *probe_truth(p, path, o.data.get("robots", False))))
             taken.add(path)
     o.urls = urls
+
+
+@functools.lru_cache(maxsize=None)
+def doc_label(name: str, rel: str) -> Optional[str]:
+    """A documentation page is content (``None``), but one whose whole visible text is under 400
+    characters (git's ``git-stage.html``: "a synonym for git-add"; PostgreSQL's chapter stubs) is
+    arguably thin: ``?``, its label not scored."""
+    import lxml.html
+
+    body = lxml.html.parse(os.path.join(DOC_SRC[name], rel)).getroot().find(".//body")
+    text = " ".join((body.text_content() if body is not None else "").split())
+    return "?" if len(text) < 400 else None
 
 
 def verdaccio_truth(a: str, b: str, names: Sequence[str]) -> Truth:
@@ -747,8 +763,9 @@ def truth_label(truth: Truth, group: str) -> str:
 
 def figures_line(name: str, n: int, res: Dict[str, float], extra: Dict[str, object]) -> str:
     pps = n / res["wall"]
+    split = ",".join(f"{k[4:]}:{v:.0f}" for k, v in sorted(res.items()) if k.startswith("cpu_") and v)
     base = {"crawl": name, "urls": n, "pps": f"{pps:.2f}", "wall_s": f"{res['wall']:.0f}",
-            "cpu_s": f"{res['cpu']:.0f}", "cpu_per_page": f"{res['cpu'] / n:.3f}",
+            "cpu_s": f"{res['cpu']:.0f}", "cpu_per_page": f"{res['cpu'] / n:.3f}", "cpu_split": split,
             "peak_mb": f"{res['peak_mb']:.0f}"}
     base.update(extra)
     return " ".join(f"{k}={v}" for k, v in base.items())
@@ -845,7 +862,9 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
             "files_mb": f"{res['files_mb']:.1f}", "load": f"{res['load_before']:.1f}-{res['load_after']:.1f}"}))
         print(lines[-1], flush=True)
         key = name.replace("-", "_")
-        summary.update({f"{key}_pps": f"{pps[name]:.2f}", f"{key}_renders": done, f"{key}_f1": f"{sc['f1']:.4f}",
+        summary.update({f"{key}_pps": f"{pps[name]:.2f}", f"{key}_renders": done,
+                        f"{key}_renders_per_distinct": f"{done / max(1, distinct(truth)):.2f}",
+                        f"{key}_f1": f"{sc['f1']:.4f}",
                         f"{key}_lost": sc["lost"], f"{key}_cpu_s": f"{res['cpu']:.0f}",
                         f"{key}_peak_mb": f"{res['peak_mb']:.0f}"})
     sample = urls if not args.bare_sample or args.bare_sample >= len(urls) else \
