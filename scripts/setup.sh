@@ -70,14 +70,18 @@ if [ "$what" = bench ]; then
   command -v mhonarc >/dev/null 2>&1 || need_apt+=(mhonarc)
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx)
   [ -f /usr/share/iso-codes/json/iso_3166-1.json ] || need_apt+=(iso-codes)
+  # bench/fleetscale.py: Tomcat 10 and its manager application, the Apache manual on Apache's doc hosts
+  [ -f /usr/share/tomcat10/bin/catalina.sh ] || need_apt+=(tomcat10)
+  [ -d /usr/share/tomcat10-admin/manager ] || need_apt+=(tomcat10-admin)
+  [ -d /usr/share/doc/apache2-doc/manual ] || need_apt+=(apache2-doc)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server, tinyproxy and mariadb start system services on install; the tests and benches start their own
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy, mariadb and tomcat10 start system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
