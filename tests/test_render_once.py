@@ -6,6 +6,7 @@ non-HTML document is not rendered; ``--render-all`` renders every page, to the s
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 from collections import Counter
@@ -77,6 +78,15 @@ def test_an_echoed_path_is_the_request_own_name():
     # a short path is no echo: "/" and "/a" are everywhere in a page
     assert spellings("http://h/a")[2] == "" and swap_host("<a href='/a'>", spellings("http://h/a"),
                                                           spellings("http://h/b")) == "<a href='/a'>"
+
+
+def test_a_proxy_user_and_password_become_its_authorization_header():
+    from scrapy_websim.render.handler import _proxy_and_auth
+
+    assert _proxy_and_auth("http://scanner:s%40cret@127.0.0.1:3128") == \
+        ("http://127.0.0.1:3128", b"Basic " + base64.b64encode(b"scanner:s@cret"))
+    assert _proxy_and_auth("http://127.0.0.1:3128") == ("http://127.0.0.1:3128", b"")
+    assert _proxy_and_auth("") == ("", b"")
 
 
 def test_swap_host_names_the_page_own_host():

@@ -25,6 +25,7 @@ http and https to it) and changes only what happens around a rendered request:
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import inspect
@@ -33,7 +34,7 @@ import socket
 import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from scrapy import Request
 from scrapy.http import HtmlResponse, Response
@@ -236,7 +237,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         #: document cannot be fetched as the browser would: through the user's own browser proxy, a
         #: remote browser, a SOCKS proxy (Scrapy's client has none) or with certificate errors fatal
         self.share: Optional[RenderShare] = None
-        self._fetch_proxy = websim.proxy or (self._context_proxy or {}).get("server", "")
+        self._fetch_proxy, self._fetch_proxy_auth = _proxy_and_auth(
+            websim.proxy or (self._context_proxy or {}).get("server", ""))
         if not (websim.render_all or users_proxy or self.config.cdp_url or self.config.connect_url
                 or websim.strict_tls or websim.proxy.lower().startswith("socks")):
             self.share = RenderShare()
@@ -469,6 +471,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         request.meta.pop("download_latency", None)
         headers = request.headers.copy()
         headers.pop(b"Accept-Encoding", None)  # Scrapy's decompression is a middleware: ask for none
+        if self._fetch_proxy_auth:  # what Scrapy's HttpProxyMiddleware does with a proxy URL's user:password
+            headers[b"Proxy-Authorization"] = self._fetch_proxy_auth
         for _ in range(_MAX_HOPS + 1):
             if urlsplit(url).scheme.lower() not in ALLOWED_SCHEMES:
                 return None
@@ -488,6 +492,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             latency = fetch.meta.get("download_latency")
             if latency is not None:  # the time to the page's answer, for the per-host ramp (perhost.py)
                 request.meta["download_latency"] = float(latency) + float(request.meta.get("download_latency") or 0)
+            if response.status == 407:  # the proxy wants what the browser has: let the browser fetch
+                return None
             location = _header(response, "Location")
             if response.status in _REDIRECTS and location:
                 hops.append(url)
@@ -757,6 +763,16 @@ _HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encodi
 def _header(response: Any, name: str) -> str:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else ""
+
+
+def _proxy_and_auth(proxy: str) -> Tuple[str, bytes]:
+    """A proxy URL without its ``user:password@`` and the ``Proxy-Authorization`` value they make."""
+    parts = urlsplit(proxy)
+    if not proxy or parts.username is None:
+        return proxy, b""
+    user, password = unquote(parts.username), unquote(parts.password or "")
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=netloc).geturl(), b"Basic " + base64.b64encode(f"{user}:{password}".encode())
 
 
 def _shareable(request: Any) -> bool:
