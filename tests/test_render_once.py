@@ -75,6 +75,10 @@ def test_an_echoed_path_is_the_request_own_name():
     assert response_key(404, "text/html", page.format("/old/index.html").encode(), a) == \
         response_key(404, "text/html", page.format("/server-status").encode(), b)
     assert swap_host(page.format("/old/index.html"), a, b) == page.format("/server-status")
+    # as Tomcat writes it
+    assert response_key(404, "text/html", page.format("&#47;old&#47;index.html").encode(), a) == \
+        response_key(404, "text/html", page.format("&#47;cgi-bin&#47;test.cgi").encode(),
+                     spellings("http://h2:8080/cgi-bin/test.cgi"))
     # a short path is no echo: "/" and "/a" are everywhere in a page
     assert spellings("http://h/a")[2] == "" and swap_host("<a href='/a'>", spellings("http://h/a"),
                                                           spellings("http://h/b")) == "<a href='/a'>"

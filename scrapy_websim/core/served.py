@@ -84,7 +84,9 @@ def spellings(url: str) -> Tuple[str, ...]:
     long enough to be an echo (an error page's "/old/index.html was not found")."""
     parts = urlsplit(url)
     path = parts.path if len(parts.path) >= MIN_PATH_CHARS else ""
-    return parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower(), path
+    # Tomcat writes the path's slashes as "&#47;" (the rendered HTML has them as "/" again)
+    escaped = path.replace("/", "&#47;") if "/" in path[1:] else ""
+    return parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower(), path, escaped
 
 
 def _host_names(url_hosts: Iterable[str]) -> list:
