@@ -46,6 +46,12 @@ def test_what_a_person_reads_is_never_masked():
     assert key != response_key(200, "text/plain", _page("h:1", token, clock), hosts)
     assert response_key(200, "text/html", b"<p>Order 1234 shipped</p>") != \
         response_key(200, "text/html", b"<p>Order 1235 shipped</p>")
+    # names in the text that look like tokens: two tickets, not one
+    assert response_key(200, "text/html", b"<p>Drop CVE-2026-49975_1.patch, now upstream</p>") != \
+        response_key(200, "text/html", b"<p>Drop CVE-2026-49975_2.patch, now upstream</p>")
+    # a request id in the text and a session token in a link are noise
+    assert response_key(200, "text/html", b"<a href='/x?sid=Zk3uP9qLm2Xw8Rt5Yb'>Request 9f86d081884c7d65</a>") == \
+        response_key(200, "text/html", b"<a href='/x?sid=Ab7cD2eF9gH4iJ1kLm'>Request 4e07408562bedb8b</a>")
 
 
 def test_a_render_that_changed_what_the_page_says_is_not_shared():

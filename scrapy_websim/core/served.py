@@ -7,9 +7,9 @@ instead of being rendered again. Two tests decide it:
 
 * :func:`response_key`: the response, with what changes from request to request masked (the
   host's own name and port, the request's path where the page echoes it, values of
-  ``nonce``/``csrf``/``token`` attributes, long tokens that mix letters and digits, times of day
-  and dates), and its status and type. Pages with one key say the same once rendered, unless a
-  script makes them differ.
+  ``nonce``/``csrf``/``token`` attributes, hex ids and UUIDs, long tokens that mix letters and
+  digits inside tags and scripts, times of day and dates), and its status and type. Pages with
+  one key say the same once rendered, unless a script makes them differ.
 * :func:`renders_as_served`: the first page's render says what its HTML says (the same visible
   text and title, about as many elements), so no script changed what the page shows: the
   next page with the key, whose scripts are the same, is taken as rendered the same. A page
@@ -46,8 +46,16 @@ _SECRET_ATTR = re.compile(
     rb"""(\bnonce\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)"""
     rb"""|(<(?:input|meta)\b[^>]*?(?:csrf|xsrf|token|nonce)[^>]*?\b(?:value|content)\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""",
     re.I)
-#: A run of 16+ token characters (hex, base64, base64url): masked when it mixes letters and digits.
+#: A run of 16+ token characters (hex, base64, base64url): masked when it mixes letters and digits,
+#: but only inside tags, scripts and styles (attribute values, a script's settings): in the text a
+#: person reads such a run can be a name ("CVE-2026-49975_1", "libgnutls-openssl27").
 _TOKEN = re.compile(rb"[A-Za-z0-9_+/-]{16,}={0,2}")
+#: Markup: a tag with its attributes, a script's or a style's content.
+_MARKUP = re.compile(rb"<script\b.*?</script\s*>|<style\b.*?</style\s*>|<[^>]*>", re.I | re.S)
+#: In any text: a hex run of 16+ characters with a digit and a letter (request ids, session ids,
+#: hashes) and a UUID.
+_HEX = re.compile(rb"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{16,}\b"
+                  rb"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _DIGIT = re.compile(rb"\d")
 _LETTER = re.compile(rb"[A-Za-z]")
 #: Times of day (12:03, 12:03:44.123), ISO dates (2026-11-26), RFC dates with their weekday (Thu, 26 Nov 2026;
@@ -119,7 +127,8 @@ def masked_body(body: bytes, hosts: Iterable[str] = ()) -> bytes:
     if port:  # "Server at 10.0.0.5 Port 8080", "localhost:8080": the port of the URL, however written
         text = re.sub(rb"(?i)(\bport\s*|:)" + port + rb"\b", lambda m: m.group(1) + _MASK + b"p", text)
     text = _TIME_DATE.sub(_MASK + b"t", text)
-    return _TOKEN.sub(_mask_tokens, text)
+    text = _HEX.sub(_MASK, text)
+    return _MARKUP.sub(lambda m: _TOKEN.sub(_mask_tokens, m.group(0)), text)
 
 
 def response_key(status: int, content_type: str, body: bytes, hosts: Iterable[str] = ()) -> bytes:
