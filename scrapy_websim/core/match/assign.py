@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..rules.signals import RuleParams
-from ..rules.label import special_label
+from ..rules.label import Item, special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 import numpy as np
 
@@ -162,9 +162,10 @@ def _routes_on_fragment(r: PageRecord) -> bool:
 
 
 def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None,
-             item: bool = False) -> Optional[str]:
+             item: Item = False) -> Optional[str]:
     """Append one page to ``table`` (ids strictly increasing) and return its special-page label
-    (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3).
+    (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3;
+    ``item``: whether the page is an item of its site, as :func:`special_label` takes it).
     Everything is read from the page before the table changes: if reading it raises, the table
     is as it was (see :func:`unlabelled`)."""
     label = special_label(r, params.rules, item)
