@@ -453,13 +453,7 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     if own_a == own_b:
         return False
     ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
-    if ha and ha == hb:
-        # one h1: the page says the same of itself and the titles differ by something else,
-        # unless that h1 is the site's name the titles end with (an application that heads every
-        # page with its project's name: "Revision X - message - project - site")
-        h1_words = set(_heading_words(ha))
-        return bool(h1_words) and h1_words <= set(ta[len(ta) - suffix:])
-    return True
+    return not (ha and ha == hb)  # one h1: the page says the same of itself, the titles differ by something else
 
 
 def _query_items(record: PageRecord) -> dict:
