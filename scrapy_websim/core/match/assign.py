@@ -243,12 +243,10 @@ def template_similarity(a: PageRecord, b: PageRecord) -> Tuple[float, float]:
     return own_sim(both, own_a, own_b, TEMPLATE_NOISE_SHINGLES), structure_sim(a, b)
 
 
-def _template_text_min(code: str, status: int, rules: RuleParams) -> float:
-    """How alike two templates' own texts must be to join: any error page of one status (the
-    structure decides), a soft 404 (status 2xx) saying the same, a login/WAF/maintenance page alike."""
-    if code not in ("E1", "E3"):
-        return rules.template_text_similarity
-    return rules.soft404_template_text_similarity if 200 <= status <= 299 else rules.error_template_text_similarity
+def _template_text_min(code: str, rules: RuleParams) -> float:
+    """How alike two templates' own texts must be to join: any error page of one status, a soft
+    404 as a 404 (the structure decides), a login/WAF/maintenance page alike."""
+    return rules.error_template_text_similarity if code in ("E1", "E3") else rules.template_text_similarity
 
 
 def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], params: AssignParams) -> int:
@@ -271,8 +269,8 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
         classes.setdefault((code, table.group_scope[g], status), []).append(g)
     target = list(range(len(table.group_names)))
     joined = 0
-    for (code, _scope, status), members in classes.items():
-        text_min = _template_text_min(code, status, rules)
+    for (code, _scope, _status), members in classes.items():
+        text_min = _template_text_min(code, rules)
         if len(members) < 2 or text_min > 1.0:
             continue
         members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))

@@ -115,11 +115,11 @@ _TITLE_KEYWORD_SHARE = 0.25
 
 
 def _title_hits(keywords: Tuple[str, ...], title: str, wide: FrozenSet[str]) -> int:
-    """Different keywords in a title that say what the page is: a part of the title (split at
-    :data:`_TITLE_PARTS`) counts when its keywords are a quarter of its characters or more ("Page
-    not found", "No such file", "Oops! That page can't be found."). A keyword inside an item's
-    name ("Fix error message for 'python3 -m venv dir', when python3-venv is not installed") is
-    what the item is about, not what the page is."""
+    """Different keywords in a title (or in the headings, joined by `` | ``) that say what the
+    page is: a part of the title (split at :data:`_TITLE_PARTS`) counts when its keywords are a
+    quarter of its characters or more ("Page not found", "No such file", "Oops! That page can't be
+    found."). A keyword inside an item's name ("Fix error message for 'python3 -m venv dir', when
+    python3-venv is not installed") is what the item is about, not what the page is."""
     if not title:
         return 0
     hits: Set[str] = set()
@@ -190,7 +190,8 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
         words = keywords[rule]
-        counts = [_title_hits(words, low[0], wide[0]), _hits(words, low[1], wide[1]), _hits(words, low[2], wide[2])]
+        counts = [_title_hits(words, low[0], wide[0]), _title_hits(words, low[1], wide[1]),
+                  _hits(words, low[2], wide[2])]
         if any(counts):
             kw[rule] = counts
     n = params.signal_text_chars
