@@ -397,3 +397,32 @@ def test_a_small_sites_article_shown_on_its_home_page_and_copied_is_not_its_temp
     a, b = pages[2], pages[3]
     decision = similarity.judge(a, b, template=templates.for_pair(a, b))
     assert decision.result.is_duplicate, decision
+
+
+REVISION = """<!doctype html><html><head><title>Revision - websim - Bench Redmine</title></head>
+<body><div id="header"><h1>websim</h1><div id="main-menu"><ul><li><a href="/p/websim">Overview</a></li>
+<li><a href="/p/websim/activity">Activity</a></li><li><a href="/p/websim/repository">Repository</a></li></ul>
+</div></div>
+<div id="content"><h2>Revision {rev}</h2><div class="details"><h4>Added by the maintainers 3 days ago</h4>
+<ul class="revision-info"><li><strong>ID</strong> {rev}0000000000000000000000000000000000</li></ul></div>
+<div class="wiki changeset-comments"><p>{message}</p></div><ul id="changes-legend"><li>added</li><li>modified</li>
+<li>copied</li><li>renamed</li><li>deleted</li></ul><div class="changeset-changes"><ul><li>
+<a href="/p/websim/entry/{path}">{path}</a> (<a href="/p/websim/diff/{path}">diff</a>)</li></ul></div></div>
+<div id="footer">Powered by Bench Redmine</div></body></html>"""
+
+
+def test_revisions_differ_by_their_message_kept_in_a_block_named_comments():
+    """A repository browser's revision pages: one h1 (the project's name), one title, ids that are
+    hashes, the message in a block named ``changeset-comments``. The message is the page's text:
+    two revisions that touch one file are two pages by what they say, a revision on a mirror is
+    its copy."""
+    messages = _sentences(10)
+    revs = [_record(i + 1, f"{SITE}/p/websim/revisions/{_uid(m)[:8]}",
+                    REVISION.format(rev=_uid(m)[:8], message=m, path="bench/fleet.py"))
+            for i, m in enumerate(messages)]
+    copy = _record(100, f"{MIRROR}/p/websim/revisions/{_uid(messages[0])[:8]}",
+                   REVISION.format(rev=_uid(messages[0])[:8], message=messages[0], path="bench/fleet.py"))
+    templates = templates_of_records(revs + [copy])
+    pairs = [(a, b) for a, b in zip(revs, revs[1:])]
+    assert not any(similarity.compare(a, b, template=templates.for_pair(a, b)).is_duplicate for a, b in pairs)
+    assert similarity.compare(revs[0], copy, template=templates.for_pair(revs[0], copy)).is_duplicate

@@ -334,12 +334,14 @@ def test_a_message_in_a_block_named_comments_is_the_pages_text_a_comment_section
     main = extract_main_text(doc)
     assert message in list_text(doc)
     assert message in content_text(doc, main, "detail", TextParams())
-    blog = ("<html><body><article><h1>A post</h1>" + "<p>The post says what it says, at some length, with commas.</p>" * 6
-            + "</article><h2 class='comments-title'>COMMENTS TITLE</h2><div id='comments' class='comments-area'>"
-            "<ol class='comment-list'><li class='comment'><div class='comment-content'><p>GREAT POST by a reader, "
-            "who writes a long comment about the post.</p></div></li></ol><div id='respond' class='comment-respond'>"
-            "<form><textarea name='comment'></textarea></form></div></div><div class='comments'><p>LONE COMMENT with "
-            "a reply form</p><form><input name='author'></form></div></body></html>")
+    post = "<p>The post says what it says, at some length, with commas.</p>" * 6
+    comments = ("<h2 class='comments-title'>COMMENTS TITLE</h2><div id='comments' class='comments-area'>"
+                "<ol class='comment-list'><li class='comment'><div class='comment-content'><p>GREAT POST by a "
+                "reader, who writes a long comment about the post.</p></div></li></ol>"
+                "<div id='respond' class='comment-respond'><form><textarea name='comment'></textarea></form></div>"
+                "</div><div class='comments'><p>LONE COMMENT with a reply form</p><form><input name='author'>"
+                "</form></div>")
+    blog = f"<html><body><article><h1>A post</h1>{post}</article>{comments}</body></html>"
     doc = lxml.html.document_fromstring(blog)
     for text in (extract_main_text(doc), list_text(doc)):
         assert "The post says" in text

@@ -15,15 +15,17 @@ gets its chance):
   (or two in the body) of a page that has a form or input. On a 2xx page: a password input and the page is mostly
   that form (``form_share``), its main text is short, or its title/headings and two of its phrases say
   login words (a token login that explains at length how to get a token); or a login keyword in the
-  title/headings of a short page that has a form or input. A content page with a login box in its sidebar, or a
-  documentation page about logging in, stays content.
+  title/headings of a short page that has a form or input; or a page of one sentence of its own that
+  asks to log in, with the site's login box in its chrome. A content page with a login box in its
+  sidebar, or a documentation page about logging in, stays content.
 * **W1** WAF / challenge page and **M1** maintenance page: on a 4xx page a keyword anywhere in the
   visible text; on a 2xx page the main text is short and the keywords are in the title/headings
   (or at least two different keywords in the body). Specific beats generic: a 403 with WAF
   wording is W1, a 200 with maintenance wording in its heading is M1.
 * **E3** error template: any other 4xx (404, 401, 403, 410, 429, ...), and soft 404s: a 2xx page
   whose short main text has error wording in title/headings (or two different error phrases, or
-  one when the page says nothing else: one sentence of its own).
+  one when the page says nothing else: one sentence of its own). An item of its site (a ticket, a
+  commit) is not a soft 404 by its text alone: its text is the item's own words.
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
   item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).

@@ -18,8 +18,11 @@ Two steps, so the HTML is read once and never kept (this module is step 1; step 
    :class:`~scrapy_websim.core.types.PageRecord`) decides the label.
 
 Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
-hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings; a keyword
-inside (or overlapping) a longer keyword that hit is not counted twice. The keyword lists, the
+hit ``terrorism``, ``log in`` does not hit ``logging``, nor ``error-prone``), CJK keywords as
+substrings; a keyword inside (or overlapping) a longer keyword that hit is not counted twice. A
+title or heading says what the page is only where its keywords are a quarter of its part (split
+at `` - ``, `` | ``, ``: ``): "Page not found - Site", not an item named "Fix error message for
+...". A number the URL carries ("Message 404" at ``/msg404``) is no keyword. The keyword lists, the
 rule codes and :class:`RuleParams` are declared in :mod:`scrapy_websim.core.params.rules`.
 
 Pure: no Scrapy import; never mutates the document.
