@@ -91,9 +91,10 @@ def _hits(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] =
     return len(_hit_spans(keywords, text, wide))
 
 
-def _hit_spans(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] = None
+def _hit_spans(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] = None, every: bool = False
                ) -> List[Tuple[str, int, int]]:
-    """The keywords :func:`_hits` counts, each with where it first stands: ``(keyword, start, end)``."""
+    """The keywords :func:`_hits` counts, each with where it first stands: ``(keyword, start, end)``;
+    with ``every``, also those inside or overlapping a longer one."""
     if not text:
         return []
     if wide is None:
@@ -104,6 +105,8 @@ def _hit_spans(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[st
             start = _first_hit(text, word, before, after)
             if start >= 0:
                 found.append((word, start, start + len(word)))
+    if every:
+        return found
     kept: List[Tuple[str, int, int]] = []
     for word, start, end in sorted(found, key=lambda f: -len(f[0])):
         if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
@@ -123,8 +126,10 @@ def _title_hits(keywords: Tuple[str, ...], title: str, wide: FrozenSet[str]) -> 
     quarter of its characters or more ("Page not found", "No such file", "Oops! That page can't be
     found."). A keyword inside an item's name ("Fix error message for 'python3 -m venv dir', when
     python3-venv is not installed") is what the item is about, not what the page is."""
-    if not title:
+    found = _hit_spans(keywords, title, wide, every=True) if title else []
+    if not found:
         return 0
+    keywords = tuple(sorted({w for w, _s, _e in found}))  # each part is searched for these only
     hits: Set[str] = set()
     for part in _TITLE_PARTS.split(title):
         spans = _hit_spans(keywords, part, wide)
