@@ -131,6 +131,7 @@ class Addon:
         else:  # applied to a settings object of its own
             websim = WebsimConfig.from_settings(settings)
         _set_if_default(settings, "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", websim.page_timeout * 1000)
+        _abort_requests(settings, websim)
         _set_if_default(settings, "DOWNLOAD_TIMEOUT", max(websim.http_timeout, websim.page_timeout))
 
         launch = dict(settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS"))
@@ -291,6 +292,16 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
         _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
+
+
+def _abort_requests(settings: Any, websim: Any) -> None:
+    """``PLAYWRIGHT_ABORT_REQUEST``: websim's network policy in the browser, then the user's own."""
+    from scrapy_websim.render.handler import AbortRequest  # noqa: PLC0415 - imports scrapy-playwright
+
+    user = settings.get("PLAYWRIGHT_ABORT_REQUEST")
+    if not isinstance(user, AbortRequest):
+        settings.set("PLAYWRIGHT_ABORT_REQUEST", AbortRequest(websim.deny_networks, user or None),
+                     priority=max(settings.getpriority("PLAYWRIGHT_ABORT_REQUEST") or 0, 15))
 
 
 def _websim_renders(settings: Any) -> bool:

@@ -177,6 +177,10 @@ def _add_scan_options(parser: argparse.ArgumentParser) -> None:
                            help="no soft-404 probes (WEBSIM_SOFT404_PROBES=0)")
     group.add_argument("--autothrottle", action="store_true", default=None,
                        help="adapt the per-host delay to the host's latency (Scrapy's AutoThrottle)")
+    group.add_argument("--render-all", action="store_true", default=None,
+                       help="render every page (WEBSIM_RENDER_ALL; default: a page whose document is the same as "
+                       "one rendered before takes that render, its row's render_from names that page, and a "
+                       "non-HTML document is not rendered)")
 
 
 def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
@@ -195,7 +199,8 @@ def _scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Nam
         _put(settings, "crawl.soft404_min_urls", 1)
     if args.no_calibrate_404:
         settings["WEBSIM_SOFT404_PROBES"] = 0
-    for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
+    for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("render_all", "WEBSIM_RENDER_ALL"),
+                         ("proxy", "WEBSIM_PROXY"),
                          ("cookie", "WEBSIM_COOKIES"), ("user_agent", "USER_AGENT")):
         if getattr(args, option) is not None:
             settings[name] = getattr(args, option)

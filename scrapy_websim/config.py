@@ -239,6 +239,9 @@ class WebsimConfig:
     dom_stable_checks: int = param(3, "[1, 100]", "stable page: consecutive unchanged DOM digests")
     dom_check_interval_ms: int = param(100, "[10, 10000]", "stable page: time between DOM digests", unit="ms")
     stable_early: bool = param(True, "", "end the stable-page wait once the page is provably done")
+    render_all: bool = _RENDER(False, "", "render every page; default: a page whose document is the same as one "
+                               "rendered before (per-request noise masked) and whose render said what its HTML "
+                               "says takes that render, and non-HTML documents are not rendered")
     tab_reuse: int = param(50, "[0, 1000000]",
                            "pages one browser tab renders before a new tab; 0 or 1 = a new tab per page")
     batch_size: int = param(1000, "[1, 10000000]", "records buffered before a write to the on-disk store")

@@ -272,6 +272,8 @@ class WebsimExtension:
             self.stats.inc_value("websim/predicted")
         elif record.rendered:
             self.stats.inc_value("websim/rendered")
+            if record.render_from:
+                self.stats.inc_value("websim/rendered_from_another")
         elif record.html_len:
             self.stats.inc_value("websim/static")
         elif record.status_code:

@@ -73,6 +73,7 @@ def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") ->
         "match_reason": reason,
         "excerpt": record.excerpt,
         "content_digest": record.content_digest,
+        "render_from": record.render_from,
     }
     if in_cluster and a.is_canonical:
         row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)

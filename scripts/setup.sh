@@ -65,14 +65,23 @@ if [ "$what" = bench ]; then
   [ -f /usr/share/adminer/adminer.php ] || need_apt+=(adminer)
   php -m 2>/dev/null | grep -qx pdo_sqlite || need_apt+=(php-sqlite3)
   # bench/diff.py: phpMyAdmin's login page (per-request tokens, hidden inputs without a cookie) on two ports (above)
+  # bench/app_mhonarc.py: a MHonArc list archive under nginx; bench/app_phpmyadmin.py: phpMyAdmin (above) over a
+  # MariaDB of its own (above), its tables from iso-codes
+  command -v mhonarc >/dev/null 2>&1 || need_apt+=(mhonarc)
+  command -v nginx >/dev/null 2>&1 || need_apt+=(nginx)
+  [ -f /usr/share/iso-codes/json/iso_3166-1.json ] || need_apt+=(iso-codes)
+  # bench/fleetscale.py: Tomcat 10 and its manager application, the Apache manual on Apache's doc hosts
+  [ -f /usr/share/tomcat10/bin/catalina.sh ] || need_apt+=(tomcat10)
+  [ -d /usr/share/tomcat10-admin/manager ] || need_apt+=(tomcat10-admin)
+  [ -d /usr/share/doc/apache2-doc/manual ] || need_apt+=(apache2-doc)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server, tinyproxy and mariadb start system services on install; the tests and benches start their own
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy, mariadb and tomcat10 start system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
@@ -91,6 +100,10 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
     trac_venv="${TRAC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/scrapy-websim/trac-venv}"
     [ -x "$trac_venv/bin/python" ] || "$PY" -m venv "$trac_venv"
     "$trac_venv/bin/python" -m pip install -q 'Trac>=1.6'
+    # bench/app_spirit.py: the Spirit forum (it pins its Django) in a virtual environment of its own
+    spirit_venv="${TMPDIR:-/tmp}/websim-bench-spirit"
+    [ -x "$spirit_venv/bin/pip" ] || "$PY" -m venv "$spirit_venv"
+    "$spirit_venv/bin/pip" install -q django-spirit==0.14.3
   fi
 else
   "$PY" -m pip install -q -e .

@@ -25,6 +25,7 @@ ALLOWED = {
     "match": {"params", "types", "fingerprints", "page", "rules", "urls"},
     "features": {"page", "rules", "urls", "fingerprints", "params", "types"},
     "store": {"match", "types"},
+    "served": {"features", "page", "types"},
 }
 NOT_IN_CORE = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

@@ -53,7 +53,7 @@ def sample():
         row(4, "http://a.test/404", status_code=404, title=HOSTILE, cluster_id="errtpl-1", cluster_kind="E3",
             match_rule="E3"),
         row(5, "http://c.test:80/404", status_code=404, cluster_id="errtpl-1", cluster_kind="E3", is_canonical=False,
-            match_rule="E3", tls_error="self-signed certificate"),
+            match_rule="E3", tls_error="self-signed certificate", render_from="http://a.test/404"),
         row(6, "http://a.test/alone", title="alone"),
         row(7, "javascript:window.__pwned=2", status_code=0, error="not a URL: <img src=x onerror=alert(1)>",
             final_url="", normalized_url="", title=""),
@@ -113,6 +113,7 @@ def test_report_folder_layout_summary_and_order(tmp_path):
     s = m["summary"]
     assert (s["urls"], s["clusters"], s["content_clusters"], s["rule_clusters"]) == (10, 3, 2, 1)
     assert (s["kept"], s["saved"], s["alone"], s["failed"]) == (6, 4, 1, 2)  # 3 canonicals + 1 lone + 2 failed
+    assert s["took_render"] == 1  # the page that took another page's render
     assert s["by_status"] == [["2xx", 6], ["4xx", 2], ["none", 2]]
     assert [k[0] for k in s["by_kind"]] == ["content", "E3"] and s["by_kind"][0][3] == 5
     # clusters by size; the first rows are each cluster's head, canonical first
@@ -124,7 +125,8 @@ def test_report_folder_layout_summary_and_order(tmp_path):
         ["http://a.test", "http://c.test"], 2]
     by_id = {r[0]: r for r in data}
     assert by_id[4][2] == HOSTILE  # kept as data: the page shows it as text
-    assert by_id[5][14] == {"tls_error": "self-signed certificate"}  # fields other versions add are shown
+    # fields other versions add are shown
+    assert by_id[5][14] == {"tls_error": "self-signed certificate", "render_from": "http://a.test/404"}
     assert by_id[7][10].startswith("not a URL") and by_id[7][11] == m["hosts"].index("")
     assert m["source"] == "result.json" and m["meta"]["total_urls"] == "10"
 

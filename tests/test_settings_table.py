@@ -93,7 +93,7 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
 
 def test_settings_are_few_and_the_internals_are_keys():
     """What a user sets is a setting; the algorithm's internals are keys of WEBSIM_PARAMS."""
-    assert len(SETTINGS) <= 36
+    assert len(SETTINGS) <= 37
     assert {"dom.max_paths", "cluster.passes", "text.max_link_density", "decision.rule2_visual",
             "crawl.batch_size", "predict.warmup"} <= set(PARAM_KEYS)
     assert not set(SETTINGS_BY_NAME) & set(REPLACED)

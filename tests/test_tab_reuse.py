@@ -38,7 +38,9 @@ FEATURES = ("status_code", "title", "page_type", "text_len", "simhash", "text_ha
 def _run(tmp_path, urls, name, reuse):
     out_dir = tmp_path / name
     out_dir.mkdir()
-    result = crawl(out_dir, urls, extra=["--per-host", "1", "-s", f'WEBSIM_PARAMS={{"crawl.tab_reuse": {reuse}}}',
+    # --render-all: the list's repeated pages are rendered again, each in the kept tab
+    result = crawl(out_dir, urls, extra=["--render-all", "--per-host", "1",
+                                         "-s", f'WEBSIM_PARAMS={{"crawl.tab_reuse": {reuse}}}',
                                          "-s", f"WEBSIM_FEATURES_FILE={out_dir / 'features.jsonl'}"])
     with open(out_dir / "features.jsonl", encoding="utf-8") as fh:
         features = [rec for rec in map(json.loads, filter(str.strip, fh)) if "id" in rec]

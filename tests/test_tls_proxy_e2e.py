@@ -309,7 +309,7 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
                            "cluster_kind", "match_rule", "page_type"]
     assert header[20:] == ["expanded_from", "tls_error", "tls_subject", "tls_issuer", "tls_valid_from", "tls_valid_to",
                            "tls_sha256", "tls_sans", "favicon_url", "favicon_hash", "match_reason", "excerpt",
-                           "content_digest"]
+                           "content_digest", "render_from"]
     rows = {r[1]: dict(zip(header, r)) for r in body}
     assert len(rows) == len(urls)
     # --strict-tls: the self-signed page is an error, with the reason in tls_error
@@ -329,3 +329,33 @@ def test_proxy_strict_tls_and_per_host_concurrency(tmp_path, tls_context):
     # --per-host 1: never two navigations of 127.0.0.1 at once, although each takes 0.6 s to answer
     # (Scrapy 2.19 alone let 7 go at once with the asyncio reactor: scrapy_websim/downloader.py)
     assert recorder.max_in_flight.get("127.0.0.1") == 1, recorder.max_in_flight
+
+
+@pytest.mark.skipif(not shutil.which("tinyproxy"), reason="tinyproxy is not installed (scripts/setup.sh installs it)")
+def test_documents_fetched_first_go_through_the_proxy_with_its_credentials(tmp_path):
+    """The fetch that comes before a render (render each distinct page once) uses --proxy and its
+    user:password as the browser does: each document reaches the server once, through the proxy."""
+    recorder = Recorder()
+    with contextlib.ExitStack() as stack:
+        B = stack.enter_context(serve(recorder))
+        proxy, proxy_port, log = _tinyproxy(tmp_path, [])
+        try:
+            urls = [f"http://127.0.0.1:{B}/article", f"http://127.0.0.1:{B}/login", f"http://127.0.0.1:{B}/missing"]
+            listing = tmp_path / "urls.txt"
+            listing.write_text("\n".join(urls) + "\n")
+            out = tmp_path / "result.json"
+            proc = run_websim(["-l", str(listing), "-o", str(out), "--per-host", "1",
+                               "--proxy", f"http://scanner:s3cret@127.0.0.1:{proxy_port}"],
+                              cwd=str(tmp_path), timeout=400)
+            assert proc.returncode == 0, proc.stderr[-6000:]
+        finally:
+            _stop(proxy)
+    rows = {r["url"]: r for r in load(str(out))["urls"]}
+    assert [rows[u]["status_code"] for u in urls] == [200, 200, 404]
+    assert all(rows[u]["error"] == "" and rows[u]["title"] for u in urls), rows
+    text = log.read_text(errors="replace")
+    documents = [r for r in recorder.requests if r["path"] in ("/article", "/login", "/missing")]
+    assert sorted(r["path"] for r in documents) == ["/article", "/login", "/missing"], documents
+    assert all("tinyproxy" in r["headers"].get("Via", r["headers"].get("via", "")) for r in documents), documents
+    for url in urls:  # once: the fetch had the credentials (a 407 would have sent the browser again)
+        assert text.count(f"GET {url} ") == 1, (url, text[-3000:])

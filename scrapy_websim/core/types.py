@@ -55,6 +55,8 @@ OUTPUT_FIELDS = (
     # what websim diff compares of a page between two scans (core/page/digest.py)
     "excerpt",
     "content_digest",
+    # the page whose render this page took (its document was the same): "" = its own render
+    "render_from",
 )
 
 #: Order of the four DOM counts in :attr:`PageRecord.dom_counts`.
@@ -157,6 +159,7 @@ class PageRecord:
     title: str = ""
     html_len: int = 0  # bytes of the rendered HTML (UTF-8)
     rendered: bool = False  # went through the browser (False: non-HTML, failure, predicted)
+    render_from: str = ""  # URL of the page whose render this one took (the same document); "" = own
     www_authenticate: str = ""  # the response's WWW-Authenticate header (an HTTP auth wall)
     # --- text features ---
     text_len: int = 0  # main-text length in characters

@@ -181,6 +181,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         title=title.strip()[:MAX_TITLE_CHARS],
         html_len=len(html.encode("utf-8")) if html else 0,
         rendered=bool(cap.get("rendered")) and is_html,
+        render_from=str(cap.get("render_from") or "") if is_html else "",
         timings=[round(float(t), 1) for t in timings if t is not None],
         www_authenticate=_header(response, "WWW-Authenticate")[:200],
         favicon_url=cap.get("favicon_url") or "",

@@ -224,7 +224,11 @@ class NetworkTracker:
         self.failed_navigation: Optional[Tuple[str, str, bool]] = None
         #: navigation URL -> why websim's route refused it (``WEBSIM_DENY_NETWORKS``, a scheme)
         self.blocked: Dict[str, str] = {}
+        #: requests for data a script made (XHR, fetch, event streams, WebSockets): a page that made
+        #: none shows what its document and its static files say
+        self.data_requests = 0
         page.on("request", self._on_request)
+        page.on("websocket", self._on_websocket)
         page.on("requestfinished", self._on_done)
         page.on("requestfailed", self._on_failed)
         page.on("response", self._on_response)
@@ -241,15 +245,21 @@ class NetworkTracker:
         self.last_navigation = None
         self.failed_navigation = None
         self.blocked = {}
+        self.data_requests = 0
 
     def _main_navigation(self, request: Any) -> bool:
         page = self._page_ref()
         return page is not None and request.frame == page.main_frame and request.is_navigation_request()
 
+    def _on_websocket(self, _websocket: Any) -> None:
+        self.data_requests += 1
+
     def _on_request(self, request: Any) -> None:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
         try:
+            if request.resource_type in _DATA_TYPES:
+                self.data_requests += 1
             if self._main_navigation(request):
                 self.last_navigation = request
                 if len(self.navigations) < self.MAX_NAVIGATIONS:
@@ -431,6 +441,10 @@ async def _provably_done(page: Any, tracker: NetworkTracker, options: CaptureOpt
     return not tracker.in_flight and tracker.idle_for() >= interval
 
 
+#: Playwright resource types of a script's requests for data.
+_DATA_TYPES = frozenset({"xhr", "fetch", "eventsource", "websocket"})
+
+
 async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     """Wait for a stable page, then capture what the features need. Never raises for page errors."""
     tracker = _trackers.get(page)
@@ -448,6 +462,8 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     failed = navigation_failure(page, tracker)  # a meta refresh or a script navigated on, and failed
     if failed is not None:
         return _failed(result, failed, tracker)
+    # the page's own requests for data, counted before websim's favicon fetch below
+    result["data_requests"] = tracker.data_requests if tracker is not None else -1
     try:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)

@@ -25,22 +25,29 @@ http and https to it) and changes only what happens around a rendered request:
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import inspect
 import logging
 import socket
 import weakref
+from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
-from scrapy.http import Response
+from scrapy import Request
+from scrapy.http import HtmlResponse, Response
 from scrapy.http.headers import Headers
+from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
 from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
+from scrapy_websim.core.served import page_signature, renders_as_served, response_key, spellings, swap_host
+from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
+from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, Render, RenderShare
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
@@ -67,6 +74,28 @@ addEventListener('click', function (e) {
 
 
 
+@dataclass
+class RenderState:
+    """What the handler knows of one rendered request while it runs: ``meta["_websim"]``, the one
+    meta key of its own besides ``websim_render`` and ``websim_started``."""
+
+    #: websim keeps the tab for the next page (scrapy-playwright leaves it open: ``playwright_include_page``)
+    tab_pool: bool = False
+    page: Any = None  #: the tab rendering the request now
+    page_started: Optional[float] = None  #: loop time the tab was had: the page budget runs from here
+    #: the main document's answer as the tab saw it: (status, headers, URL, redirect hops, Playwright response)
+    main: Optional[tuple] = None
+    download: str = ""  #: URL of a download the tab cancelled (the page is answered without a render)
+    crashed: bool = False  #: the renderer or the browser died during the request
+
+
+def _state(request: Any) -> RenderState:
+    state = request.meta.get("_websim")
+    if not isinstance(state, RenderState):
+        state = request.meta["_websim"] = RenderState()
+    return state
+
+
 class PageTimeout(Exception):
     """A rendered request exceeded its page budget."""
 
@@ -75,6 +104,13 @@ class PageTimeout(Exception):
 
 class BrowserCrashed(Exception):
     """The browser or the page's renderer died twice for one request."""
+
+    readable = True
+
+
+class FetchTimeout(Exception):
+    """The document did not arrive within ``WEBSIM_HTTP_TIMEOUT`` (the browser would not have
+    loaded it either: its navigation waits as long for the whole document)."""
 
     readable = True
 
@@ -120,6 +156,35 @@ async def check_url(url: str, networks: Sequence[Network]) -> Optional[str]:
     return f"blocked: {host} ({reason}, WEBSIM_DENY_NETWORKS)" if reason else None
 
 
+class AbortRequest:
+    """``PLAYWRIGHT_ABORT_REQUEST`` as the add-on sets it: a request of a page to a scheme or a
+    network the crawl must not reach is aborted (a navigation's reason is kept for its record),
+    then the user's own ``PLAYWRIGHT_ABORT_REQUEST`` (a function or a coroutine function, or its
+    import path) decides."""
+
+    def __init__(self, networks: Sequence[Network] = (), user: Any = None) -> None:
+        self.networks = tuple(networks)
+        self.user = user
+        self._user_fn: Any = None
+
+    async def __call__(self, playwright_request: Any) -> bool:
+        reason = await check_url(playwright_request.url, self.networks)
+        if reason:
+            frame = _safe(lambda: playwright_request.frame)
+            page = _safe(lambda: frame.page) if frame is not None else None
+            if page is not None and playwright_request.is_navigation_request():
+                _blocked_reasons[page] = reason
+                note_blocked(page, playwright_request.url, reason)
+            logger.info("websim: %s (%s)", reason, playwright_request.url)
+            return True
+        if self.user is None:
+            return False
+        if self._user_fn is None:
+            self._user_fn = load_object(self.user)
+        verdict = self._user_fn(playwright_request)
+        return bool(await verdict if inspect.isawaitable(verdict) else verdict)
+
+
 def _is_crash(exc: BaseException) -> bool:
     text = str(exc)
     return type(exc).__name__ == "TargetClosedError" or any(
@@ -130,16 +195,13 @@ def _is_crash(exc: BaseException) -> bool:
 class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     """See the module docstring. Requests without ``meta["websim_render"]`` are left as they were."""
 
-    abort_request: Any  #: set by scrapy-playwright from PLAYWRIGHT_ABORT_REQUEST; wrapped below
-
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         websim = WebsimConfig.from_crawler(crawler)
         self.page_budget = websim.page_timeout + PAGE_MARGIN
+        self.http_timeout = websim.http_timeout
         self.deny_networks = websim.deny_networks
         self.config.target_closed_max_retries = 0  # one retry, ours, then the page is recorded
-        self._user_abort: Any = self.abort_request  # PLAYWRIGHT_ABORT_REQUEST, read by scrapy-playwright
-        self.abort_request = self._abort_request
         self.tabs = TabPool(websim.tab_reuse)
         #: context name -> requests inside scrapy-playwright's ``_create_page`` (maybe waiting for a slot)
         self._opening: dict = {}
@@ -171,6 +233,15 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             args += [f"--proxy-server={self._serve(self.refuser)}", "--proxy-bypass-list=<-loopback>"]
         launch["args"] = args
         self.config.launch_options = launch
+        #: render each distinct page once (see _fetch_first), unless WEBSIM_RENDER_ALL or the
+        #: document cannot be fetched as the browser would: through the user's own browser proxy, a
+        #: remote browser, a SOCKS proxy (Scrapy's client has none) or with certificate errors fatal
+        self.share: Optional[RenderShare] = None
+        self._fetch_proxy, self._fetch_proxy_auth = _proxy_and_auth(
+            websim.proxy or (self._context_proxy or {}).get("server", ""))
+        if not (websim.render_all or users_proxy or self.config.cdp_url or self.config.connect_url
+                or websim.strict_tls or websim.proxy.lower().startswith("socks")):
+            self.share = RenderShare()
 
     def _serve(self, proxy: GuardProxy) -> str:
         """A socket for ``proxy`` (served once the browser is launched); its URL."""
@@ -178,24 +249,30 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._proxies.append((proxy, sock))
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
-    async def _launch(self) -> None:
+    async def _start_proxies(self) -> None:
         for proxy, sock in self._proxies:
             if proxy.server is None:
                 await proxy.start(sock)
-        await super()._launch()
 
-    async def _close(self) -> None:
-        await super()._close()
+    async def _close_proxies(self) -> None:
         for proxy, _sock in self._proxies:
             await proxy.close()
         if self.refuser is not None and self.refuser.refused:
             self.stats.set_value("websim/browser_own_requests_refused", self.refuser.refused)
+
+    async def close(self) -> None:
+        """The browser first (scrapy-playwright), then the proxies its pages used."""
+        try:
+            await super().close()
+        finally:
+            await self._maybe_future_from_coro(self._close_proxies())
 
     async def _create_browser_context(self, name: str, context_kwargs: Optional[dict], spider: Any = None) -> Any:
         """Every context of the crawl (the user's ``PLAYWRIGHT_CONTEXTS`` too): no service worker (it
         would outlive its page, serve the next page of its origin from its own cache and fetch on
         its own), and the pages' proxy (the guard, ``WEBSIM_PROXY``, or direct connections), unless
         the context sets its own."""
+        await self._start_proxies()  # before the first context launches the browser, which uses them
         kwargs = dict(context_kwargs or {})
         kwargs.setdefault("service_workers", "block")
         if self._context_proxy is not None and "proxy" not in kwargs:
@@ -206,7 +283,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     async def _create_page(self, request: Any, spider: Any) -> Any:
         meta = request.meta
-        pooled = bool(meta.get("_websim_tab_pool"))
+        pooled = _state(request).tab_pool
         page = await self._kept_tab(request) if pooled else None
         if page is None:
             name = meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
@@ -218,9 +295,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             if meta.get("websim_render"):
                 await _new_tab(page, self.tabs)
         if meta.get("websim_render"):
-            _tab_meta[page] = meta  # what the tab's event handlers report to, for this request
-            meta["_websim_page"] = page
-            meta["_websim_page_started"] = asyncio.get_running_loop().time()
+            state = _state(request)
+            _tab_state[page] = state  # what the tab's event handlers report to, for this request
+            state.page = page
+            state.page_started = asyncio.get_running_loop().time()
         return page
 
     async def _open_page(self, request: Any, spider: Any, pooled: bool) -> Any:
@@ -250,7 +328,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             getattr(task, "uncancel", lambda: None)()
         finally:
             timer.cancel()
-        request.meta["_websim_crashed"] = True
+        _state(request).crashed = True
         await self._restart_browser(f"no new page opened within {self.page_budget:g} s")
         raise BrowserCrashed(f"no new page opened within {self.page_budget:g} s; the browser was restarted")
 
@@ -280,7 +358,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         meta = request.meta
         page = meta.pop("playwright_page", None)
         meta.pop("playwright_include_page", None)
-        meta.pop("_websim_tab_pool", None)
+        _state(request).tab_pool = False
         if page is None:
             return
         name = meta.get("playwright_context", DEFAULT_CONTEXT_NAME)
@@ -297,31 +375,33 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         wrapper = self.context_wrappers.get(name)
         return wrapper is None or wrapper.semaphore.locked()
 
-    async def _abort_request(self, playwright_request: Any) -> bool:
-        reason = await check_url(playwright_request.url, self.deny_networks)
-        if reason:
-            frame = _safe(lambda: playwright_request.frame)
-            page = _safe(lambda: frame.page) if frame is not None else None
-            if page is not None and playwright_request.is_navigation_request():
-                _blocked_reasons[page] = reason
-                note_blocked(page, playwright_request.url, reason)
-            logger.info("websim: %s (%s)", reason, playwright_request.url)
-            return True
-        if self._user_abort is not None:  # PLAYWRIGHT_ABORT_REQUEST: a function or a coroutine function
-            verdict = self._user_abort(playwright_request)
-            return bool(await verdict if inspect.isawaitable(verdict) else verdict)
-        return False
-
     # --- per request ---
 
-    async def _download_request(self, request: Any, spider: Any = None) -> Response:
+    async def download_request(self, request: Any) -> Response:
+        if not request.meta.get("websim_render"):
+            return await super().download_request(request)
+        return await self._maybe_future_from_coro(self._websim_download(request, self._crawler.spider))
+
+    async def _websim_download(self, request: Any, spider: Any) -> Response:
+        """A page websim renders (``meta["websim_render"]``): fetched first, maybe answered
+        without a render (see ``_fetch_first``), else rendered."""
+        if self.share is not None and _shareable(request):
+            return await self._fetch_first(request, spider)
+        return await self._render_request(request, spider)
+
+    async def _render_request(self, request: Any, spider: Any, served: Optional[Response] = None) -> Response:
+        """Render ``request`` in a tab; ``served``: its document, fetched already, which the browser
+        is given instead of requesting it again."""
         meta = request.meta
-        if not meta.get("websim_render"):
-            return await super()._download_request(request, spider)
         pooled = self.tabs.enabled and not meta.get("playwright_include_page")  # the user's own page wins
         if pooled:  # scrapy-playwright then leaves the tab open; _release_tab keeps or closes it
-            meta["playwright_include_page"] = meta["_websim_tab_pool"] = True
+            meta["playwright_include_page"] = True
+            _state(request).tab_pool = True
+        serving = _Serving(served, meta.get("playwright_page_init_callback")) if served is not None else None
+        if serving is not None:
+            meta["playwright_page_init_callback"] = serving.init_page
         ok = False
+        self.stats.inc_value("websim/renders")
         try:
             response = await self._render(request, spider)
             ok = True
@@ -330,10 +410,103 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         except _AnswerInstead as answer:
             return answer.response
         finally:
+            if serving is not None:
+                meta["playwright_page_init_callback"] = serving.user_init
+                await serving.unroute()
             if pooled:
                 await self._release_tab(request, ok)
-            for key in ("_websim_page", "_websim_page_started", "_websim_main", "_websim_download", "_websim_crashed"):
-                request.meta.pop(key, None)
+            request.meta.pop("_websim", None)
+
+    # --- render each distinct page once ---
+
+    async def _fetch_first(self, request: Any, spider: Any) -> Response:
+        """Fetch the document with Scrapy's client; answer from it, from a render of the same
+        document, or render it (see :mod:`~scrapy_websim.render.once`)."""
+        assert self.share is not None
+        fetched = await self._fetch(request)
+        if fetched is None:  # refused, timed out, too large...: the browser tells what happened
+            self.stats.inc_value("websim/fetch_first_failed")
+            return await self._render_request(request, spider)
+        response, hops = fetched
+        if _header(response, "Content-Encoding").strip().lower() not in ("", "identity"):
+            return await self._render_request(request, spider)  # encoded though none was asked for
+        answer = _answer_without_render(request, response, hops)
+        if answer is not None:
+            self.stats.inc_value("websim/renders_not_needed")
+            return answer
+        if response.status in _REDIRECTS:  # a redirect the fetch did not follow: the browser follows it
+            return await self._render_request(request, spider)
+        hosts = spellings(response.url)
+        key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
+        claimed = False
+        while True:
+            state, render = self.share.known(key)
+            if state == SHARED and render is not None:
+                self.stats.inc_value("websim/renders_reused")
+                return _reused(request, response, hops, render, hosts)
+            if state == NEVER:
+                break  # its renders differ: every page with the key is rendered
+            claimed = self.share.begin(key)
+            if claimed:
+                break
+            if not await self.share.wait(key, self.page_budget + self.http_timeout):
+                break  # waited for as long as a page may take: render it too
+        served = None if hops else response  # after redirects the browser requests the hops itself
+        if not claimed:
+            return _without_served_tls(await self._render_request(request, spider, served), served)
+        new_state, kept, judged = NEVER, None, False
+        try:
+            rendered = await self._render_request(request, spider, served)
+            new_state, kept = _judge(request, response, rendered, hosts, render if state == CANDIDATE else None)
+            judged = True
+            return _without_served_tls(rendered, served)
+        finally:
+            self.share.finish(key, new_state, kept, judged)
+
+    async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
+        """The document of ``request`` by Scrapy's client, redirects followed (the browser's
+        proxy, the guard, checks each hop); None when it could not be fetched."""
+        await self._start_proxies()
+        url, hops = request.url, []
+        request.meta.pop("download_latency", None)
+        headers = request.headers.copy()
+        headers.pop(b"Accept-Encoding", None)  # Scrapy's decompression is a middleware: ask for none
+        if self._fetch_proxy_auth:  # what Scrapy's HttpProxyMiddleware does with a proxy URL's user:password
+            headers[b"Proxy-Authorization"] = self._fetch_proxy_auth
+        for _ in range(_MAX_HOPS + 1):
+            if urlsplit(url).scheme.lower() not in ALLOWED_SCHEMES:
+                return None
+            meta: dict = {"download_timeout": self.http_timeout, "download_maxsize": _FETCH_MAX_BYTES,
+                          "download_warnsize": 0}
+            if self._fetch_proxy:
+                meta["proxy"] = self._fetch_proxy
+            fetch = Request(url, headers=headers, meta=meta, dont_filter=True)
+            try:
+                response = await self._http_download(fetch)
+            except Exception as exc:  # noqa: BLE001 - any other failure: the browser tries and tells
+                if type(exc).__name__ == "TimeoutError":  # rendering would cost the same wait again
+                    raise FetchTimeout(f"timed out after {self.http_timeout:g} s: the page did not load "
+                                       "(WEBSIM_HTTP_TIMEOUT)") from None
+                logger.debug("websim: fetching %s first failed (%s); rendering it", url, exc)
+                return None
+            latency = fetch.meta.get("download_latency")
+            if latency is not None:  # the time to the page's answer, for the per-host ramp (perhost.py)
+                request.meta["download_latency"] = float(latency) + float(request.meta.get("download_latency") or 0)
+            if response.status == 407:  # the proxy wants what the browser has: let the browser fetch
+                return None
+            location = _header(response, "Location")
+            if response.status in _REDIRECTS and location:
+                hops.append(url)
+                url = urljoin(url, location)
+                if url in hops:
+                    return None
+                continue
+            return response, hops
+        return None
+
+    async def _http_download(self, request: Any) -> Response:
+        """Scrapy's own HTTP client (the handler scrapy-playwright's is built on)."""
+        return await super(ScrapyPlaywrightDownloadHandler, self).download_request(request)
 
     def _count_wait(self, request: Any) -> None:
         """Stats of the stable-page wait: its seconds, the pages' render seconds (navigation to
@@ -351,8 +524,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def _render(self, request: Any, spider: Any) -> Response:
         """One try, and one more if the browser or the renderer died."""
         for attempt in (1, 2):
-            request.meta.pop("_websim_crashed", None)
-            if request.meta.get("_websim_tab_pool"):  # never the tab of a failed try
+            state = _state(request)
+            state.crashed = False
+            if state.tab_pool:  # never the tab of a failed try
                 await _close_page(request.meta.pop("playwright_page", None))
             try:
                 return await self._bounded(request, spider)
@@ -362,7 +536,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 answer = self._download_answer(request, exc)
                 if answer is exc and EMPTY_ERROR_FAILURE in str(exc):
                     answer = await _empty_error_answer(request) or exc
-                if answer is not exc or not (_is_crash(exc) or request.meta.get("_websim_crashed")):
+                if answer is not exc or not (_is_crash(exc) or _state(request).crashed):
                     raise answer from None
                 if attempt == 2:
                     raise BrowserCrashed(f"browser crashed twice on this page: {short_error(exc)}") from None
@@ -372,24 +546,24 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def _bounded(self, request: Any, spider: Any) -> Response:
         """Run scrapy-playwright's download, closing the page once its budget is spent."""
         meta = request.meta
-        for key in ("_websim_page", "_websim_page_started"):
-            meta.pop(key, None)
+        state = _state(request)
+        state.page = state.page_started = None
         task = asyncio.ensure_future(super()._download_request(request, spider))
         loop = asyncio.get_running_loop()
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.5)
             if done:
                 break
-            started = meta.get("_websim_page_started")
+            started = state.page_started
             if started is not None and loop.time() - started > self.page_budget:
                 task.cancel()
-                if not await _close_page(meta.get("_websim_page")):
+                if not await _close_page(state.page):
                     await self._restart_browser("a page did not close")
                 with contextlib.suppress(BaseException):  # bounded: a task stuck in a wedged browser call
                     await asyncio.wait_for(task, 15)
                 raise PageTimeout(f"page timeout: timed out after {self.page_budget:g} s without a result "
                                   f"(WEBSIM_PAGE_TIMEOUT + {PAGE_MARGIN:g} s); the page was closed")
-        page = meta.get("_websim_page")
+        page = state.page
         try:
             response = task.result()
             if page is not None:
@@ -421,8 +595,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     def _download_answer(self, request: Any, exc: BaseException) -> BaseException:
         """A cancelled download becomes a response (status and headers, empty body), else ``exc``."""
-        info = request.meta.get("_websim_download")
-        main = request.meta.get("_websim_main")
+        state = _state(request)
+        info, main = state.download, state.main
         if not info or not main:
             return exc
         status, headers = main[:2]
@@ -453,7 +627,7 @@ async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
     """The server's answer to a navigation that Chromium failed because it was an HTTP error (4xx,
     5xx) with an empty body (it shows its own error page instead): that status, those headers, no
     body, and the redirect hops that led to it; None when no such answer was seen."""
-    main = request.meta.get("_websim_main")
+    main = _state(request).main
     if not main or main[0] < 400:
         return None
     status, headers, url, hops, response = main
@@ -470,18 +644,18 @@ async def _empty_error_answer(request: Any) -> Optional[_AnswerInstead]:
 
 _blocked_reasons: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 #: tab -> meta of the request it renders now (a kept tab serves several requests)
-_tab_meta: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_tab_state: "weakref.WeakKeyDictionary[Any, RenderState]" = weakref.WeakKeyDictionary()
 
 
 async def _new_tab(page: Any, tabs: TabPool) -> None:
     """Once per tab: the hostile-page guards, reporting to the request the tab renders now."""
-    def meta() -> dict:
-        return _tab_meta.get(page, {})
+    def state() -> RenderState:
+        return _tab_state.get(page) or RenderState()
 
     page.on("popup", _close_quietly)
-    page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, meta())))
-    page.on("response", lambda response: _note_main_response(page, response, meta()))
-    page.on("crash", lambda *_: meta().__setitem__("_websim_crashed", True))
+    page.on("download", lambda download: asyncio.ensure_future(_cancel_download(download, state())))
+    page.on("response", lambda response: _note_main_response(page, response, state()))
+    page.on("crash", lambda *_: setattr(state(), "crashed", True))
     page.on("close", tabs.notify)
     try:
         await page.add_init_script(INIT_SCRIPT)
@@ -511,8 +685,8 @@ async def _close_page(page: Any) -> bool:
     return page.is_closed()
 
 
-async def _cancel_download(download: Any, meta: dict) -> None:
-    meta["_websim_download"] = download.url
+async def _cancel_download(download: Any, state: RenderState) -> None:
+    state.download = download.url
     try:
         await download.cancel()
     except Exception:  # noqa: BLE001
@@ -531,7 +705,7 @@ def _is_download(headers: dict) -> bool:
     return bool(ctype) and not ctype.startswith(_INLINE_TYPES)
 
 
-def _note_main_response(page: Any, response: Any, meta: dict) -> None:
+def _note_main_response(page: Any, response: Any, state: RenderState) -> None:
     """Keep the main document's status, headers, URL and the redirect hops before it (an HTTP error
     with an empty body is answered with them: ``_empty_error_answer``). A download (an attachment,
     an endless octet stream...) is not rendered: its page is closed at once, so the transfer stops,
@@ -545,9 +719,9 @@ def _note_main_response(page: Any, response: Any, meta: dict) -> None:
         while hop is not None:  # Chromium follows 20 redirects at most
             hops.insert(0, hop.url)
             hop = hop.redirected_from
-        meta["_websim_main"] = (response.status, headers, response.url, hops, response)
+        state.main = (response.status, headers, response.url, hops, response)
         if 200 <= response.status < 300 and _is_download(headers):
-            meta["_websim_download"] = response.url
+            state.download = response.url
             _close_quietly(page)
     except Exception:  # noqa: BLE001 - a detached frame
         pass
@@ -573,3 +747,199 @@ class DenyNetworksDownloaderMiddleware:
 
             raise IgnoreRequest(reason)
         return None
+
+
+# --- render each distinct page once (helpers of WebsimPlaywrightHandler._fetch_first) ---
+
+#: Redirect hops the first fetch follows (Chromium follows 20; a longer chain is rendered).
+_MAX_HOPS = 10
+_REDIRECTS = (301, 302, 303, 307, 308)
+#: A document larger than this is rendered without being fetched first.
+_FETCH_MAX_BYTES = 16 * 1024 * 1024
+#: Response headers the browser must not be given with a body it did not transfer itself.
+_HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"})
+
+
+def _header(response: Any, name: str) -> str:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else ""
+
+
+def _proxy_and_auth(proxy: str) -> Tuple[str, bytes]:
+    """A proxy URL without its ``user:password@`` and the ``Proxy-Authorization`` value they make."""
+    parts = urlsplit(proxy)
+    if not proxy or parts.username is None:
+        return proxy, b""
+    user, password = unquote(parts.username), unquote(parts.password or "")
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=netloc).geturl(), b"Basic " + base64.b64encode(f"{user}:{password}".encode())
+
+
+def _shareable(request: Any) -> bool:
+    """A plain GET of websim's capture, nothing of the user's in the tab (their page methods,
+    their page object) and no ``meta["websim_render_all"]``."""
+    meta = request.meta
+    if request.method != "GET" or request.body or meta.get("playwright_include_page") or meta.get("websim_render_all"):
+        return False
+    return all(getattr(pm, "method", None) is capture for pm in meta.get("playwright_page_methods") or ())
+
+
+def _answer_without_render(request: Any, response: Response, hops: List[str]) -> Optional[Response]:
+    """The fetched answer itself when rendering would add nothing: a document that is no HTML
+    (never rendered), an HTTP auth challenge (Chromium shows no page for it), an HTTP error with an
+    empty body (Chromium shows its own error page instead)."""
+    content_type = _header(response, "Content-Type")
+    body = response.body
+    empty_error = response.status >= 400 and not body.strip()
+    auth = response.status == 401 and bool(_header(response, "WWW-Authenticate"))
+    html = is_html_type(content_type, empty_is_html=b"<html" in body[:2048].lower())
+    if html and not empty_error and not auth:
+        return None
+    if hops:
+        request.meta["redirect_urls"] = hops
+    flags = ["empty-error"] if empty_error else ["fetched"]
+    return response.replace(request=request, flags=flags)
+
+
+def _capture_method(request: Any) -> Any:
+    return next((pm for pm in request.meta.get("playwright_page_methods") or ()
+                 if getattr(pm, "method", None) is capture), None)
+
+
+def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, ...],
+           candidate: Optional[Render]) -> Tuple[str, Optional[Render]]:
+    """What pages with this response's key do from now on (``once.SHARED``, ``CANDIDATE`` or
+    ``NEVER``) and the render kept for them. A render is shared when it says what its HTML says;
+    one whose script changed the page without fetching data is a candidate, shared once a render
+    on another host says the same (``candidate``: the first); anything else (a script fetched
+    data, the page went elsewhere, a capture failed, two renders differ) is never shared."""
+    pm = _capture_method(request)
+    cap = getattr(pm, "result", None)
+    if not isinstance(cap, dict) or cap.get("capture_error") or not cap.get("screenshot"):
+        return NEVER, None
+    if "playwright" not in (rendered.flags or ()) or rendered.status != fetched.status:
+        return NEVER, None
+    if _url_key(rendered.url) != _url_key(fetched.url):
+        return NEVER, None
+    html = cap.get("html") or rendered.text
+    try:
+        served_html = fetched.text
+    except AttributeError:
+        return NEVER, None
+    kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early", "data_requests")}
+    kept["html"] = html
+    render = Render(url=rendered.url, hosts=hosts, capture=kept, signature=page_signature(html, hosts))
+    scripted_data = cap.get("data_requests") != 0
+    if candidate is not None:
+        same = not scripted_data and render.signature == candidate.signature
+        return (SHARED, candidate) if same else (NEVER, None)
+    if renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
+        return SHARED, render
+    return (NEVER, None) if scripted_data else (CANDIDATE, render)
+
+
+def _served_title(html: str) -> str:
+    from scrapy_websim.core.features import parse_html  # noqa: PLC0415
+
+    doc = parse_html(html)
+    title = doc.find(".//title") if doc is not None else None
+    return (title.text_content() if title is not None else "") or ""
+
+
+def _reused(request: Any, fetched: Response, hops: List[str], render: Render, hosts: Tuple[str, ...]) -> Response:
+    """The response of a page that takes ``render``: its own URL, status, headers and certificate,
+    the render's HTML and screenshot (its host's name swapped for this page's)."""
+    cap = dict(render.capture)
+    html = swap_host(cap.pop("html"), render.hosts, hosts)
+    cap["title"] = swap_host(cap.get("title") or "", render.hosts, hosts)
+    cap["html"] = html
+    cap["render_from"] = render.url
+    latency = request.meta.get("download_latency")  # not rendered: the fetch's time to its whole document
+    cap["timings"] = [round(float(latency) * 1000.0, 1)] if latency is not None else []
+    pm = _capture_method(request)
+    if pm is not None:
+        pm.result = cap
+    if hops:
+        request.meta["redirect_urls"] = hops
+    return HtmlResponse(url=fetched.url, status=fetched.status, headers=fetched.headers, body=html.encode("utf-8"),
+                        encoding="utf-8", request=request, flags=["render-reused"],
+                        certificate=fetched.certificate, ip_address=fetched.ip_address, protocol=fetched.protocol)
+
+
+def _without_served_tls(rendered: Response, fetched: Optional[Response]) -> Response:
+    """A render whose document the browser was given (``fetched``): Chromium saw no certificate
+    for it, so the certificate is the fetch's (checked as for any page of Scrapy's client)."""
+    if fetched is None or not rendered.url.lower().startswith("https:") or "playwright" not in (rendered.flags or ()):
+        return rendered
+    pm = _capture_method(rendered.request) if rendered.request is not None else None
+    if pm is not None and isinstance(pm.result, dict):
+        pm.result.pop("tls", None)
+    flags = [f for f in rendered.flags or () if f != "playwright"] + ["served"]
+    return rendered.replace(flags=flags, certificate=fetched.certificate)
+
+
+def _url_key(url: str) -> Tuple[str, str, int, str, str]:
+    """A URL as the browser and Scrapy may spell it differently (default port, empty path, case)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    return scheme, (parts.hostname or "").lower(), port, parts.path or "/", parts.query
+
+
+class _Serving:
+    """Gives the browser a document fetched already: a route, added after scrapy-playwright's own
+    (the last added is tried first), fulfils the tab's first navigation to the request's URL with
+    the fetched response and passes every other request on."""
+
+    def __init__(self, response: Response, user_init: Any) -> None:
+        self.response = response
+        self.user_init = user_init
+        self.target = _url_key(response.url)
+        self._routes: List[Tuple[Any, Any, Any]] = []
+
+    async def init_page(self, page: Any, request: Any) -> None:
+        used: List[bool] = []
+        target = self.target
+
+        def matches(url: str) -> bool:
+            return not used and _url_key(url) == target
+
+        async def fulfil(route: Any, pw_request: Any) -> None:
+            if used or not _is_main_navigation(page, pw_request):
+                await route.fallback()
+                return
+            used.append(True)
+            await route.fulfill(status=self.response.status, headers=_fulfil_headers(self.response),
+                                body=self.response.body)
+
+        await page.route(matches, fulfil)
+        self._routes.append((page, matches, fulfil))
+        if self.user_init:
+            await load_object(self.user_init)(page, request)
+
+    async def unroute(self) -> None:
+        for page, matches, fulfil in self._routes:
+            with contextlib.suppress(Exception):  # a closed tab has no routes left
+                if not page.is_closed():
+                    await page.unroute(matches, fulfil)
+        self._routes.clear()
+
+
+def _is_main_navigation(page: Any, pw_request: Any) -> bool:
+    try:
+        return bool(pw_request.is_navigation_request()) and pw_request.frame == page.main_frame
+    except Exception:  # noqa: BLE001 - a service worker's request has no frame
+        return False
+
+
+def _fulfil_headers(response: Response) -> dict:
+    headers = {}
+    for name, values in response.headers.items():
+        key = name.decode("latin-1")
+        if key.lower() in _HOP_HEADERS:
+            continue
+        headers[key] = "\n".join(v.decode("latin-1") for v in values)
+    return headers

@@ -187,6 +187,7 @@ class _Builder:
     def __init__(self, thumbs: Dict[str, str]) -> None:
         self.thumbs = thumbs
         self.used_thumbs: List[str] = []
+        self.took_render = 0  #: rows whose page took another page's render (render_from)
         self.rules = _Table()
         self.hosts = _Table()
         self.rows: List[list] = []
@@ -216,6 +217,8 @@ class _Builder:
         title = _text(get("title"))
         error = _text(get("error"))
         canonical = get("is_canonical")
+        if get("render_from"):
+            self.took_render += 1
         self.rows.append([
             page_id, url if len(url) <= MAX_URL else _cut(url, MAX_URL),
             title if len(title) <= MAX_TITLE else _cut(title, MAX_TITLE), _int(get("status_code")), -1,
@@ -365,6 +368,7 @@ def _summary(b: _Builder, entries, meta: Dict[str, Any], thumbs: int) -> Dict[st
         "clustered": clustered,
         "alone": alone - failed_alone,
         "failed": failed,
+        "took_render": b.took_render,
         "kept": kept,
         "saved": len(b.rows) - kept,
         "eligible": _int(meta.get("eligible_html_urls")),

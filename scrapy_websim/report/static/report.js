@@ -300,6 +300,7 @@
       stat("pages saved", fmt(s.saved), pct(s.saved, s.urls) + "% of the URLs need no look"),
       stat("in no cluster", fmt(s.alone)),
       stat("failed", fmt(s.failed)),
+      stat("renders taken", fmt(s.took_render || 0), "pages whose document was one rendered already"),
       stat("screenshots", fmt(s.thumbnails)));
     add(box, stats);
     if (!s.thumbnails) {

@@ -1,0 +1,216 @@
+"""Render each distinct page once: a page whose document is the same as one rendered before
+(per-request noise masked) and whose render said what its HTML says takes that render; the host
+sees one request for each document; a shell that scripts fill in is rendered on every host; a
+non-HTML document is not rendered; ``--render-all`` renders every page, to the same result."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from scrapy_websim.core.served import masked_body, renders_as_served, response_key, spellings, swap_host
+from scrapy_websim.render.once import NEVER, SHARED, Render, RenderShare
+from scrapy_websim.testing.crawl import SAME, crawl
+from scrapy_websim.testing.servers import have, nginx_server
+
+HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
+
+
+# --- the key and the static test (pure) ---
+
+def _page(host: str, token: str, clock: str, version: str = "1.24.0") -> bytes:
+    return (f'<html><head><title>Welcome to {host}</title><meta name="csrf-token" content="{token}">'
+            f'<script nonce="{token[:12]}">var x = 1;</script></head><body><h1>Welcome to nginx {version}</h1>'
+            f'<p>Served by {host} at {clock}, request {token}.</p></body></html>').encode()
+
+
+def test_per_request_noise_is_masked_from_the_key():
+    a = _page("127.0.0.1:8080", "9f86d081884c7d659a2feaa0c55ad015", "Thu, 26 Nov 2026 19:19:52")
+    b = _page("127.0.0.2:8081", "4e07408562bedb8b60ce05c1decfe3ad", "Fri, 27 Nov 2026 08:01:02")
+    assert response_key(200, "text/html", a, ["127.0.0.1:8080", "127.0.0.1"]) == \
+        response_key(200, "text/html", b, ["127.0.0.2:8081", "127.0.0.2"])
+    assert b"9f86d081" not in masked_body(a, ["127.0.0.1:8080"])
+
+
+def test_what_a_person_reads_is_never_masked():
+    token, clock, hosts = "9f86d081884c7d659a2feaa0c55ad015", "19:19:52", ["h:1", "h"]
+    key = response_key(200, "text/html", _page("h:1", token, clock), hosts)
+    assert key != response_key(200, "text/html", _page("h:1", token, clock, version="1.24.1"), hosts)
+    assert key != response_key(404, "text/html", _page("h:1", token, clock), hosts)
+    assert key != response_key(200, "text/plain", _page("h:1", token, clock), hosts)
+    assert response_key(200, "text/html", b"<p>Order 1234 shipped</p>") != \
+        response_key(200, "text/html", b"<p>Order 1235 shipped</p>")
+
+
+def test_a_render_that_changed_what_the_page_says_is_not_shared():
+    served = "<html><body><p>Hello</p><table><tr><td>1</td></tr></table></body></html>"
+    # the browser adds head and tbody: the same page
+    assert renders_as_served(served, "<html><head></head><body><p>Hello</p><table><tbody><tr><td>1</td></tr>"
+                                     "</tbody></table></body></html>")
+    assert not renders_as_served("<html><body><div id=app>Loading</div></body></html>",
+                                 "<html><body><div id=app><h1>Inbox</h1><p>3 messages</p></div></body></html>")
+    assert not renders_as_served(served, served.replace("<p>Hello</p>", "<p>Hello</p>" + "<i></i>" * 30))
+    assert not renders_as_served(served, served, "Old title", "New title")
+
+
+def test_the_port_however_written_is_the_host_own_name():
+    page = b"<address>Apache/2.4.57 (Debian) Server at 10.0.0.%d Port %d</address><p>localhost:%d</p>"
+    assert response_key(404, "text/html", page % (5, 8080, 8080), ["10.0.0.5:8080", "10.0.0.5"]) == \
+        response_key(404, "text/html", page % (6, 9090, 9090), ["10.0.0.6:9090", "10.0.0.6"])
+    assert response_key(200, "text/html", b"<p>8080 items</p>", ["h:8080", "h"]) != \
+        response_key(200, "text/html", b"<p>9090 items</p>", ["h:9090", "h"])
+    assert swap_host("Server at 10.0.0.5 Port 8080", ("10.0.0.5:8080", "10.0.0.5"), ("10.0.0.6:9090", "10.0.0.6")) \
+        == "Server at 10.0.0.6 Port 9090"
+
+
+def test_an_echoed_path_is_the_request_own_name():
+    page = "<h1>404</h1><p>The requested resource [{}] is not available</p>"
+    a, b = spellings("http://h1:8080/old/index.html"), spellings("http://h2:8080/server-status")
+    assert response_key(404, "text/html", page.format("/old/index.html").encode(), a) == \
+        response_key(404, "text/html", page.format("/server-status").encode(), b)
+    assert swap_host(page.format("/old/index.html"), a, b) == page.format("/server-status")
+    # as Tomcat writes it
+    assert response_key(404, "text/html", page.format("&#47;old&#47;index.html").encode(), a) == \
+        response_key(404, "text/html", page.format("&#47;cgi-bin&#47;test.cgi").encode(),
+                     spellings("http://h2:8080/cgi-bin/test.cgi"))
+    # a short path is no echo: "/" and "/a" are everywhere in a page
+    assert spellings("http://h/a")[2] == "" and swap_host("<a href='/a'>", spellings("http://h/a"),
+                                                          spellings("http://h/b")) == "<a href='/a'>"
+
+
+def test_a_proxy_user_and_password_become_its_authorization_header():
+    from scrapy_websim.render.handler import _proxy_and_auth
+
+    assert _proxy_and_auth("http://scanner:s%40cret@127.0.0.1:3128") == \
+        ("http://127.0.0.1:3128", b"Basic " + base64.b64encode(b"scanner:s@cret"))
+    assert _proxy_and_auth("http://127.0.0.1:3128") == ("http://127.0.0.1:3128", b"")
+    assert _proxy_and_auth("") == ("", b"")
+
+
+def test_swap_host_names_the_page_own_host():
+    html = "<title>Welcome to 127.0.0.1:8080</title><p>127.0.0.1 says hi</p>"
+    assert swap_host(html, ("127.0.0.1:8080", "127.0.0.1"), ("127.0.0.2:9090", "127.0.0.2")) == \
+        "<title>Welcome to 127.0.0.2:9090</title><p>127.0.0.2 says hi</p>"
+
+
+def test_share_waits_for_the_render_in_flight_and_stays_bounded():
+    async def scenario():
+        share = RenderShare(max_bytes=3000)
+        assert share.begin(b"k") and not share.begin(b"k")
+        assert not await share.wait(b"k", 0.01)  # not judged within the time: the caller renders
+        waiter = asyncio.ensure_future(share.wait(b"k", 5))
+        await asyncio.sleep(0)
+        share.finish(b"k", SHARED, Render("http://a/", ("a", "a"), {"html": "x" * 1000, "screenshot": b""}))
+        assert await waiter
+        assert share.known(b"k")[0] == SHARED and share.known(b"k")[1].url == "http://a/"
+        for n in range(5):  # 1256 bytes each: the oldest go first
+            share.begin(bytes([n]))
+            share.finish(bytes([n]), SHARED, Render("u", ("a", "a"), {"html": "y" * 1000}))
+        assert share.bytes <= 3000 and share.known(b"k") == ("", None)
+        share.begin(b"z")
+        share.finish(b"z", judged=False)  # a failed render: nothing learnt
+        assert share.known(b"z") == ("", None) and not share.rendering(b"z")
+        share.begin(b"n")
+        share.finish(b"n", NEVER, Render("u", ("a", "a")))  # never shared: nothing kept
+        assert share.known(b"n") == (NEVER, None)
+    asyncio.run(scenario())
+
+
+# --- a crawl of three hosts ---
+
+DEFAULT_PAGE = ("<html><head><title>Welcome to <!--# echo var=\"host\" --></title>"
+                "<meta name=\"csrf-token\" content=\"<!--# echo var=\"request_id\" -->\"></head><body>"
+                "<h1>Welcome to the appliance</h1><p>If you see this page, the web server is installed and working. "
+                "Further configuration is required before this host serves anything.</p>"
+                "<p>Generated <!--# echo var=\"date_local\" --> for <!--# echo var=\"host\" -->.</p>"
+                "</body></html>")
+# one shell on every host; its script fills in what the host's own data says
+SHELL = ("<html><head><title>Console</title></head><body><div id=app>Loading</div><script>"
+         "fetch('/data').then(r => r.text()).then(t => { document.getElementById('app').innerHTML = "
+         "'<h1>Console of ' + t + '</h1><p>' + ('Sensor readings of ' + t + ' for today. ').repeat(12) + '</p>'; });"
+         "</script></body></html>")
+# a login page whose script turns its labels into placeholders, fetching nothing: the same on every
+# host, but not what its HTML says
+LOGIN = ("<html><head><title>Sign in</title></head><body><form><label for=u>Username</label><input id=u>"
+         "<label for=p>Password</label><input id=p type=password><button>Sign in</button></form><script>"
+         "for (const l of document.querySelectorAll('label')) { "
+         "document.getElementById(l.htmlFor).placeholder = l.textContent; l.remove(); }</script></body></html>")
+LOCATIONS = """
+ssi on;
+access_log {log} hostlog;
+location = /data {{ default_type text/plain; return 200 "unit $server_addr"; }}
+location = /go {{ return 302 /index.html; }}
+"""
+
+
+def _run(tmp_path: Path, name: str, urls, extra=()):
+    out = tmp_path / name
+    out.mkdir()
+    result = crawl(out, urls, extra=["--per-host", "2", *extra])
+    stats = {key: int(value) for key, value in re.findall(r"'(websim/[a-z_]+)': (\d+)", result["proc"].stderr)}
+    return result, stats
+
+
+def _requests(log: Path) -> Counter:
+    lines = log.read_text().split("\n") if log.exists() else []
+    return Counter(line for line in lines if line)
+
+
+@pytest.mark.crawl
+@pytest.mark.skipif(not have("nginx"), reason="nginx not installed")
+def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_path):
+    logs = {name: tmp_path / f"{name}.log" for name in ("once", "all")}
+    results = {}
+    for name, extra in (("once", ()), ("all", ("--render-all",))):
+        locations = LOCATIONS.format(log=logs[name])
+        files = {"index.html": DEFAULT_PAGE, "shell.html": SHELL, "login.html": LOGIN,
+                 "notes.txt": "plain text notes\n" * 20}
+        with nginx_server(locations=locations, files=files,
+                          http="log_format hostlog '$server_addr $request_uri';", addresses=HOSTS) as base:
+            port = base.rsplit(":", 1)[1]
+            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html")
+            urls = [f"http://{host}:{port}/{path}" for path in paths for host in HOSTS]
+            results[name] = (*_run(tmp_path, name, urls, extra), port)
+    (once, once_stats, port), (every, every_stats, _) = results["once"], results["all"]
+
+    rows = {r["url"]: r for r in once["data"]["urls"]}
+    assert len(rows) == 15
+    index = [f"http://{h}:{port}/index.html" for h in HOSTS]
+    go = [f"http://{h}:{port}/go" for h in HOSTS]
+    # the default page with its token, date and host name: rendered once, taken by the other five
+    # (the redirects end at it); each names its own host
+    own = [u for u in index + go if not rows[u]["render_from"]]
+    assert len(own) == 1 and own[0] in index
+    assert all(rows[u]["render_from"] == own[0] for u in index + go if u != own[0])
+    for host, url in zip(HOSTS, index):
+        assert rows[url]["title"] == f"Welcome to {host}" and rows[url]["status_code"] == 200
+    # the shell whose script fills in per-host data: rendered on every host, and it says so
+    shells = [f"http://{h}:{port}/shell.html" for h in HOSTS]
+    assert all(rows[u]["render_from"] == "" for u in shells)
+    assert len({rows[u]["excerpt"] for u in shells}) == 3
+    # the login page: rendered on two hosts, which said the same, then taken by the third
+    logins = [f"http://{h}:{port}/login.html" for h in HOSTS]
+    assert sum(1 for u in logins if not rows[u]["render_from"]) == 2
+    # the renders: the default page once, the shell three times, the login twice; the text file never
+    assert once_stats.get("websim/renders") == 6, once_stats
+    assert once_stats.get("websim/renders_reused") == 6, once_stats
+    assert once_stats.get("websim/renders_not_needed") == 3, once_stats
+    assert every_stats.get("websim/renders") == 15 and "websim/renders_reused" not in every_stats
+    # the hosts saw one request per document (the redirect's hop included)
+    requested = _requests(logs["once"])
+    for host in HOSTS:
+        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html"):
+            assert requested[f"{host} {path}"] == (2 if path == "/index.html" else 1), (host, path, requested)
+    # the same result as rendering every page (another nginx, on another port)
+    def same(result, port):
+        rows = [json.loads(json.dumps({k: r[k] for k in SAME}).replace(f":{port}", ":PORT"))
+                for r in result["data"]["urls"]]
+        return {r["url"]: r for r in rows}
+    assert same(once, port) == same(every, results["all"][2])
+    assert all(row["render_from"] == "" for row in every["data"]["urls"])
