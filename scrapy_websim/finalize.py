@@ -22,7 +22,7 @@ import logging
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
-from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -247,8 +247,7 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
     def unlabelled_rows() -> Iterator[cluster.KeyRow]:
         for record in store.iter_records():
             try:
-                item = (templates is not None and bool(templates) and (record.text_len or 0) < cp.min_text_len
-                        and templates.is_item(record))
+                item = _item_of(record, templates)
                 label = assign.add_page(table, record, params, soft404, item)
                 row = None if label is not None else cluster.key_row(record)
             except Exception as exc:
@@ -257,7 +256,7 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
                 assign.add_page(table, assign.unlabelled(record), params)
                 continue
             if row is not None:
-                if item:
+                if (record.text_len or 0) < cp.min_text_len and item():
                     short_items.add(record.id)
                 yield row
 
@@ -269,6 +268,18 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
         store.add(record)
     store.flush()
     return keys, table
+
+
+def _item_of(record, templates: Optional[template.Templates]) -> Callable[[], bool]:
+    """Whether ``record`` is an item of its site (:meth:`~scrapy_websim.core.match.template.Templates.is_item`),
+    worked out once and only when asked: the rules ask it of few pages."""
+    known: List[bool] = []
+
+    def item() -> bool:
+        if not known:
+            known.append(templates is not None and bool(templates) and templates.is_item(record))
+        return known[0]
+    return item
 
 
 def site_templates(store: FeatureStore, params: template.TemplateParams,

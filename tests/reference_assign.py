@@ -25,17 +25,17 @@ def _origin(r: PageRecord) -> str:
 
 
 def _length_bands(members: List[PageRecord], tolerance: float) -> List[List[PageRecord]]:
-    """Split into bands whose lengths are within ``tolerance`` of the band's shortest member."""
+    """Split into bands where a length is more than ``tolerance`` above the one before it."""
     ordered = sorted(members, key=lambda r: (r.html_len or r.content_length or 0, r.id))
     bands: List[List[PageRecord]] = []
-    low = 0
+    previous = 0
     for r in ordered:
         length = r.html_len or r.content_length or 0
-        if bands and low >= length * (1.0 - tolerance):
+        if bands and previous >= length * (1.0 - tolerance):
             bands[-1].append(r)
         else:
             bands.append([r])
-            low = length
+        previous = length
     return bands
 
 

@@ -379,3 +379,25 @@ def test_a_thin_page_and_its_copy_in_other_chrome_are_one_cluster():
     assert out[1].cluster_id == out[2].cluster_id != out[3].cluster_id
     assert out[4].cluster_id != out[3].cluster_id and out[4].cluster_id != out[1].cluster_id
     assert release17.text_hash != release9.text_hash and out[4].cluster_id == out[5].cluster_id
+
+
+def test_an_error_template_whose_pages_grow_with_the_path_they_echo_is_one_cluster():
+    """A code browser's "Path not found" grows with the path it echoes (a link per segment): HTML
+    lengths from 1,000 to 1,700 bytes in small steps are one template, however far the ends are
+    apart; a page of the template five times as long stands apart (E3's 20 % length rule is a gap
+    between lengths, not a cut through a run of them)."""
+    def missing(i, depth):
+        crumbs = " / ".join(f"<a href='/repo/tree/{'/'.join(f'dir{k}' for k in range(j + 1))}'>dir{j}</a>"
+                            for j in range(depth))
+        return _rendered(i, f"{A}/repo/tree/{'/'.join(f'dir{k}' for k in range(depth))}/x",
+                         page("Not found", f"<p>path: {crumbs}</p><h1>Path not found</h1>"), 404)
+    records = [missing(i, depth) for i, depth in enumerate(range(1, 9), start=1)]
+    lengths = sorted(r.html_len for r in records)
+    assert lengths[0] < 0.8 * lengths[-1] and all(a >= 0.8 * b for a, b in zip(lengths, lengths[1:]))
+    name = "a-very-long-directory-name-" * 200
+    big = _rendered(20, f"{A}/repo/tree/big", page("Not found", f"<p>path: <a href='/repo/tree/{name}'>{name}</a></p>"
+                                                                 "<h1>Path not found</h1>"), 404)
+    out, clusters = combine(records + [big], {}, [])
+    check_partition(records + [big], out, clusters)
+    assert len({out[r.id].cluster_id for r in records}) == 1
+    assert out[big.id].cluster_id.startswith(out[1].cluster_id + "-")

@@ -650,3 +650,88 @@ def test_a_breadcrumb_trail_of_the_visit_does_not_split_a_template():
         r.text_len = 0  # the extractor found no main text in the form (what DokuWiki's login page gives)
     assert {special_label(r) for r in logins} == {"L1"}
     assert logins[0].fingerprint == logins[1].fingerprint != pages[0].fingerprint
+
+
+# --------------------------------------------------------------------------------------------
+# Items of an application whose own words name an error, and a login form in the chrome
+
+
+def _tracker_page(title: str, fields: str, sidebar_login: bool = False) -> str:
+    """A page in the shape of a small issue tracker's: a sidebar with its menus (and, for anonymous
+    visitors, its login box), the item's fields in the content."""
+    login = ("<form action='/login'><input name='__login_name'><input type=password name='__login_password'>"
+             "<input type=submit value='Login'></form>") if sidebar_login else ""
+    return (f"<!doctype html><html><head><title>{title} - Bench Tracker</title></head><body>"
+            f"<div class='sidebar'><ul><li><a href='/issue'>Issues</a></li><li><a href='/issue?@template=search'>"
+            f"Search</a></li>{TRACKER_MENU}</ul>{login}</div><div class='content'>{fields}</div></body></html>")
+
+
+TRACKER_MENU = "".join(f"<li><a href='/issue?@filter=status&amp;status={s}'>Show {s} issues</a></li>"
+                       for s in ("unread", "chatting", "in-progress", "resolved", "deferred", "need-eg"))
+
+
+ISSUE_FIELDS = ("<table><tr><th>Title</th><td>{summary}</td></tr><tr><th>Priority</th><td>bug</td></tr>"
+                "<tr><th>Status</th><td>chatting</td></tr><tr><th>Assigned to</th><td>nobody</td></tr>"
+                "<tr><th>Keywords</th><td>python3.11</td></tr></table><p>Created on 2026-10-28 by admin, last "
+                "changed by admin.</p><table><tr><th>Author</th><td>doko</td><td>2026-10-28</td></tr>"
+                "<tr><td colspan=3>{summary}. Closes: #1026268.</td></tr></table>")
+
+
+def test_an_item_whose_title_names_an_error_is_not_a_soft_404():
+    """A ticket titled "Fix error message for ..." names what it is about: the keyword is one word of a
+    long part of its title and of its heading. A title that is the error ("No such file", "Page not
+    found") still says it."""
+    summary = "Fix error message for 'python3 -m venv dir', when python3-venv is not installed"
+    issue = make_record(_tracker_page(f"Issue 105: {summary}", f"<h1>#105 {summary}</h1>"
+                                      + ISSUE_FIELDS.format(summary=summary)), 200, "http://127.0.0.1:8080/issue105")
+    assert issue.signals["kw"]["E3"][:2] == [0, 0]  # not in the title, nor in the heading
+    assert special_label(issue, item=True) is None  # one of the tracker's many issues
+    missing = make_record(_tracker_page("Bench Tracker: No such file", "<p>File 'nosuch.py' does not exist in "
+                                        "this repository.</p>"), 200, "http://127.0.0.1:8080/file?name=nosuch.py")
+    assert missing.signals["kw"]["E3"][0] == 1
+    assert special_label(missing) == "E3"
+
+
+def test_hyphenated_words_and_the_numbers_of_the_url_are_no_error_words():
+    """"error-prone-java" and "soft-404" name things; "Message 404" at ``/msg404`` is the message
+    numbered 404; at another URL the same title says 404."""
+    doc = parse("<html><body><h1>error-prone-java 2.3.2: initial release</h1><p>Packaging of the "
+                "soft-404 probe.</p></body></html>")
+    assert "E3" not in page_signals(doc, "Bug #137: error-prone-java 2.3.2")["kw"]
+    html = _tracker_page("Message 404", "<p>Author: yadd</p><p>Fix various low security issues.</p>")
+    assert "E3" not in page_signals(parse(html), "Message 404", url="http://127.0.0.1:8080/msg404")["kw"]
+    assert page_signals(parse(html), "Message 404", url="http://127.0.0.1:8080/msg405")["kw"]["E3"][0] == 1
+    row = parse("<html><body><h1>changes: 404</h1><p>A row of the table.</p></body></html>")
+    assert "E3" not in page_signals(row, "debian: changes", url="http://127.0.0.1:8080/debian/changes/404")["kw"]
+
+
+def test_an_item_is_not_a_soft_404_by_its_own_text():
+    """A commit whose message speaks of errors twice ("404/403 error templates") has error phrases
+    in its text, none in its title or headings: an item of its site (one of many commits) is not a
+    soft 404 by that; the same page alone on its site still is."""
+    message = ("<p>bench: a held-aside bench with its 404/403 error templates, and a note on the "
+               "requests that time out.</p>")
+    html = page("Bench git - repo/commit", "<table><tr><td>author</td><td>Seed</td></tr><tr><td>commit</td>"
+                "<td>358c8369eb79</td></tr></table>" + message + "<ul>" + TRACKER_MENU + "</ul>")
+    rec = make_record(html, 200, "http://127.0.0.1:8080/repo/commit?h=358c8369eb79")
+    assert rec.signals["kw"]["E3"] == [0, 0, 2]
+    assert special_label(rec) == "E3"
+    assert special_label(rec, item=True) is None
+    asked = []
+    assert special_label(rec, item=lambda: asked.append(1) or True) is None and asked
+    not_found = make_record(page("Not found - Bench git", "<h1>Not found</h1><p>No such commit.</p>"), 200,
+                            "http://127.0.0.1:8080/repo/commit?h=deadbeef")
+    assert special_label(not_found, item=lambda: asked.append(2) or True) == "E3" and 2 not in asked
+
+
+def test_a_page_that_asks_to_log_in_beside_the_sites_login_box_is_a_login_wall():
+    """An anonymous visitor's view of a tracker's user pages: one sentence of its own ("Please login
+    with your username and password.") and the site's login box in the sidebar. Without a password
+    field anywhere the same sentence is a thin page."""
+    ask = "<p>Please login with your username and password.</p>"
+    wall = make_record(_tracker_page("User listing", ask, sidebar_login=True), 200, "http://127.0.0.1:8080/user")
+    assert wall.signals["pw"] == 0 and wall.signals["pwc"] == 1
+    assert special_label(wall) == "L1"
+    assert special_label(make_record(_tracker_page("User listing", ask), 200, "http://127.0.0.1:8080/user")) == "T1"
+    content = make_record(_tracker_page("User listing", ARTICLE, sidebar_login=True), 200, "http://127.0.0.1:8080/x")
+    assert special_label(content) is None

@@ -356,20 +356,29 @@ def test_the_more_of_a_page_was_template_the_more_its_own_text_must_agree():
     assert similarity.templated_threshold(0.9, 0.3) == 0.9, "never below the threshold it starts from"
 
 
-def test_two_soft_404s_of_one_structure_join_only_when_they_say_the_same():
-    # two pages of an application's content template that happen to say "error" twice on a short
-    # page are soft 404s by their words; two different ones must not become one error template
-    first = _record(1, f"{SITE}/ticket/105", ERROR.format(repo="site", desc="tracker",
-                                                           message="Error: fix the parser error on empty input"))
-    second = _record(2, f"{SITE}/ticket/155", ERROR.format(repo="site", desc="tracker",
-                                                            message="Error: the build error with newer compilers"))
-    assert {special_label(p) for p in (first, second)} == {"E3"}
-    _, names = _special_table([first, second])
-    assert names[1] != names[2]
-    # the same two messages answered with a 404 are one error template
-    _, names = _special_table([_record(3, first.url, ERROR.format(repo="site", desc="tracker", message="x"), 404),
-                               _record(4, second.url, ERROR.format(repo="site", desc="tracker", message="y z"), 404)])
+def test_soft_404s_of_one_structure_are_one_error_template_whatever_they_say():
+    """An application's "not found" answers with status 200 ("No such object", "No such file")
+    are one error template, as its 404s are: the spec groups error pages by their HTML. A ticket
+    of a tracker whose sentence speaks of errors is no soft 404 at all (its title and headings do
+    not say error; its text is the ticket's own), so it cannot join one."""
+    answers = [_record(1, f"{SITE}/info/0123456789abcdef",
+                       ERROR.format(repo="No Such Object", desc="site", message="No such object: 0123456789abcdef")),
+               _record(2, f"{SITE}/file?name=nosuch.py", ERROR.format(
+                   repo="No such file", desc="site", message="File 'nosuch.py' does not exist in this repository."))]
+    assert {special_label(p) for p in answers} == {"E3"}
+    _, names = _special_table(answers)
+    assert names[1] == names[2]
+    _, names = _special_table([_record(3, f"{SITE}/x", ERROR.format(repo="site", desc="tracker", message="x"), 404),
+                               _record(4, f"{SITE}/y", ERROR.format(repo="site", desc="tracker", message="y z"), 404)])
     assert names[3] == names[4]
+    tickets = [_record(10 + i, f"{SITE}/ticket/{i}", ERROR.format(repo=f"Ticket {i}", desc="tracker", message=desc))
+               for i, desc in enumerate(
+                   ["Fix the parser error on empty input: the list showed a 404 page not found instead.",
+                    "Handle the build error with newer compilers; something went wrong in configure.",
+                    *(f"Packaging change number {i} of the tracker's bench, with its own words." for i in range(8))])]
+    templates = templates_of_records(tickets)
+    assert {special_label(t) for t in tickets[:2]} == {"E3"}  # alone on their site they would be
+    assert {special_label(t, item=lambda t=t: templates.is_item(t)) for t in tickets[:2]} == {"T1"}  # under 1 KB
 
 
 def test_a_small_sites_article_shown_on_its_home_page_and_copied_is_not_its_template():
@@ -388,3 +397,32 @@ def test_a_small_sites_article_shown_on_its_home_page_and_copied_is_not_its_temp
     a, b = pages[2], pages[3]
     decision = similarity.judge(a, b, template=templates.for_pair(a, b))
     assert decision.result.is_duplicate, decision
+
+
+REVISION = """<!doctype html><html><head><title>Revision - websim - Bench Redmine</title></head>
+<body><div id="header"><h1>websim</h1><div id="main-menu"><ul><li><a href="/p/websim">Overview</a></li>
+<li><a href="/p/websim/activity">Activity</a></li><li><a href="/p/websim/repository">Repository</a></li></ul>
+</div></div>
+<div id="content"><h2>Revision {rev}</h2><div class="details"><h4>Added by the maintainers 3 days ago</h4>
+<ul class="revision-info"><li><strong>ID</strong> {rev}0000000000000000000000000000000000</li></ul></div>
+<div class="wiki changeset-comments"><p>{message}</p></div><ul id="changes-legend"><li>added</li><li>modified</li>
+<li>copied</li><li>renamed</li><li>deleted</li></ul><div class="changeset-changes"><ul><li>
+<a href="/p/websim/entry/{path}">{path}</a> (<a href="/p/websim/diff/{path}">diff</a>)</li></ul></div></div>
+<div id="footer">Powered by Bench Redmine</div></body></html>"""
+
+
+def test_revisions_differ_by_their_message_kept_in_a_block_named_comments():
+    """A repository browser's revision pages: one h1 (the project's name), one title, ids that are
+    hashes, the message in a block named ``changeset-comments``. The message is the page's text:
+    two revisions that touch one file are two pages by what they say, a revision on a mirror is
+    its copy."""
+    messages = _sentences(10)
+    revs = [_record(i + 1, f"{SITE}/p/websim/revisions/{_uid(m)[:8]}",
+                    REVISION.format(rev=_uid(m)[:8], message=m, path="bench/fleet.py"))
+            for i, m in enumerate(messages)]
+    copy = _record(100, f"{MIRROR}/p/websim/revisions/{_uid(messages[0])[:8]}",
+                   REVISION.format(rev=_uid(messages[0])[:8], message=messages[0], path="bench/fleet.py"))
+    templates = templates_of_records(revs + [copy])
+    pairs = [(a, b) for a, b in zip(revs, revs[1:])]
+    assert not any(similarity.compare(a, b, template=templates.for_pair(a, b)).is_duplicate for a, b in pairs)
+    assert similarity.compare(revs[0], copy, template=templates.for_pair(revs[0], copy)).is_duplicate

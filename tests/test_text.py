@@ -311,3 +311,38 @@ def test_a_read_the_docs_page_keeps_its_article(tmp_path):
     main = extract_main_text(lxml.html.document_fromstring(html))
     assert "encodes Python objects as JSON text" in main and len(main) > 400
     assert "Another module number 7" not in main  # the sidebar
+
+
+def test_a_message_in_a_block_named_comments_is_the_pages_text_a_comment_section_is_not():
+    """A revision page whose message sits in ``<div class="wiki changeset-comments">`` (Redmine's
+    shape): the message is what the page says, and two revisions that differ only there must be
+    told apart. A blog's comment section (the comments, each named so, and a reply form) and the
+    pieces of one (its title, a reply link) stay out of the main text."""
+    from scrapy_websim.core.features import content_text
+    from scrapy_websim.core.page.text import list_text
+
+    def revision(message):
+        return ("<html><head><title>Revision 5 - Bench</title></head><body><div id='header'><h1>Project</h1></div>"
+                "<div id='content'><h2>Revision f1e4e1b4</h2><div class='details'><h4>Added by maintainers 3 days "
+                "ago</h4><ul class='revision-info'><li>ID f1e4e1b4170c4cd5</li><li>Parent b2301eb0</li></ul></div>"
+                f"<div class='wiki changeset-comments'><p>{message}</p></div><ul class='changes'>"
+                "<li><a href='/entry/bench/fleet.py'>fleet.py</a> (<a href='/diff/bench/fleet.py'>diff</a>)</li>"
+                "</ul></div></body></html>")
+
+    message = "A plain 'access denied' is any server's 403, not a firewall page: the block must be named"
+    doc = lxml.html.document_fromstring(revision(message))
+    main = extract_main_text(doc)
+    assert message in list_text(doc)
+    assert message in content_text(doc, main, "detail", TextParams())
+    post = "<p>The post says what it says, at some length, with commas.</p>" * 6
+    comments = ("<h2 class='comments-title'>COMMENTS TITLE</h2><div id='comments' class='comments-area'>"
+                "<ol class='comment-list'><li class='comment'><div class='comment-content'><p>GREAT POST by a "
+                "reader, who writes a long comment about the post.</p></div></li></ol>"
+                "<div id='respond' class='comment-respond'><form><textarea name='comment'></textarea></form></div>"
+                "</div><div class='comments'><p>LONE COMMENT with a reply form</p><form><input name='author'>"
+                "</form></div>")
+    blog = f"<html><body><article><h1>A post</h1>{post}</article>{comments}</body></html>"
+    doc = lxml.html.document_fromstring(blog)
+    for text in (extract_main_text(doc), list_text(doc)):
+        assert "The post says" in text
+        assert "GREAT POST" not in text and "COMMENTS TITLE" not in text and "LONE COMMENT" not in text

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..rules.signals import RuleParams
-from ..rules.label import special_label
+from ..rules.label import Item, special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 import numpy as np
 
@@ -162,9 +162,10 @@ def _routes_on_fragment(r: PageRecord) -> bool:
 
 
 def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Optional[Any] = None,
-             item: bool = False) -> Optional[str]:
+             item: Item = False) -> Optional[str]:
     """Append one page to ``table`` (ids strictly increasing) and return its special-page label
-    (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3).
+    (``soft404``: a :class:`~scrapy_websim.core.match.soft404.Soft404Calibration` that may make it E3;
+    ``item``: whether the page is an item of its site, as :func:`special_label` takes it).
     Everything is read from the page before the table changes: if reading it raises, the table
     is as it was (see :func:`unlabelled`)."""
     label = special_label(r, params.rules, item)
@@ -242,12 +243,10 @@ def template_similarity(a: PageRecord, b: PageRecord) -> Tuple[float, float]:
     return own_sim(both, own_a, own_b, TEMPLATE_NOISE_SHINGLES), structure_sim(a, b)
 
 
-def _template_text_min(code: str, status: int, rules: RuleParams) -> float:
-    """How alike two templates' own texts must be to join: any error page of one status (the
-    structure decides), a soft 404 (status 2xx) saying the same, a login/WAF/maintenance page alike."""
-    if code not in ("E1", "E3"):
-        return rules.template_text_similarity
-    return rules.soft404_template_text_similarity if 200 <= status <= 299 else rules.error_template_text_similarity
+def _template_text_min(code: str, rules: RuleParams) -> float:
+    """How alike two templates' own texts must be to join: any error page of one status, a soft
+    404 as a 404 (the structure decides), a login/WAF/maintenance page alike."""
+    return rules.error_template_text_similarity if code in ("E1", "E3") else rules.template_text_similarity
 
 
 def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], params: AssignParams) -> int:
@@ -270,8 +269,8 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
         classes.setdefault((code, table.group_scope[g], status), []).append(g)
     target = list(range(len(table.group_names)))
     joined = 0
-    for (code, _scope, status), members in classes.items():
-        text_min = _template_text_min(code, status, rules)
+    for (code, _scope, _status), members in classes.items():
+        text_min = _template_text_min(code, rules)
         if len(members) < 2 or text_min > 1.0:
             continue
         members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))

@@ -248,8 +248,8 @@ def _lookup(keys: np.ndarray, usable: np.ndarray, wanted: np.ndarray) -> np.ndar
 
 def rule_clusters(out: Assigned, table: PageTable, free: np.ndarray, rank: np.ndarray, tolerance: float) -> None:
     """Step 1: the special pages still free, one cluster per group name (E3 split in length
-    bands: sorted by (length, id), a page starts a new band when the band's shortest length is
-    below ``length * (1 - tolerance)``)."""
+    bands: sorted by (length, id), a page starts a new band when the page before it is shorter
+    than ``length * (1 - tolerance)``: a gap in the lengths, not a cut through a run of them)."""
     if not len(table.spec_pos):
         return
     pos = np.frombuffer(table.spec_pos, np.int64)
@@ -271,14 +271,17 @@ def rule_clusters(out: Assigned, table: PageTable, free: np.ndarray, rank: np.nd
 
 
 def _bands(lengths: List[int], tolerance: float) -> List[Tuple[int, int]]:
+    """(start, end) of each band of ``lengths`` (sorted): each page within ``tolerance`` of the
+    page before it. An error template's pages grow with what they echo of their request (a
+    deeper path, a longer name) in small steps; a page of another size stands apart."""
     bands: List[Tuple[int, int]] = []
-    low = 0
+    previous = 0
     for i, length in enumerate(lengths):
-        if bands and low >= length * (1.0 - tolerance):
+        if bands and previous >= length * (1.0 - tolerance):
             bands[-1] = (bands[-1][0], i + 1)
         else:
             bands.append((i, i + 1))
-            low = length
+        previous = length
     return bands
 
 

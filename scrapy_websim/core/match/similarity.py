@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import numpy as np
@@ -453,27 +453,34 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     if own_a == own_b:
         return False
     ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
-    if ha and ha == hb:
-        # one h1: the page says the same of itself and the titles differ by something else,
-        # unless that h1 is the site's name the titles end with (an application that heads every
-        # page with its project's name: "Revision X - message - project - site")
-        h1_words = set(_heading_words(ha))
-        return bool(h1_words) and h1_words <= set(ta[len(ta) - suffix:])
-    return True
+    return not (ha and ha == hb)  # one h1: the page says the same of itself, the titles differ by something else
 
 
 def _query_items(record: PageRecord) -> dict:
     """``{name: value}`` of the query parameters of the page's URL as normalisation keeps them
-    (trackers dropped), values lower-cased; a parameter given twice is left out."""
+    (trackers dropped), values lower-cased; a parameter given twice is left out. ``;`` separates
+    parameters as ``&`` does (gitweb's ``?p=repo.git;a=shortlog;pg=0``)."""
     url = record.normalized_url or record.final_url or record.url or ""
     try:
         query = urlsplit(url).query
     except ValueError:
         return {}
     seen: dict = {}
-    for name, value in parse_qsl(query, keep_blank_values=True):
+    for name, value in _query_pairs(query):
         seen[name] = None if name in seen else " ".join(value.split()).lower()
     return {k: v for k, v in seen.items() if v is not None}
+
+
+def _query_pairs(query: str) -> List[Tuple[str, str]]:
+    """The query's (name, value) pairs, split at ``&`` and at ``;`` (normalisation writes a
+    ``;`` as ``%3B``, inside one value)."""
+    pairs = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if ";" in value and "=" in value:
+            pairs += parse_qsl(f"{name}={value}".replace(";", "&"), keep_blank_values=True)
+        else:
+            pairs.append((name, value))
+    return pairs
 
 
 def query_items_differ(a: PageRecord, b: PageRecord) -> bool:

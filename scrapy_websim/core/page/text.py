@@ -100,7 +100,39 @@ def _is_skipped(el) -> bool:
         return False
     # a wrapper named like navigation that holds the page's main block is the page: Read the
     # Docs' theme (MkDocs, Sphinx) puts sidebar and article in one ``wy-grid-for-nav``
-    return _boilerplate_names(f"{cls or ''} {ident or ''}".strip()) and not _MAIN_BLOCKS(el)
+    names = f"{cls or ''} {ident or ''}".strip()
+    if not _boilerplate_names(names) or _MAIN_BLOCKS(el):
+        return False
+    return not (_comment_names(names) and _one_message(el))
+
+
+#: The words of a comment section's class or id.
+_COMMENT = re.compile(r"(?:^|[-_\s])comments?(?:$|[-_\s])", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _comment_names(names: str) -> bool:
+    """``names`` say boilerplate only by a "comment" word (``changeset-comments``)."""
+    return bool(_COMMENT.search(names)) and not _NEGATIVE.search(_COMMENT.sub(" ", names))
+
+
+#: What a section of readers' comments holds: the comments, each named so, or a form to add one.
+_SECTION_PARTS = lxml.etree.XPath(
+    ".//*[contains(translate(@class, 'COMENT', 'coment'), 'comment') or contains(translate(@id, 'COMENT', 'coment'), "
+    "'comment')]|.//form|.//textarea")
+
+
+#: The paragraphs of a message.
+_PARAGRAPHS = lxml.etree.XPath(".//p|.//pre")
+
+
+def _one_message(el) -> bool:
+    """A block named "comments" that is one message, not a section of readers' comments (nor a
+    piece of one: its title, a reply link): it holds a paragraph, nothing in it is named a
+    comment and it has no form to add one. A revision's or a changeset's message (Redmine's
+    ``changeset-comments``) is the text of its page; a blog's comment section lists comments
+    and ends with a reply form."""
+    return bool(_PARAGRAPHS(el)) and not _SECTION_PARTS(el)
 
 
 #: A class/id token that starts with one of these says what its element is not: Datasette wraps

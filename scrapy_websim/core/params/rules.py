@@ -49,7 +49,7 @@ ERROR_KEYWORDS: Tuple[str, ...] = (
     "an error has occurred", "error", "bad request", "forbidden", "unauthorized",
     "not authorized", "permission denied", "internal server error", "server error",
     "service unavailable", "bad gateway", "gateway timeout", "dead link", "broken link",
-    "access denied", "no such",
+    "access denied", "no such", "empty page",
     # Chinese
     "页面不存在", "页面未找到", "找不到页面", "页面找不到", "您访问的页面不存在", "你访问的页面不存在",
     "您要访问的页面不存在", "无法找到", "找不到该页面", "内容不存在", "文章不存在", "信息不存在",
@@ -168,11 +168,6 @@ class RuleParams(Params):
     #: above 0: their masked own texts must be this alike too
     error_template_text_similarity: float = param(0.0, "number [0, 1.01]",
                                                   "rules: masked-text similarity of one error template")
-    #: two soft 404s (E3 with a 2xx status, found by their words): a page of an application's
-    #: content template that happens to say "error" twice is one too, so two of them join only
-    #: when they say the same but for what they echo
-    soft404_template_text_similarity: float = param(0.9, "number [0, 1.01]",
-                                                    "rules: masked-text similarity of one soft-404 template")
     template_structure_similarity: float = param(0.85, "number [0, 1]", "rules: structure similarity of one template")
     #: visible text and headings, for reports and debugging
     signal_text_chars: int = param(120, "int [0, 2000]", "characters of visible text kept in the signals")

@@ -15,15 +15,17 @@ gets its chance):
   (or two in the body) of a page that has a form or input. On a 2xx page: a password input and the page is mostly
   that form (``form_share``), its main text is short, or its title/headings and two of its phrases say
   login words (a token login that explains at length how to get a token); or a login keyword in the
-  title/headings of a short page that has a form or input. A content page with a login box in its sidebar, or a
-  documentation page about logging in, stays content.
+  title/headings of a short page that has a form or input; or a page of one sentence of its own that
+  asks to log in, with the site's login box in its chrome. A content page with a login box in its
+  sidebar, or a documentation page about logging in, stays content.
 * **W1** WAF / challenge page and **M1** maintenance page: on a 4xx page a keyword anywhere in the
   visible text; on a 2xx page the main text is short and the keywords are in the title/headings
   (or at least two different keywords in the body). Specific beats generic: a 403 with WAF
   wording is W1, a 200 with maintenance wording in its heading is M1.
 * **E3** error template: any other 4xx (404, 401, 403, 410, 429, ...), and soft 404s: a 2xx page
   whose short main text has error wording in title/headings (or two different error phrases, or
-  one when the page says nothing else: one sentence of its own).
+  one when the page says nothing else: one sentence of its own). An item of its site (a ticket, a
+  commit) is not a soft 404 by its text alone: its text is the item's own words.
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
   item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).
@@ -39,7 +41,7 @@ Pure: no Scrapy import.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional, Tuple, Union
 
 from ..types import is_html_type
 from .signals import RuleParams
@@ -76,20 +78,22 @@ def _kw(signals: Mapping[str, Any], rule: str) -> Tuple[int, int, int]:
     return int(counts[0]), int(counts[1]), int(counts[2])
 
 
-def _keyword_page(signals, rule: str, ok: bool, short: bool, thin: bool = False) -> bool:
+def _keyword_page(signals, rule: str, ok: bool, short: bool) -> bool:
     """Keyword rule: anywhere in the own content of a non-2xx page; title/heading (or 2
-    phrases) on a short 2xx; one phrase on a 2xx page that says nothing else (``thin``: one
-    sentence of its own, a client-rendered app's "Sorry, we couldn't find it")."""
+    phrases) on a short 2xx."""
     title, heading, body = _kw(signals, rule)
     if not ok:
         return bool(title or heading or body)
-    return short and bool(title or heading or body >= 2 or (thin and body))
+    return short and bool(title or heading or body >= 2)
 
 
-def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
+def _login_page(signals, ok: bool, short: bool, params: RuleParams, one_sentence: bool = False) -> bool:
     """A password input in the page's own content; or login words in its title/headings (or
     two login phrases) with a form control. Words and controls in chrome (a "Log in" link or a
-    search box in the site header) do not count."""
+    search box in the site header) do not count, except on a page whose own content is one
+    sentence asking to log in (``one_sentence``): it shows nothing but the site's login form,
+    wherever that form sits ("Please login with your username and password." beside the
+    sidebar's login box)."""
     title, heading, body = _kw(signals, "L1")
     has_control = bool(signals.get("inputs") or signals.get("forms"))
     if not ok:
@@ -97,6 +101,8 @@ def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
     if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short
                               or (title or heading) and body >= 2):
         return True  # a password field of its own, and the page is that form, short, or all about logging in
+    if one_sentence and (title or heading or body >= 2) and (signals.get("pw") or signals.get("pwc")):
+        return True
     return short and bool(title or heading) and has_control
 
 
@@ -109,13 +115,34 @@ def _one_sentence(record) -> bool:
     return _own_len(record) < _ONE_SENTENCE_CHARS and _main_len(record) < _ONE_SENTENCE_CHARS
 
 
-def _thin(record, params: RuleParams, item: bool = False) -> bool:
+#: Whether a page is an item of its site: a bool, or a function that tells (asked only when needed).
+Item = Union[bool, Callable[[], bool]]
+
+
+def _is_item(item: Item) -> bool:
+    return bool(item()) if callable(item) else bool(item)
+
+
+def _soft_404(signals, short: bool, thin: bool, item: Item) -> bool:
+    """A 2xx page that says it is an error: error words in its title or headings, or (two
+    phrases, or one on a page of one sentence) in its text, on a short page. An item of its site
+    (a ticket, a commit, a post) says what it is in its title or headings; its text is the item's
+    own ("retry on a 404 error" in a commit message), so its text alone does not make it one."""
+    title, heading, body = _kw(signals, "E3")
+    if not short:
+        return False
+    if title or heading:
+        return True
+    return bool(body >= 2 or (thin and body)) and not _is_item(item)
+
+
+def _thin(record, params: RuleParams, item: Item = False) -> bool:
     """Little HTML or little main text; a list page (index, listing) whose entries are real
     text is content, not thin, and so is an item of a site (one of many pages of one structure
     on it: a ticket, a row, a post of one sentence)."""
     if record.html_len < params.thin_html_bytes:
         return True
-    if item or _main_len(record) >= params.thin_text_chars:
+    if _main_len(record) >= params.thin_text_chars or _is_item(item):
         return False
     own = _own_len(record)
     if own >= params.short_text_chars:
@@ -139,10 +166,11 @@ def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Opt
     return False, None
 
 
-def special_label(record, params: RuleParams = RuleParams(), item: bool = False) -> Optional[str]:
+def special_label(record, params: RuleParams = RuleParams(), item: Item = False) -> Optional[str]:
     """E1/E3/L1/W1/M1/T1 for one PageRecord, or None (content page, failure, plain non-HTML).
     ``item``: the page is one of many pages of one structure on its site
-    (:meth:`~scrapy_websim.core.match.template.Templates.is_item`), never thin by its text."""
+    (:meth:`~scrapy_websim.core.match.template.Templates.is_item`), never thin by its text, and
+    not a soft 404 by its text alone; a function that tells is called only when that matters."""
     enabled = params.enabled_rules
     status = int(record.status_code or 0)
     decided, label = _by_status(record, status, enabled)
@@ -151,13 +179,13 @@ def special_label(record, params: RuleParams = RuleParams(), item: bool = False)
     ok = status < 300
     signals = record.signals or {}
     short = _short(record, params)
-    if "L1" in enabled and _login_page(signals, ok, short, params):
+    if "L1" in enabled and _login_page(signals, ok, short, params, _one_sentence(record)):
         return "L1"
     for rule in ("W1", "M1"):
         if rule in enabled and _keyword_page(signals, rule, ok, short):
             return rule
-    if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short, _one_sentence(record))):
+    if "E3" in enabled and (not ok or _soft_404(signals, short, _one_sentence(record), item)):
         return "E3"
-    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item and ok):
+    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item if ok else False):
         return "T1"
     return None

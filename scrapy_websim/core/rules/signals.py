@@ -18,8 +18,11 @@ Two steps, so the HTML is read once and never kept (this module is step 1; step 
    :class:`~scrapy_websim.core.types.PageRecord`) decides the label.
 
 Keywords are matched case-insensitively; ASCII keywords on word boundaries (``error`` does not
-hit ``terrorism``, ``log in`` does not hit ``logging``), CJK keywords as substrings; a keyword
-inside (or overlapping) a longer keyword that hit is not counted twice. The keyword lists, the
+hit ``terrorism``, ``log in`` does not hit ``logging``, nor ``error-prone``), CJK keywords as
+substrings; a keyword inside (or overlapping) a longer keyword that hit is not counted twice. A
+title or heading says what the page is only where its keywords are a quarter of its part (split
+at `` - ``, `` | ``, ``: ``): "Page not found - Site", not an item named "Fix error message for
+...". A number the URL carries ("Message 404" at ``/msg404``) is no keyword. The keyword lists, the
 rule codes and :class:`RuleParams` are declared in :mod:`scrapy_websim.core.params.rules`.
 
 Pure: no Scrapy import; never mutates the document.
@@ -85,8 +88,15 @@ def _hits(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] =
     whose first match overlaps a longer one's ("システムメンテナンス中" is one phrase, not two).
     ``wide``: :func:`_wide_chars` of ``text`` when the caller has it.
     """
+    return len(_hit_spans(keywords, text, wide))
+
+
+def _hit_spans(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] = None, every: bool = False
+               ) -> List[Tuple[str, int, int]]:
+    """The keywords :func:`_hits` counts, each with where it first stands: ``(keyword, start, end)``;
+    with ``every``, also those inside or overlapping a longer one."""
     if not text:
-        return 0
+        return []
     if wide is None:
         wide = _wide_chars(text)
     found: List[Tuple[str, int, int]] = []
@@ -95,25 +105,61 @@ def _hits(keywords: Tuple[str, ...], text: str, wide: Optional[FrozenSet[str]] =
             start = _first_hit(text, word, before, after)
             if start >= 0:
                 found.append((word, start, start + len(word)))
+    if every:
+        return found
     kept: List[Tuple[str, int, int]] = []
     for word, start, end in sorted(found, key=lambda f: -len(f[0])):
         if not any(word in k or (start < k_end and k_start < end) for k, k_start, k_end in kept):
             kept.append((word, start, end))
-    return len(kept)
+    return kept
+
+
+#: Where a title splits into parts: a site's name, a section, an item's number ("Issue 105: ...").
+_TITLE_PARTS = re.compile(r"\s+[-|–—·•:]+\s+|:\s+|\s*[|·•]\s*")
+#: A keyword says what the page is when it is at least this share of its title part.
+_TITLE_KEYWORD_SHARE = 0.25
+
+
+def _title_hits(keywords: Tuple[str, ...], title: str, wide: FrozenSet[str]) -> int:
+    """Different keywords in a title (or in the headings, joined by `` | ``) that say what the
+    page is: a part of the title (split at :data:`_TITLE_PARTS`) counts when its keywords are a
+    quarter of its characters or more ("Page not found", "No such file", "Oops! That page can't be
+    found."). A keyword inside an item's name ("Fix error message for 'python3 -m venv dir', when
+    python3-venv is not installed") is what the item is about, not what the page is."""
+    found = _hit_spans(keywords, title, wide, every=True) if title else []
+    if not found:
+        return 0
+    keywords = tuple(sorted({w for w, _s, _e in found}))  # each part is searched for these only
+    hits: Set[str] = set()
+    for part in _TITLE_PARTS.split(title):
+        spans = _hit_spans(keywords, part, wide)
+        if spans:
+            size = len(part) - part.count(" ")
+            covered = sum(end - start - part.count(" ", start, end) for _w, start, end in spans)
+            if covered >= _TITLE_KEYWORD_SHARE * size:
+                hits.update(w for w, _s, _e in spans)
+    return len(hits)
 
 
 def _first_hit(text: str, word: str, before: bool, after: bool) -> int:
     """Where ``word`` first stands in ``text`` with a word boundary before / after it as asked;
-    -1 if nowhere."""
+    -1 if nowhere. A hyphen between two letters or digits joins one word: "error-prone",
+    "spelling-error-in-description" and "soft-404" name something, they do not say "error"."""
     start = text.find(word)
     while start >= 0:
         end = start + len(word)
-        if (not before or start == 0 or not _is_word(text[start - 1])) and (
-            not after or end == len(text) or not _is_word(text[end])
+        if (not before or start == 0 or not _is_word(text[start - 1]) and not _compound(text, start - 1, -1)) and (
+            not after or end == len(text) or not _is_word(text[end]) and not _compound(text, end, 1)
         ):
             return start
         start = text.find(word, start + 1)
     return -1
+
+
+def _compound(text: str, at: int, step: int) -> bool:
+    """``text[at]`` is a hyphen that joins the keyword to a word on its other side."""
+    beyond = at + step
+    return text[at] == "-" and 0 <= beyond < len(text) and _is_word(text[beyond])
 
 
 def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = "") -> Dict[str, Any]:
@@ -124,7 +170,8 @@ def page_signals(doc, title: str, params: RuleParams = RuleParams(), url: str = 
     the rules with any hit (hits = number of different keywords); ``pw`` password inputs;
     ``inputs`` visible form controls; ``forms`` form elements; ``fs`` share of the visible page
     (text + 20 chars per control) inside forms, 0..1; ``mv`` visible text length outside page
-    chrome. Keyword hits skip what the page echoes of its own ``url`` (a wiki's 404 titled
+    chrome; ``pwc`` password inputs in page chrome (only when there are, and the page has content
+    of its own). Keyword hits skip what the page echoes of its own ``url`` (a wiki's 404 titled
     "Maintenance window" for ``/wiki/Maintenance_window`` is not a maintenance page).
     :func:`~scrapy_websim.core.features.compute_features` adds ``h1``, the page's first h1 (for
     the duplicate decision's heading check, not for the rules).
@@ -143,17 +190,22 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
     headings = " | ".join(h for h in _drop_echoes(head_list, url, memo) if h)
     title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
     low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in (title, headings, text))
+    keywords = {rule: tuple(params.keywords(rule)) for rule in KEYWORD_RULES}
+    numbers = _url_numbers(url, _keyword_numbers(tuple(keywords.values()))) if url else None
+    if numbers is not None:
+        low = tuple(numbers.sub(" ", part) for part in low)
     wide = tuple(map(_wide_chars, low))
     kw: Dict[str, List[int]] = {}
     for rule in KEYWORD_RULES:
-        words = tuple(params.keywords(rule))
-        counts = [_hits(words, part, chars) for part, chars in zip(low, wide)]
+        words = keywords[rule]
+        counts = [_title_hits(words, low[0], wide[0]), _title_hits(words, low[1], wide[1]),
+                  _hits(words, low[2], wide[2])]
         if any(counts):
             kw[rule] = counts
     n = params.signal_text_chars
     total = pick(walk.total_weight)
     share = pick(walk.form_weight) / total if total else 0.0
-    return {
+    out = {
         "vis": sum(len(p) + 1 for p in walk.parts) - 1 if walk.parts else 0,
         "mv": len(text),
         "head": text[:n],
@@ -164,6 +216,9 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
         "forms": pick(walk.forms),
         "fs": round(share, 3),
     }
+    if main == 0 and walk.password_inputs[1]:
+        out["pwc"] = walk.password_inputs[1]  # the site's login form in its chrome (a sidebar, a header)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,6 +330,30 @@ def _drop_echoes(pieces: List[str], url: str, memo: Optional[Dict[str, Optional[
     for piece in set(pieces).difference(memo):
         memo[piece] = None if _is_echo(piece, echoes) else quoted.sub('""', piece)
     return [kept for kept in map(memo.__getitem__, pieces) if kept is not None]
+
+
+@lru_cache(maxsize=16)
+def _keyword_numbers(lists: Tuple[Tuple[str, ...], ...]) -> FrozenSet[str]:
+    """The numbers the keyword lists hold ("404")."""
+    return frozenset(n for words in lists for k in words for n in re.findall(r"\d+", k))
+
+
+@lru_cache(maxsize=64)
+def _url_numbers(url: str, keyword_numbers: FrozenSet[str]) -> Optional["re.Pattern[str]"]:
+    """A pattern of the numbers a URL's path, query and fragment carry that a keyword holds,
+    standing alone: the ids of what was asked for ("Message 404" for ``/msg404``, a row's
+    heading "changes: 404" for ``/changes/404``), not a status the page reports. The host and
+    port are not read."""
+    if not keyword_numbers:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    numbers = keyword_numbers.intersection(re.findall(r"\d+", unquote(f"{parts.path}?{parts.query}#{parts.fragment}")))
+    if not numbers:
+        return None
+    return re.compile(r"(?<![\w.])(?:" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w])")
 
 
 def _drop_title_echo(title: str, url: str) -> str:
