@@ -49,7 +49,7 @@ def test_masked_words_hide_what_changes_per_request():
 def test_the_digest_is_in_every_record_and_reads_back():
     html = page("Rivers", f"<p>{prose(1)}</p>")
     r = row(html, title="Rivers")
-    assert tuple(r)[-2:] == ("excerpt", "content_digest") == OUTPUT_FIELDS[-2:]
+    assert tuple(r)[-3:] == ("excerpt", "content_digest", "render_from") == OUTPUT_FIELDS[-3:]
     assert r["content_digest"].startswith(DIGEST_VERSION + ".") and len(r["content_digest"]) < 260
     assert r["excerpt"].startswith("Rivers ") or r["excerpt"].startswith(prose(1)[:20])
     d = parse_digest(r["content_digest"])
