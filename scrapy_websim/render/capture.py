@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import re
 import time
@@ -258,14 +259,15 @@ class NetworkTracker:
         self.in_flight.add(id(request))
         self.last_activity = time.monotonic()
         try:
-            if request.resource_type in _DATA_TYPES:
-                self.data_requests += 1
             if self._main_navigation(request):
                 self.last_navigation = request
                 if len(self.navigations) < self.MAX_NAVIGATIONS:
                     self.navigations.append(request.url)
         except Exception:  # noqa: BLE001 - a detached frame must not break the crawl
             pass
+        with contextlib.suppress(Exception):  # a request without a type (a detached frame's)
+            if request.resource_type in _DATA_TYPES:
+                self.data_requests += 1
 
     def _on_done(self, request: Any) -> None:
         self.in_flight.discard(id(request))
