@@ -94,8 +94,11 @@ def reference_hits(keywords, text) -> int:
         start = text.find(word)
         while start >= 0:
             end = start + len(word)
-            if (not before or start == 0 or not signals._is_word(text[start - 1])) and (
+            # a hyphen between two letters or digits joins one word ("error-prone", "waf-403")
+            if (not before or start == 0 or not signals._is_word(text[start - 1])
+                    and not signals._compound(text, start - 1, -1)) and (
                 not after or end == len(text) or not signals._is_word(text[end])
+                and not signals._compound(text, end, 1)
             ):
                 found.append((word, start, end))
                 break

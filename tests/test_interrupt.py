@@ -32,7 +32,8 @@ N_PAGES = 18
 #: screenshot gives (a page's first viewport can be captured in a different paint state on a loaded
 #: machine: seen once as visual_sim 0.2 instead of 1.0 for a page of the same cluster). Records,
 #: clusters, ids, canonicals, match rules and the text/structure similarities are compared exactly.
-TIMING_FIELDS = ("behavior_sim", "visual_sim", "similarity_to_canonical")
+#: ``render_from`` names whichever page with the same document was rendered first: crawl order.
+TIMING_FIELDS = ("behavior_sim", "visual_sim", "similarity_to_canonical", "render_from")
 
 
 def _env():
