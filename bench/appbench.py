@@ -185,7 +185,7 @@ def refeature(workdir: str) -> str:
     from scrapy_websim.config import WebsimConfig
     from scrapy_websim.core.features import compute_features
     from scrapy_websim.core.store import iter_jsonl, save_jsonl
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.result.finalize import Finalizer
     from scrapy.settings import Settings
 
     params = Finalizer.params_from_settings(Settings(), WebsimConfig()).features

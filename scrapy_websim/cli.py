@@ -280,7 +280,7 @@ def crawl_main(argv: List[str]) -> int:
     from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
     from scrapy.settings import Settings  # noqa: PLC0415
 
-    from scrapy_websim.addon import max_pages_in_flight  # noqa: PLC0415
+    from scrapy_websim.crawler.addon import max_pages_in_flight  # noqa: PLC0415
     from scrapy_websim.config import ConfigError  # noqa: PLC0415
     from scrapy_websim.core.urls.url_list import UrlListError, open_list, parse_ports  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound  # noqa: PLC0415
@@ -391,7 +391,7 @@ def _output_problems(outputs: List[tuple], base: Dict[str, Any]) -> List[str]:
     """Every place the crawl will write, tried before anything is rendered (a file is created and
     removed there): one line per place that cannot be written."""
     from scrapy_websim.config import WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.safefile import probe_dir, probe_file  # noqa: PLC0415
+    from scrapy_websim.result.safefile import probe_dir, probe_file  # noqa: PLC0415
 
     config = WebsimConfig.from_settings(base)
     places = [("-o", path, probe_file) for path, _fmt in outputs]
@@ -410,8 +410,8 @@ def write_results(prog: str, outputs: List[tuple], result: Any, fallbacks: Seque
     """Write every result file (each one attempted whatever happened to the others); returns the
     paths written where asked. A file that cannot be written goes to a fallback file, and a
     ``PROG: error:`` line names both."""
-    from scrapy_websim.output import write_result_file  # noqa: PLC0415
-    from scrapy_websim.safefile import output_error  # noqa: PLC0415
+    from scrapy_websim.result.output import write_result_file  # noqa: PLC0415
+    from scrapy_websim.result.safefile import output_error  # noqa: PLC0415
 
     done = []
     for path, fmt in outputs:
@@ -427,7 +427,7 @@ def write_results(prog: str, outputs: List[tuple], result: Any, fallbacks: Seque
 def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
     """Every setting and the browser checked before anything starts: the error, or None."""
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound, find_browser  # noqa: PLC0415
 
     try:
@@ -444,8 +444,8 @@ def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
 
 def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], report_dir: str = "") -> int:
     """Write every result file (whatever happened to the crawl) and say how it ended."""
-    from scrapy_websim import signals as websim_signals  # noqa: PLC0415
-    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
+    from scrapy_websim.crawler import events  # noqa: PLC0415
+    from scrapy_websim.result.safefile import fallback_dirs  # noqa: PLC0415
 
     stats = crawler.stats.get_stats() if crawler.stats else {}
     refused = stats.get("websim/refused")
@@ -458,7 +458,7 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional["_Job"], re
               f"see the log above", file=sys.stderr)
         return EXIT_INCOMPLETE
     # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
-    result = websim_signals.ask(crawler, websim_signals.result_wanted)
+    result = events.ask(crawler, events.result_wanted)
     stats = crawler.stats.get_stats()
     written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
     if job:
@@ -659,10 +659,10 @@ def _result_from_job(job: _Job, url_list: Any, outputs: List[tuple], settings: D
     recorded (every other URL "not fetched"), and the job resumes once it can be written."""
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
     from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-    from scrapy_websim.extensions import STORE_NAME  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
-    from scrapy_websim.inputs import InputRegistry  # noqa: PLC0415
-    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
+    from scrapy_websim.crawler.extension import STORE_NAME  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.crawler.inputs import InputRegistry  # noqa: PLC0415
+    from scrapy_websim.result.safefile import fallback_dirs  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)
@@ -727,7 +727,7 @@ def report_main(argv: List[str]) -> int:
     if args.thumbnails and not os.path.isdir(args.thumbnails):
         parser.error(f"--thumbnails {args.thumbnails!r}: no such directory")
 
-    from scrapy_websim.report import ReportError, report_from_file  # noqa: PLC0415
+    from scrapy_websim.result.report import ReportError, report_from_file  # noqa: PLC0415
 
     try:
         info = report_from_file(args.result, args.output, args.thumbnails)
@@ -755,8 +755,8 @@ def cluster_main(argv: List[str]) -> int:
 
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
     from scrapy_websim.core.store import NotAFeaturesFile  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer, recluster_file  # noqa: PLC0415
-    from scrapy_websim.safefile import fallback_dirs  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer, recluster_file  # noqa: PLC0415
+    from scrapy_websim.result.safefile import fallback_dirs  # noqa: PLC0415
 
     try:
         config = WebsimConfig.from_settings(settings)
@@ -820,14 +820,14 @@ def diff_main(argv: List[str]) -> int:
         print(f"websim diff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    from scrapy_websim.diff import DiffError, diff_files, summary_lines, write_diff  # noqa: PLC0415
+    from scrapy_websim.result.diff import DiffError, diff_files, summary_lines, write_diff  # noqa: PLC0415
 
     try:
         changes = diff_files(args.old, args.new, params)
         if args.output:
             write_diff(args.output, changes)
         if args.report:
-            from scrapy_websim.report import ReportError, report_from_file  # noqa: PLC0415
+            from scrapy_websim.result.report import ReportError, report_from_file  # noqa: PLC0415
 
             try:
                 info = report_from_file(args.new, args.report, thumbs_dir=args.thumbnails, changes=changes,
@@ -889,8 +889,8 @@ def explain_main(argv: List[str]) -> int:
     settings = _settings_from_args(parser, args)
 
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.explain import ExplainError, explain_files, to_json  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.result.explain import ExplainError, explain_files, to_json  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
 
     try:
         params = Finalizer.params_from_settings(settings, WebsimConfig.from_settings(settings))

@@ -4,7 +4,7 @@ import pytest
 from scrapy.settings import Settings
 
 from scrapy_websim.config import ConfigError, WebsimConfig, parse_viewport
-from scrapy_websim.finalize import Finalizer
+from scrapy_websim.result.finalize import Finalizer
 
 
 def test_defaults_match_the_spec():

@@ -174,12 +174,12 @@ def test_status_shows_done_total_rate_and_eta(pushed, redis_server, capsys):
 def test_addon_wires_scrapy_redis_only_with_a_redis_url():
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import Addon
+    from scrapy_websim.crawler.addon import Addon
     from scrapy_websim.config import ConfigError, WebsimConfig
 
     plain = Settings()
     Addon().update_settings(plain)
-    assert plain.get("SCHEDULER") == "scrapy_websim.scheduler.WebsimScheduler"  # Scrapy's, its disk writes may fail
+    assert plain.get("SCHEDULER") == "scrapy_websim.crawler.scheduler.WebsimScheduler"  # Scrapy's, its disk writes may fail
     settings = Settings({"WEBSIM_REDIS_URL": "redis://10.0.0.1:6379/0", "WEBSIM_REDIS_JOB": "big",
                          "SCHEDULER_PERSIST": False})
     Addon().update_settings(settings)

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from scrapy_websim import finalize, output
+from scrapy_websim.result import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.match import cluster, reasons, similarity
 from scrapy_websim.core.rules.label import special_label

@@ -4,7 +4,7 @@ import copy
 import gzip
 from pathlib import Path
 
-from scrapy_websim import finalize, output
+from scrapy_websim.result import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore

@@ -88,7 +88,7 @@ def test_the_websim_spiders_result_feeds_become_websim_output(tmp_path):
     onto an existing result, or in a format that is no result's, is refused before the crawl."""
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import result_feeds_to_output
+    from scrapy_websim.crawler.addon import result_feeds_to_output
 
     existing = tmp_path / "result.json"
     existing.write_text('{"urls": []}')

@@ -16,10 +16,10 @@ from scrapy.settings import Settings
 
 from scrapy_websim import cli
 from scrapy_websim.config import ConfigError, WebsimConfig
-from scrapy_websim.output import write_csv, write_json, write_jsonl
-from scrapy_websim.report import ReportError, load_result, make_thumbnail, save_thumbnail, thumbnail_stem, write_report
-from scrapy_websim.report import writer
-from scrapy_websim.report.writer import STATIC_DIR, js_payload, split_url
+from scrapy_websim.result.output import write_csv, write_json, write_jsonl
+from scrapy_websim.result.report import ReportError, load_result, make_thumbnail, save_thumbnail, thumbnail_stem, write_report
+from scrapy_websim.result.report import writer
+from scrapy_websim.result.report.writer import STATIC_DIR, js_payload, split_url
 
 HOSTILE = '</script><script>window.__pwned=1</script><!-- \u2028'
 

@@ -395,7 +395,7 @@ def test_django_admin_login_and_404():
 
 def test_rule_scope_setting():
     from scrapy_websim.config import ConfigError, WebsimConfig
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.result.finalize import Finalizer
 
     assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"
     params = Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "origin"}, WebsimConfig())
@@ -556,7 +556,7 @@ def test_chromium_refusals_are_fetched_again_without_the_browser():
     assert static_fallback_reason(Exception("net::ERR_CONNECTION_REFUSED")) == ""
     from scrapy.utils.test import get_crawler
 
-    from scrapy_websim.addon import Addon
+    from scrapy_websim.crawler.addon import Addon
 
     mw = WebsimFailureDownloaderMiddleware.from_crawler(get_crawler(settings_dict={"ADDONS": {Addon: 500}}))
     req = Request("http://127.0.0.1:8080/secret/", meta={TRACK: True, "playwright": True, "playwright_page_methods": [],

@@ -177,7 +177,7 @@ def test_tls_helpers():
 def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import Addon
+    from scrapy_websim.crawler.addon import Addon
 
     settings = Settings({"WEBSIM_PROXY": "http://u:p@127.0.0.1:3128", "WEBSIM_STRICT_TLS": True})
     Addon().update_settings(settings)
@@ -191,7 +191,7 @@ def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
                                                           "password": "p"}
     assert settings["DOWNLOADER_CLIENTCONTEXTFACTORY"].endswith("BrowserLikeContextFactory")
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 2
-    assert settings["DOWNLOADER"] == "scrapy_websim.downloader.WebsimDownloader"
+    assert settings["DOWNLOADER"] == "scrapy_websim.crawler.downloader.WebsimDownloader"
     assert "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware" in str(settings.getdict("DOWNLOADER_MIDDLEWARES"))
 
     mine = Settings()

@@ -63,7 +63,7 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
     range, description); a value just outside a row's numeric range is refused with an error
     naming the setting or the key and that range."""
     from scrapy_websim.core.params import parse_range
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.result.finalize import Finalizer
 
     assert {s.param.split(".")[0] for s in SETTINGS if s.param} == {"text", "decision", "rules"}
     assert WebsimConfig.from_settings({}) == WebsimConfig()
@@ -103,7 +103,7 @@ def test_settings_are_few_and_the_internals_are_keys():
 
 def test_params_reach_the_objects_and_python_objects_still_work():
     from scrapy_websim.core.params import ClusterParams, DomParams, TextParams
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.result.finalize import Finalizer
 
     p = Finalizer.params_from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,
                                                           "text.max_link_density": "0.4",

@@ -9,7 +9,7 @@ from scrapy_websim.core.params import parse_range
 from scrapy_websim.core import fingerprints
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.types import hex64
-from scrapy_websim.report.thumbs import thumbnail_stem
+from scrapy_websim.result.report.thumbs import thumbnail_stem
 
 URL = "http://127.0.0.1/a?b=1"
 

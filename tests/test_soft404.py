@@ -11,7 +11,7 @@ import json
 import mmh3
 import pytest
 
-from scrapy_websim import finalize
+from scrapy_websim.result import finalize
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.soft404 import Soft404Calibration, is_root_url, probe_urls

@@ -11,7 +11,7 @@ import os
 import weakref
 from typing import Any, Dict, List, Tuple
 
-from scrapy_websim.perhost import PER_HOST_START
+from scrapy_websim.crawler.perhost import PER_HOST_START
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
 
 logger = logging.getLogger(__name__)
@@ -91,9 +91,9 @@ class Addon:
             _FEED_PROBLEMS[crawler] = result_feeds_to_output(settings)
         for name, path, priority in (
             # a rendered page's features and record (never a Scrapy item: the user's pipelines and feeds see none)
-            ("EXTENSIONS", "scrapy_websim.recorder.WebsimRecorder", 500),
-            ("EXTENSIONS", "scrapy_websim.extensions.WebsimExtension", 500),
-            ("SPIDER_MIDDLEWARES", "scrapy_websim.spidermiddlewares.WebsimPredictMiddleware", 600),
+            ("EXTENSIONS", "scrapy_websim.crawler.recorder.WebsimRecorder", 500),
+            ("EXTENSIONS", "scrapy_websim.crawler.extension.WebsimExtension", 500),
+            ("SPIDER_MIDDLEWARES", "scrapy_websim.crawler.prediction.WebsimPredictMiddleware", 600),
             # any spider's requests are rendered and its pages recorded (the websim spider does it itself);
             # the pages are captured under HttpErrorMiddleware (50), so an error page is recorded too
             ("SPIDER_MIDDLEWARES", "scrapy_websim.render.middlewares.WebsimRenderSpiderMiddleware", 650),
@@ -145,7 +145,7 @@ class Addon:
             _wire_redis(settings, websim)
         elif settings.get("SCHEDULER") == "scrapy.core.scheduler.Scheduler":  # the user's own one wins
             # a JOBDIR on a disk that fills up or turns read-only: requests go on in memory
-            _set_if_default(settings, "SCHEDULER", "scrapy_websim.scheduler.WebsimScheduler")
+            _set_if_default(settings, "SCHEDULER", "scrapy_websim.crawler.scheduler.WebsimScheduler")
         # Pages in flight: docs/performance.md (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
         # more pages/s than 4 at the same CPU per page, 8 no more than 6).
         concurrency = settings.getint("CONCURRENT_REQUESTS")
@@ -285,12 +285,12 @@ def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
         # Scrapy's default client context factory accepts any certificate; this one verifies like a browser.
         _set_if_default(settings, "DOWNLOADER_CLIENTCONTEXTFACTORY",
                         "scrapy.core.downloader.contextfactory.BrowserLikeContextFactory")
-    # A host's pages in flight start at 2 and rise while it answers as fast (scrapy_websim.perhost),
+    # A host's pages in flight start at 2 and rise while it answers as fast (scrapy_websim.crawler.perhost),
     # unless the user set the per-host politeness (docs/scanning.md).
     _set_if_default(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", min(PER_HOST_START, websim.per_host_max))
-    _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.perhost.PerHostRamp", 500)
+    _setdefault_component(settings, "EXTENSIONS", "scrapy_websim.crawler.perhost.PerHostRamp", 500)
     if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":  # the user's own one wins
-        _set_if_default(settings, "DOWNLOADER", "scrapy_websim.downloader.WebsimDownloader")
+        _set_if_default(settings, "DOWNLOADER", "scrapy_websim.crawler.downloader.WebsimDownloader")
 
 
 def _websim_renders(settings: Any) -> bool:

@@ -1,6 +1,6 @@
 """The extension that owns the end of the crawl: every page's compact record, the clustering, the report.
 
-The other components reach it only through the signals of :mod:`scrapy_websim.signals`:
+The other components reach it only through the signals of :mod:`scrapy_websim.crawler.events`:
 
 * ``inputs_declared`` (from the ``websim`` spider) hands over the input list as a stream: the
   answer's ``pending`` yields the entries to request, each with a placeholder record stored first
@@ -36,15 +36,15 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Se
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_websim import signals as websim_signals
+from scrapy_websim.crawler import events
 from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import StoreWriteError
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.inputs import NOT_FETCHED, InputRegistry
-from scrapy_websim.progress import Progress
-from scrapy_websim.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
+from scrapy_websim.crawler.inputs import NOT_FETCHED, InputRegistry
+from scrapy_websim.crawler.progress import Progress
+from scrapy_websim.result.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def default_result_file(spider: Any) -> str:
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+        from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
 
         self.crawler = crawler
         self.stats = crawler.stats
@@ -122,10 +122,10 @@ class WebsimExtension:
         for handler, signal in ((self.spider_opened, signals.spider_opened),
                                 (self.spider_closed, signals.spider_closed),
                                 (self.engine_stopped, signals.engine_stopped),
-                                (self.add_record, websim_signals.page_recorded),
-                                (self.register_inputs, websim_signals.inputs_declared),
-                                (self.finalize, websim_signals.result_wanted),
-                                (self.open_sink, websim_signals.sink_opened)):
+                                (self.add_record, events.page_recorded),
+                                (self.register_inputs, events.inputs_declared),
+                                (self.finalize, events.result_wanted),
+                                (self.open_sink, events.sink_opened)):
             crawler.signals.connect(handler, signal=signal)
 
     @classmethod
@@ -138,7 +138,7 @@ class WebsimExtension:
         """``[(path, format)]`` of the result files this crawl writes: ``WEBSIM_OUTPUT`` (the
         ``websim`` spider's ``-o`` among them); with a user's spider and none set,
         :func:`default_result_file`. None for a distributed worker (``websim collect`` writes)."""
-        from scrapy_websim.addon import own_spider  # noqa: PLC0415
+        from scrapy_websim.crawler.addon import own_spider  # noqa: PLC0415
 
         if self.config.redis_url:
             return []
@@ -150,7 +150,7 @@ class WebsimExtension:
     def _start_problems(self, spider: Any) -> List[str]:
         """Why this crawl must not start: the spider's arguments, the websim spider's ``-o``, and
         every output that cannot be created where it goes."""
-        from scrapy_websim.addon import feed_problems  # noqa: PLC0415
+        from scrapy_websim.crawler.addon import feed_problems  # noqa: PLC0415
 
         problems = [getattr(spider, "websim_usage_error", "")] + feed_problems(self.crawler)
         config = self.config
@@ -319,7 +319,7 @@ class WebsimExtension:
         """The result, computed on the first call; also sets the stats ``websim/total_urls``,
         ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
         if self._result is None:
-            from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+            from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
 
             started = time.monotonic()
             self._close_inputs()
@@ -346,7 +346,7 @@ class WebsimExtension:
     def _close_inputs(self) -> None:
         """Before the result: every input has its record (the list read to its end), the pages
         discovered by following links have their final ids, everything is written."""
-        from scrapy_websim.finalize import renumber_discovered  # noqa: PLC0415
+        from scrapy_websim.result.finalize import renumber_discovered  # noqa: PLC0415
 
         for _attempt in range(3):
             try:
@@ -400,7 +400,7 @@ class WebsimExtension:
 
     def write_result_files(self, result: Any) -> None:
         """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
-        from scrapy_websim.output import WRITERS  # noqa: PLC0415
+        from scrapy_websim.result.output import WRITERS  # noqa: PLC0415
 
         for path, fmt in self.result_files:
             written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
@@ -414,7 +414,7 @@ class WebsimExtension:
         """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
         report that cannot be written is an output error naming how to write it again from the
         result file (which holds everything the report shows)."""
-        from scrapy_websim.report import ReportError, write_report  # noqa: PLC0415
+        from scrapy_websim.result.report import ReportError, write_report  # noqa: PLC0415
 
         folder = self.config.report_dir
         try:

@@ -111,7 +111,7 @@ def worker_main(argv: List[str]) -> int:
     from scrapy.settings import Settings  # noqa: PLC0415
 
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
     from scrapy_websim.render.browser import BrowserNotFound, find_browser  # noqa: PLC0415
     from scrapy_websim.distributed.spider import WebsimWorkerSpider  # noqa: PLC0415
 
@@ -153,7 +153,7 @@ def status_main(argv: List[str]) -> int:
 def collect_main(argv: List[str]) -> int:
     from scrapy_websim.cli import (  # noqa: PLC0415
         EXIT_OUTPUT, _add_decision_options, _exit_status, _output_format, _settings_from_args, write_results)
-    from scrapy_websim.safefile import fallback_dirs, output_error, write_with_fallback  # noqa: PLC0415
+    from scrapy_websim.result.safefile import fallback_dirs, output_error, write_with_fallback  # noqa: PLC0415
 
     parser = _job_parser("websim collect", "Cluster every record of a job and write the result files.")
     parser.add_argument("-o", "--output", required=True, action="append",
@@ -166,7 +166,7 @@ def collect_main(argv: List[str]) -> int:
     outputs = [(path, _output_format(parser, path)) for path in args.output]
     settings = _settings_from_args(parser, args)
     from scrapy_websim.config import ConfigError, WebsimConfig  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
 
     try:
         params = Finalizer.params_from_settings(settings, WebsimConfig.from_settings(settings))
@@ -212,7 +212,7 @@ def collect(job: Job, params: Any, missing: List[int]) -> Any:
     from scrapy_websim.core.features import fill_normalized_url  # noqa: PLC0415
     from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
     from scrapy_websim.core.types import PageRecord  # noqa: PLC0415
-    from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
+    from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
 
     store = FeatureStore(batch_size=params.config.batch_size)  # a temporary file, removed on close
     try:

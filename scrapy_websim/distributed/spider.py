@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 
-from scrapy_websim import signals as websim_signals
+from scrapy_websim.crawler import events
 from scrapy_websim.config import ConfigError, WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
@@ -115,7 +115,7 @@ class WebsimWorkerSpider(UrlListSpider):
                               "enable the add-on and set WEBSIM_REDIS_URL")
         self.sink = RecordSink(self.job, queue)
         counts = self.job.counts()
-        websim_signals.ask(self.crawler, websim_signals.sink_opened, sink=self.sink, total_inputs=counts["fetchable"])
+        events.ask(self.crawler, events.sink_opened, sink=self.sink, total_inputs=counts["fetchable"])
         logger.info("websim: worker %s on job %r: %d of %d URLs left, %d queued, %d leased (lease %.0f s)",
                     self.worker_id, self.job.name, counts["unrecorded"], counts["fetchable"], counts["queued"],
                     counts["leased"], self.lease_seconds)

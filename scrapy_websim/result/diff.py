@@ -171,7 +171,7 @@ def scan_from_rows(path: str, rows: Iterable[Dict[str, Any]]) -> Scan:
 
 def load_scan(path: str) -> Scan:
     """Read a result file (JSON, JSON Lines or CSV, any version) into a :class:`Scan`."""
-    from scrapy_websim.report.writer import ReportError, load_result  # noqa: PLC0415
+    from scrapy_websim.result.report.writer import ReportError, load_result  # noqa: PLC0415
 
     if os.path.isdir(path):
         raise DiffError(f"{path!r} is a directory, not a result file")

@@ -248,7 +248,7 @@ def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], p
     if is_features_file(first):
         features = first
     else:
-        from scrapy_websim.report.writer import ReportError, load_result  # noqa: PLC0415
+        from scrapy_websim.result.report.writer import ReportError, load_result  # noqa: PLC0415
 
         try:
             result_rows, _clusters, meta = load_result(first)

@@ -27,7 +27,7 @@ from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
 import numpy as np
 
 from scrapy_websim.config import ConfigError, WebsimConfig, build_params, rule_keywords
-from scrapy_websim import output
+from scrapy_websim.result import output
 from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.rules.signals import RuleParams

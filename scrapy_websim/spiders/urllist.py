@@ -13,14 +13,14 @@ from scrapy import signals
 from scrapy.http import Request, Response, TextResponse
 from w3lib.url import canonicalize_url
 
-from scrapy_websim import signals as websim_signals
+from scrapy_websim.crawler import events
 from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlList, UrlListError, open_list, parse_ports
-from scrapy_websim.items import PageItem
+from scrapy_websim.crawler.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
 from scrapy_websim.render.middlewares import RECORDED, failure_record
 
@@ -145,7 +145,7 @@ class UrlListSpider(scrapy.Spider):
         # The spider works without a project: make sure the add-on is on (never removes the user's).
         from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
 
-        from scrapy_websim.addon import Addon  # noqa: PLC0415
+        from scrapy_websim.crawler.addon import Addon  # noqa: PLC0415
 
         settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
         # at the spider's priority: `scrapy runspider` lays the process's settings (an empty ADDONS
@@ -170,7 +170,7 @@ class UrlListSpider(scrapy.Spider):
             return  # the extension says why and fails the crawl
             yield  # an async generator all the same
         read = _Counted(self.input_entries())
-        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=read)
+        registered = events.ask(self.crawler, events.inputs_declared, entries=read)
         probes = ProbeCounter(self.config, registered.probed)
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
         logger.info("websim: rendering the URL list as it is read")
@@ -230,7 +230,7 @@ class UrlListSpider(scrapy.Spider):
                                                         meta.get("websim_url", requested))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
-        websim_signals.ask(self.crawler, websim_signals.page_captured,
+        events.ask(self.crawler, events.page_captured,
                            page=PageItem(record=record, html=html, screenshot=screenshot), spider=self)
         if record.probe_for:
             return  # a soft-404 probe: its links are not the site's
@@ -238,7 +238,7 @@ class UrlListSpider(scrapy.Spider):
             yield from self.follow_links(response)
 
     def _record(self, record: PageRecord) -> None:
-        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        events.ask(self.crawler, events.page_recorded, record=record)
 
     def in_site(self, url: str) -> bool:
         """Whether a link stays within a start URL's site (:func:`site_of`)."""

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.types import hex64
-from scrapy_websim.safefile import write_bytes
+from scrapy_websim.result.safefile import write_bytes
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}

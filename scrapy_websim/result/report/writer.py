@@ -37,8 +37,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
-from scrapy_websim.output import read_csv_rows, read_jsonl_rows
-from scrapy_websim.safefile import Staged, write_bytes
+from scrapy_websim.result.output import read_csv_rows, read_jsonl_rows
+from scrapy_websim.result.safefile import Staged, write_bytes
 
 from .thumbs import list_thumbnails, thumbnail_stem
 
