@@ -17,7 +17,8 @@ from scrapy.settings import Settings
 from scrapy_websim import cli
 from scrapy_websim.config import ConfigError, WebsimConfig
 from scrapy_websim.result.output import write_csv, write_json, write_jsonl
-from scrapy_websim.result.report import ReportError, load_result, make_thumbnail, save_thumbnail, thumbnail_stem, write_report
+from scrapy_websim.result.report.thumbs import make_thumbnail, save_thumbnail, thumbnail_stem
+from scrapy_websim.result.report.writer import ReportError, load_result, write_report
 from scrapy_websim.result.report import writer
 from scrapy_websim.result.report.writer import STATIC_DIR, js_payload, split_url
 

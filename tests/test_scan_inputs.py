@@ -149,14 +149,15 @@ def test_middleware_puts_cookies_and_proxy_on_scrapy_requests():
 def test_cli_flags_map_to_scrapy_settings():
     """--user-agent is Scrapy's USER_AGENT, -H adds to Scrapy's DEFAULT_REQUEST_HEADERS (replacing a
     default of any case), --calibrate-404 and --batch-size set WEBSIM_PARAMS keys next to -s ones."""
-    from scrapy_websim.cli import _crawl_parser, _crawl_settings, _merged, _scan_settings_from_args, _settings_from_args
+    from scrapy_websim.commands.crawl import build_parser, crawl_settings, scan_settings_from_args
+    from scrapy_websim.commands.options import merged, settings_from_args
 
-    parser = _crawl_parser()
+    parser = build_parser()
     args = parser.parse_args(["-l", "u.txt", "-o", "r.json", "--user-agent", "ua/2", "-H", "accept-language: de",
                               "-H", "X-Scan: 1", "--calibrate-404", "--batch-size", "50", "--visual-fallback-threshold",
                               "1.01", "-s", 'WEBSIM_PARAMS={"cluster.passes": 2}'])
-    settings = _merged(_crawl_settings(args, None), _scan_settings_from_args(parser, args),
-                       _settings_from_args(parser, args))
+    settings = merged(crawl_settings(args, None), scan_settings_from_args(parser, args),
+                      settings_from_args(parser, args))
     assert settings["USER_AGENT"] == "ua/2"
     assert settings["DEFAULT_REQUEST_HEADERS"] == {"Accept": SCRAPY_DEFAULT_HEADERS["Accept"],
                                                    "accept-language": "de", "X-Scan": "1"}

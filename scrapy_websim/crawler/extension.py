@@ -414,7 +414,7 @@ class WebsimExtension:
         """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
         report that cannot be written is an output error naming how to write it again from the
         result file (which holds everything the report shows)."""
-        from scrapy_websim.result.report import ReportError, write_report  # noqa: PLC0415
+        from scrapy_websim.result.report.writer import ReportError, write_report  # noqa: PLC0415
 
         folder = self.config.report_dir
         try:
