@@ -39,7 +39,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.match.cluster import ClusterKeys, ClusterParams, cluster
+from scrapy_websim.core.match.cluster import ClusterKeys, cluster
+from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.types import PairResult
 
 

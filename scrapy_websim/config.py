@@ -39,9 +39,11 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
     PROXY_SCHEMES, ConfigError, Network, _one_line, parse_cookies, parse_header_line, parse_headers,
     parse_networks, parse_proxy, parse_viewport, proxy_parts)
-from scrapy_websim.core.params import (
-    ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PageTypeParams, PredictorParams, RuleParams,
-    Params, TemplateParams, TextParams, UrlParams, param, parse_range)
+from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
+from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from scrapy_websim.core.params.base import FieldError, Params, param, parse_range
+from scrapy_websim.core.params.urls import PredictorParams, UrlParams
+from scrapy_websim.core.params.rules import RuleParams
 
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Tuple
 
-from scrapy_websim.core.rules.signals import RuleParams
+from scrapy_websim.core.params.rules import RuleParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url, url_origin

@@ -5,14 +5,8 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.match.cluster import (
-    ClusterKeys,
-    ClusterParams,
-    build_keys,
-    cluster,
-    is_eligible,
-    phash_distance_for,
-)
+from scrapy_websim.core.match.cluster import ClusterKeys, build_keys, cluster, is_eligible, phash_distance_for
+from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.match import hamming_kernel
 from scrapy_websim.core.match.candidates import hamming_pairs
 from scrapy_websim.core.types import PageRecord, PairResult

@@ -179,7 +179,8 @@ def test_addon_wires_scrapy_redis_only_with_a_redis_url():
     from scrapy.settings import Settings
 
     from scrapy_websim.crawler.addon import Addon
-    from scrapy_websim.config import ConfigError, WebsimConfig
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.config import WebsimConfig
 
     plain = Settings()
     Addon().update_settings(plain)

@@ -16,6 +16,7 @@ from scrapy_websim.core import fingerprints
 from scrapy_websim.core.page import digest
 from scrapy_websim.core.page.visible import page_body
 from scrapy_websim.core.rules import signals
+from scrapy_websim.core.params.rules import RuleParams
 
 
 def reference_mask_tokens(text: str) -> str:
@@ -109,7 +110,7 @@ def reference_hits(keywords, text) -> int:
 
 #: Keywords of every rule, and text made of their pieces: CJK and accented keywords, which the
 #: screen of non-ASCII characters skips when the text lacks one of their characters.
-KEYWORDS = {rule: tuple(signals.RuleParams().keywords(rule)) for rule in signals.KEYWORD_RULES}
+KEYWORDS = {rule: tuple(RuleParams().keywords(rule)) for rule in signals.KEYWORD_RULES}
 KEYWORD_PIECES = sorted({w for words in KEYWORDS.values() for w in words}) + [
     " ", "x", "\u00e9", "\u4e2d", "-", "404", "\u30e1\u30f3\u30c6", "\u00b6"]
 keyword_texts = st.one_of(

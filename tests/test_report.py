@@ -15,7 +15,8 @@ from PIL import Image
 from scrapy.settings import Settings
 
 from scrapy_websim import cli
-from scrapy_websim.config import ConfigError, WebsimConfig
+from scrapy_websim.config_values import ConfigError
+from scrapy_websim.config import WebsimConfig
 from scrapy_websim.result.output import write_csv, write_json, write_jsonl
 from scrapy_websim.result.report.thumbs import make_thumbnail, save_thumbnail, thumbnail_stem
 from scrapy_websim.result.report.writer import ReportError, load_result, write_report

@@ -15,13 +15,8 @@ import lxml.html
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.rules.signals import (
-    RULE_CODES,
-    RuleParams,
-    page_signals,
-    rule_features,
-    template_fingerprint,
-)
+from scrapy_websim.core.params.rules import RULE_CODES, RuleParams
+from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.page.visible import visible_text
 from scrapy_websim.core.page.text import extract_main_text
@@ -394,7 +389,8 @@ def test_django_admin_login_and_404():
 
 
 def test_rule_scope_setting():
-    from scrapy_websim.config import ConfigError, WebsimConfig
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.config import WebsimConfig
     from scrapy_websim.result.finalize import Finalizer
 
     assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"

@@ -328,7 +328,8 @@ def test_rule_features_is_signals_and_fingerprint_from_one_walk():
 
     import lxml.html
 
-    from scrapy_websim.core.rules.signals import RuleParams, page_signals, rule_features, template_fingerprint
+    from scrapy_websim.core.params.rules import RuleParams
+    from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 
     params = RuleParams().with_keywords(extend_lists={"L1": ["members area"]})
     paths = sorted(glob.glob(os.path.join(PYDOC, "library", "*.html")))[::25] + [

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from scrapy_websim.config import (PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, ConfigError,
-                                  PredictSettings, WebsimConfig, params_markdown)
+from scrapy_websim.config import PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, PredictSettings, WebsimConfig, params_markdown
+from scrapy_websim.config_values import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,7 +62,7 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
     """Each row (a setting or a WEBSIM_PARAMS key) is built from one field declaration (default,
     range, description); a value just outside a row's numeric range is refused with an error
     naming the setting or the key and that range."""
-    from scrapy_websim.core.params import parse_range
+    from scrapy_websim.core.params.base import parse_range
     from scrapy_websim.result.finalize import Finalizer
 
     assert {s.param.split(".")[0] for s in SETTINGS if s.param} == {"text", "decision", "rules"}
@@ -102,7 +102,8 @@ def test_settings_are_few_and_the_internals_are_keys():
 
 
 def test_params_reach_the_objects_and_python_objects_still_work():
-    from scrapy_websim.core.params import ClusterParams, DomParams, TextParams
+    from scrapy_websim.core.params.match import ClusterParams
+    from scrapy_websim.core.params.page import DomParams, TextParams
     from scrapy_websim.result.finalize import Finalizer
 
     p = Finalizer.params_from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,

@@ -4,27 +4,8 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, strategies as st
 
-from scrapy_websim.core.match.similarity import (
-    DEFAULT_DECISION_PARAMS,
-    SEED_DECISION_PARAMS,
-    DecisionParams,
-    behavior_sim,
-    compare,
-    cosine,
-    decide,
-    heading_sim,
-    title_names_heading,
-    prose_lengths_differ,
-    items_differ,
-    judge,
-    structure_sim,
-    title_items_differ,
-    fields_differ,
-    query_items_differ,
-    text_sim,
-    visual_sim,
-    weighted_jaccard,
-)
+from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, SEED_DECISION_PARAMS, behavior_sim, compare, cosine, decide, heading_sim, title_names_heading, prose_lengths_differ, items_differ, judge, structure_sim, title_items_differ, fields_differ, query_items_differ, text_sim, visual_sim, weighted_jaccard
+from scrapy_websim.core.params.match import DecisionParams
 from scrapy_websim.core.types import PageRecord
 
 h64 = st.integers(min_value=0, max_value=(1 << 64) - 1)

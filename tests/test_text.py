@@ -9,7 +9,8 @@ import lxml.html
 import pytest
 from hypothesis import given, strategies as st
 
-from scrapy_websim.core.page.text import TextParams, extract_main_text
+from scrapy_websim.core.params.page import TextParams
+from scrapy_websim.core.page.text import extract_main_text
 from scrapy_websim.core.fingerprints import hamming, simhash64, tokens
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "articles")

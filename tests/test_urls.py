@@ -3,7 +3,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scrapy_websim.core.urls.normalize import UrlParams, is_tracking_param, normalize_url, url_origin
+from scrapy_websim.core.params.urls import UrlParams
+from scrapy_websim.core.urls.normalize import is_tracking_param, normalize_url, url_origin
 
 
 @pytest.mark.parametrize("a, b", [

@@ -19,6 +19,9 @@ from .page.prose import prose_text
 from .rules import signals
 from .types import PageRecord
 from .urls import normalize
+from .params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from .params.rules import RuleParams
+from .params.urls import UrlParams
 
 
 #: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
@@ -27,12 +30,12 @@ KEEP_ALIVE_ELEMENTS = 50_000
 
 @dataclass(frozen=True)
 class FeatureParams:
-    text: text.TextParams = field(default_factory=text.TextParams)
-    dom: dom.DomParams = field(default_factory=dom.DomParams)
-    lcs: lcs.LcsParams = field(default_factory=lcs.LcsParams)
-    pagetype: pagetype.PageTypeParams = field(default_factory=pagetype.PageTypeParams)
-    rules: signals.RuleParams = field(default_factory=signals.RuleParams)
-    urls: normalize.UrlParams = field(default_factory=normalize.UrlParams)
+    text: TextParams = field(default_factory=TextParams)
+    dom: DomParams = field(default_factory=DomParams)
+    lcs: LcsParams = field(default_factory=LcsParams)
+    pagetype: PageTypeParams = field(default_factory=PageTypeParams)
+    rules: RuleParams = field(default_factory=RuleParams)
+    urls: UrlParams = field(default_factory=UrlParams)
 
 
 def _html_parser() -> lxml.html.HTMLParser:
@@ -71,7 +74,7 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
         record.normalized_url = ""
 
 
-def content_text(doc, main_text: str, page_type: str, params: text.TextParams,
+def content_text(doc, main_text: str, page_type: str, params: TextParams,
                  measured: Optional[text.Measured] = None) -> str:
     """The text a page is judged by (length, SimHash, MinHash, exact-copy hash, rules' main length).
 

@@ -78,7 +78,7 @@ class Addon:
 
         reactor = settings.get("TWISTED_REACTOR")
         if reactor and reactor != ASYNCIO_REACTOR and settings.getpriority("TWISTED_REACTOR") > 15:
-            from scrapy_websim.config import ConfigError  # noqa: PLC0415
+            from scrapy_websim.config_values import ConfigError  # noqa: PLC0415
 
             raise ConfigError(
                 f"TWISTED_REACTOR={reactor!r}: scrapy-websim renders with scrapy-playwright, which needs "
@@ -258,7 +258,7 @@ def slowing_settings(settings: Any, websim: Any, own: bool = True) -> List[str]:
 
 def _wire_redis(settings: Any, websim: Any) -> None:
     """``WEBSIM_REDIS_URL``: scrapy-redis's scheduler on the job's queue, with leases (distributed mode)."""
-    from scrapy_websim.config import ConfigError  # noqa: PLC0415
+    from scrapy_websim.config_values import ConfigError  # noqa: PLC0415
     from scrapy_websim.distributed.job import JobError, scheduler_settings  # noqa: PLC0415
 
     try:
@@ -273,7 +273,7 @@ def _wire_redis(settings: Any, websim: Any) -> None:
         _set_if_default(settings, name, value)
 def _scan_settings(settings: Any, launch: dict, websim: Any) -> None:
     """Proxy for Chromium, TLS policy of Scrapy's own client, per-host politeness."""
-    from scrapy_websim.config import proxy_parts  # noqa: PLC0415
+    from scrapy_websim.config_values import proxy_parts  # noqa: PLC0415
 
     proxy = websim.proxy
     if proxy and not _websim_renders(settings):

@@ -42,13 +42,13 @@ from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import StoreWriteError
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.crawler.inputs import NOT_FETCHED, InputRegistry
+from scrapy_websim.crawler.inputs import InputRegistry
 from scrapy_websim.crawler.progress import Progress
 from scrapy_websim.result.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["NOT_FETCHED", "Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
+__all__ = ["Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
 
 #: The record store's file name inside ``JOBDIR``.
 STORE_NAME = "websim-store.sqlite"

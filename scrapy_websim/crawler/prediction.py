@@ -38,7 +38,8 @@ from scrapy_websim.crawler import events
 from scrapy_websim.config import PredictSettings
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urls.predictor import DupePredictor, PredictorParams, url_key
+from scrapy_websim.core.urls.predictor import DupePredictor, url_key
+from scrapy_websim.core.params.urls import PredictorParams
 
 logger = logging.getLogger(__name__)
 

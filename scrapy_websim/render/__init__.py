@@ -12,7 +12,7 @@ from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, guard_reaso
 from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
                                        tls_from_security_details)
 
-__all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options", "short_error"]
+__all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options"]
 
 _init_callbacks: Dict[CaptureOptions, Any] = {}
 

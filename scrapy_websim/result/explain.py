@@ -21,6 +21,7 @@ from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import NotAFeaturesFile, iter_jsonl
 from scrapy_websim.core.fingerprints import hamming
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.params.match import ClusterParams, DecisionParams
 
 __all__ = ["ExplainError", "PairExplanation", "explain_records", "explain_files", "is_features_file"]
 
@@ -92,7 +93,7 @@ def _label_line(name: str, r: PageRecord, label: Optional[str]) -> str:
     return f"{name} is a special page: {label} {reasons.RULE_NAMES[label]} (template fingerprint {fp})"
 
 
-def candidate_words(a: PageRecord, b: PageRecord, params: cluster.ClusterParams) -> Tuple[bool, str]:
+def candidate_words(a: PageRecord, b: PageRecord, params: ClusterParams) -> Tuple[bool, str]:
     """Whether the clustering's pre-filter makes the two eligible pages a candidate pair, and why.
     (The same-heading candidates also need that at most ``heading_max_pages`` eligible pages share
     the heading, which two pages alone cannot tell: assumed here.)"""
@@ -124,8 +125,8 @@ def _row_words(name: str, row: Dict[str, Any]) -> str:
     return f"{name} {where}" + (f": {why}" if why else "")
 
 
-def explain_records(a: PageRecord, b: PageRecord, decision: similarity.DecisionParams,
-                    cluster_params: cluster.ClusterParams, rule_params: Any,
+def explain_records(a: PageRecord, b: PageRecord, decision: DecisionParams,
+                    cluster_params: ClusterParams, rule_params: Any,
                     rows: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None,
                     templates: Optional[template.Templates] = None) -> PairExplanation:
     """The explanation of one pair from the two records (and, if given, their result rows, and
@@ -221,20 +222,20 @@ def _clustering_words(ex: PairExplanation, a: PageRecord, b: PageRecord, d: simi
         ex.agrees = True
 
 
-def decision_params_of(meta: Dict[str, Any], base: similarity.DecisionParams, overridden: bool
-                       ) -> similarity.DecisionParams:
+def decision_params_of(meta: Dict[str, Any], base: DecisionParams, overridden: bool
+                       ) -> DecisionParams:
     given = meta.get("decision_params") if isinstance(meta, dict) else None
     if overridden or not isinstance(given, dict):
         return base
-    names = {f.name for f in fields(similarity.DecisionParams)}
+    names = {f.name for f in fields(DecisionParams)}
     return replace(base, **{k: v for k, v in given.items() if k in names}).validate()
 
 
-def cluster_params_of(meta: Dict[str, Any], base: cluster.ClusterParams, overridden: bool) -> cluster.ClusterParams:
+def cluster_params_of(meta: Dict[str, Any], base: ClusterParams, overridden: bool) -> ClusterParams:
     given = meta.get("cluster_params") if isinstance(meta, dict) else None
     if overridden or not isinstance(given, dict):
         return base
-    names = {f.name for f in fields(cluster.ClusterParams)}
+    names = {f.name for f in fields(ClusterParams)}
     return replace(base, **{k: v for k, v in given.items() if k in names})
 
 

@@ -14,7 +14,8 @@ from scrapy.http import Request, Response, TextResponse
 from w3lib.url import canonicalize_url
 
 from scrapy_websim.crawler import events
-from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, get_bool, get_number
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord

@@ -21,17 +21,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ..rules.signals import RuleParams
+from ..params.rules import RuleParams
 from ..rules.label import special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 import numpy as np
 
 from ..fingerprints import TEMPLATE_SHINGLES, blake2b64, blake2b_digest, decode_shingle_set
-from ..urls.normalize import UrlParams, normalize_url, url_origin
+from ..params.urls import UrlParams
+from ..urls.normalize import normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
 from .similarity import own_sim, structure_sim
 
-__all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id",
+__all__ = ["AssignParams", "add_page", "assign_table", "combine", "content_cluster_id",
            "merge_similar_templates", "rule_cluster_prefix", "template_similarity"]
 
 #: Cluster id prefix per rule.

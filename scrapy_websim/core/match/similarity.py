@@ -27,7 +27,6 @@ from ..rules.signals import mask_tokens
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
-    "DecisionParams",
     "DEFAULT_DECISION_PARAMS",
     "SEED_DECISION_PARAMS",
     "same_text",

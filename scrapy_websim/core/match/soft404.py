@@ -35,7 +35,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
 from ..rules.label import special_label
-from ..rules.signals import RuleParams
+from ..params.rules import RuleParams
 from ..types import MASK64, PageRecord, hex64
 from ..urls.normalize import url_origin
 

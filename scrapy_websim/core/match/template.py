@@ -46,7 +46,7 @@ from ..params.match import TemplateParams
 from ..types import MASK64, PageRecord, is_html_type
 from .cluster import host_of
 
-__all__ = ["TemplateParams", "TemplateSampler", "Templates", "Kind", "build_templates", "templates_of_records",
+__all__ = ["TemplateSampler", "Templates", "Kind", "build_templates", "templates_of_records",
            "page_kinds", "path_set"]
 
 _EMPTY = np.zeros(0, np.uint32)

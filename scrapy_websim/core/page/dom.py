@@ -20,7 +20,7 @@ from typing import Dict, List, TypedDict
 from ..params.page import DomParams
 from ..types import DOM_COUNT_NAMES
 
-__all__ = ["DomParams", "dom_features"]
+__all__ = ["dom_features"]
 
 
 DEFAULT_DOM_PARAMS = DomParams()

@@ -44,13 +44,10 @@ import zlib
 from itertools import islice
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from ..params.page import DEFAULT_MAX_TAGS, STRUCTURE_MEASURES, LcsParams
+from ..params.page import DEFAULT_MAX_TAGS, STRUCTURE_MEASURES
 from .visible import page_body
 
 __all__ = [
-    "LcsParams",
-    "STRUCTURE_MEASURES",
-    "DEFAULT_MAX_TAGS",
     "TAG_TABLE",
     "tag_char",
     "tag_sequence",

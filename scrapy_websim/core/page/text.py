@@ -32,7 +32,6 @@ from ..params.page import TextParams
 from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
-    "TextParams",
     "Measured",
     "extract_main_text",
     "list_text",

@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Tuple
 
 from ..types import is_html_type
-from .signals import RuleParams
+from ..params.rules import RuleParams
 
 __all__ = ["special_label"]
 

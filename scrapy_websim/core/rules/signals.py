@@ -33,12 +33,10 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..params.rules import RULE_CODES, RuleParams
+from ..params.rules import RuleParams
 from ..page.visible import _WS, _Walk, _walk  # the page walk the rules read
 
 __all__ = [
-    "RULE_CODES",
-    "RuleParams",
     "page_signals",
     "rule_features",
     "rule_features_and_text",

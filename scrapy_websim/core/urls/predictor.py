@@ -57,7 +57,6 @@ from ..fingerprints import CJK_CHARS
 from ..fingerprints import blake2b64
 
 __all__ = [
-    "PredictorParams",
     "DupePredictor",
     "DupStat",
     "url_key",

@@ -36,7 +36,6 @@ from ..params.urls import UrlSimhashParams
 from ..fingerprints import blake2b64
 
 __all__ = [
-    "UrlSimhashParams",
     "url_features",
     "url_simhash",
     "url_similarity",
