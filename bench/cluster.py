@@ -43,7 +43,6 @@ from scrapy_websim.core.match.cluster import ClusterKeys, cluster
 from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.types import PairResult
 
-
 #: Largest near-duplicate family (a mirror or templated section); not a function of n, so the share
 #: of pages in families of each size is the same at 10k, 100k and 1M.
 FAMILY_CAP = 3000

@@ -62,7 +62,14 @@ from bench.appbench import refeature  # noqa: E402
 from bench.fleet import LOGIN, MAINT, SHOP_404, WAF  # noqa: E402
 from scrapy_websim.testing.crawl import run_websim  # noqa: E402
 from scrapy_websim.testing.servers import (  # noqa: E402
-    apache_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server, php_server,
+    apache_server,
+    fetch,
+    free_port,
+    have,
+    htpasswd_line,
+    lighttpd_server,
+    nginx_server,
+    php_server,
 )
 
 PYDOC = "/usr/share/doc/python3.11/html"

@@ -37,14 +37,23 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
-    PROXY_SCHEMES, ConfigError, Network, _one_line, parse_cookies, parse_header_line, parse_headers,
-    parse_networks, parse_proxy, parse_viewport, proxy_parts)
+    PROXY_SCHEMES,
+    ConfigError,
+    Network,
+    _one_line,
+    parse_cookies,
+    parse_header_line,
+    parse_headers,
+    parse_networks,
+    parse_proxy,
+    parse_viewport,
+    proxy_parts,
+)
+from scrapy_websim.core.params.base import FieldError, Params, param, parse_range
 from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
 from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
-from scrapy_websim.core.params.base import FieldError, Params, param, parse_range
-from scrapy_websim.core.params.urls import PredictorParams, UrlParams
 from scrapy_websim.core.params.rules import RuleParams
-
+from scrapy_websim.core.params.urls import PredictorParams, UrlParams
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}

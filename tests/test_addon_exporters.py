@@ -1,22 +1,21 @@
 """The add-on never overwrites the user's settings, and says which of them slow websim down; the
 CSV cells are safe for spreadsheets."""
 
+import io
 import logging
+import re
+import types
 
 from scrapy.pipelines.files import FilesPipeline
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from scrapy_websim.crawler.addon import PLAYWRIGHT_HANDLER, Addon
-import io
-import re
-import types
-
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.result.output import csv_cell, output_row, read_csv_rows, write_csv
+from scrapy_websim.crawler.addon import PLAYWRIGHT_HANDLER, Addon
 from scrapy_websim.crawler.extension import WebsimExtension
 from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
+from scrapy_websim.result.output import csv_cell, output_row, read_csv_rows, write_csv
 
 
 def _apply(user):

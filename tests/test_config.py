@@ -3,8 +3,8 @@
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_websim.config_values import ConfigError, parse_viewport
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, parse_viewport
 from scrapy_websim.result.finalize import Finalizer
 
 

@@ -7,15 +7,14 @@ import time
 
 import pytest
 
-from scrapy_websim.config import WebsimConfig
-from scrapy_websim.core.types import PageRecord
 from scrapy_websim.commands import collect as collect_command
 from scrapy_websim.commands import push as push_command
 from scrapy_websim.commands import status as status_command
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.core.types import PageRecord
 from scrapy_websim.distributed.collect import NOT_RECORDED
-from scrapy_websim.distributed.queue import entry_encoder
 from scrapy_websim.distributed.job import Job, JobError, connect, scheduler_settings
-from scrapy_websim.distributed.queue import LeaseQueue
+from scrapy_websim.distributed.queue import LeaseQueue, entry_encoder
 from scrapy_websim.distributed.spider import WebsimWorkerSpider
 from scrapy_websim.testing.redis_server import RedisServer
 
@@ -178,9 +177,9 @@ def test_status_shows_done_total_rate_and_eta(pushed, redis_server, capsys):
 def test_addon_wires_scrapy_redis_only_with_a_redis_url():
     from scrapy.settings import Settings
 
-    from scrapy_websim.crawler.addon import Addon
-    from scrapy_websim.config_values import ConfigError
     from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.crawler.addon import Addon
 
     plain = Settings()
     Addon().update_settings(plain)

@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 
-
 from scrapy_websim.core.types import OUTPUT_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 
 import lxml.html
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_websim.core import fingerprints
 from scrapy_websim.core.page import digest
 from scrapy_websim.core.page.visible import page_body
-from scrapy_websim.core.rules import signals
 from scrapy_websim.core.params.rules import RuleParams
+from scrapy_websim.core.rules import signals
 
 
 def reference_mask_tokens(text: str) -> str:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from scrapy_websim import __version__
-from scrapy_websim.config_values import ConfigError, parse_networks
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, parse_networks
 from scrapy_websim.render.handler import check_url
 from scrapy_websim.testing.crawl import run_websim
 

@@ -4,7 +4,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.core.page.lcs import TAG_TABLE, lcs_length, lcs_similarity, lcs_similarity_bound, structure_similarity, tag_char, tag_sequence
+from scrapy_websim.core.page.lcs import (
+    TAG_TABLE,
+    lcs_length,
+    lcs_similarity,
+    lcs_similarity_bound,
+    structure_similarity,
+    tag_char,
+    tag_sequence,
+)
 from scrapy_websim.core.params.page import LcsParams
 
 

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.result import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, clean_text, clean_url, clean_value
+from scrapy_websim.result import finalize, output
 from scrapy_websim.result.report.writer import write_report
 from tests.test_report import read_payload
 

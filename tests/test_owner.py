@@ -9,16 +9,16 @@ from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
-from scrapy_websim.crawler import events
-from scrapy_websim.crawler.addon import Addon
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
-from scrapy_websim.crawler.inputs import NOT_FETCHED
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.addon import Addon
 from scrapy_websim.crawler.extension import Registered
-from scrapy_websim.result.finalize import Finalizer
+from scrapy_websim.crawler.inputs import NOT_FETCHED
 from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
+from scrapy_websim.result.finalize import Finalizer
 
 
 def _crawler(**settings):

@@ -15,9 +15,9 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 
-from scrapy_websim.crawler.addon import Addon
 from scrapy_websim.commands.crawl import add_scan_options, scan_settings_from_args
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.crawler.addon import Addon
 from scrapy_websim.crawler.perhost import PER_HOST_START, HostRamp, PerHostRamp, ramp_allowed
 from scrapy_websim.testing.crawl import crawl
 

@@ -9,10 +9,10 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from scrapy_websim.crawler import events
+from scrapy_websim.config import PredictSettings
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.config import PredictSettings
+from scrapy_websim.crawler import events
 from scrapy_websim.crawler.prediction import WebsimPredictMiddleware
 
 WORDS = [f"w{i}" for i in range(2000)]

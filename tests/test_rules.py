@@ -13,16 +13,16 @@ from typing import Dict, Optional
 
 import lxml.html
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scrapy_websim.core.params.rules import RULE_CODES, RuleParams
-from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
-from scrapy_websim.core.rules.label import special_label
-from scrapy_websim.core.page.visible import visible_text
 from scrapy_websim.core.page.text import extract_main_text
+from scrapy_websim.core.page.visible import visible_text
+from scrapy_websim.core.params.rules import RULE_CODES, RuleParams
+from scrapy_websim.core.rules.label import special_label
+from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url
-
 from scrapy_websim.testing.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
 
 PYDOC = "/usr/share/doc/python3.11/html"
@@ -389,8 +389,8 @@ def test_django_admin_login_and_404():
 
 
 def test_rule_scope_setting():
-    from scrapy_websim.config_values import ConfigError
     from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config_values import ConfigError
     from scrapy_websim.result.finalize import Finalizer
 
     assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"

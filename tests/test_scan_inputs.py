@@ -7,8 +7,8 @@ import io
 import pytest
 from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS as SCRAPY_DEFAULT_HEADERS
 
-from scrapy_websim.config_values import ConfigError, proxy_parts
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, proxy_parts
 from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries
 from scrapy_websim.render.scan import WebsimScanDownloaderMiddleware, context_kwargs, iso_time, tls_error_of_failure
 

@@ -9,7 +9,16 @@ import sys
 
 import pytest
 
-from scrapy_websim.config import PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, PredictSettings, WebsimConfig, params_markdown
+from scrapy_websim.config import (
+    PARAM_KEYS,
+    PARAMS,
+    REPLACED,
+    SETTINGS,
+    SETTINGS_BY_NAME,
+    PredictSettings,
+    WebsimConfig,
+    params_markdown,
+)
 from scrapy_websim.config_values import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,11 +17,11 @@ import pytest
 
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match import assign, cluster, similarity, template
-from scrapy_websim.core.params.match import TemplateParams
+from scrapy_websim.core.match.assign_arrays import PageTable
 from scrapy_websim.core.match.template import templates_of_records
+from scrapy_websim.core.params.match import TemplateParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.match.assign_arrays import PageTable
 
 SITE = "http://127.0.0.1:8000"
 MIRROR = "http://127.0.0.1:8001"

@@ -8,8 +8,15 @@ import sys
 from typing import List
 
 from scrapy_websim.commands.options import (
-    EXIT_OUTPUT, EXIT_USAGE, add_decision_options, add_output_options, exit_status, outputs_of, settings_from_args,
-    write_results)
+    EXIT_OUTPUT,
+    EXIT_USAGE,
+    add_decision_options,
+    add_output_options,
+    exit_status,
+    outputs_of,
+    settings_from_args,
+    write_results,
+)
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.store import NotAFeaturesFile

@@ -8,8 +8,15 @@ import time
 from typing import List
 
 from scrapy_websim.commands.options import (
-    EXIT_OUTPUT, add_decision_options, exit_status, job_parser, open_job, output_format, settings_from_args,
-    write_results)
+    EXIT_OUTPUT,
+    add_decision_options,
+    exit_status,
+    job_parser,
+    open_job,
+    output_format,
+    settings_from_args,
+    write_results,
+)
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.collect import collect

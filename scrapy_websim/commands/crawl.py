@@ -21,8 +21,21 @@ from scrapy.settings import Settings, default_settings
 from scrapy_websim import __version__
 from scrapy_websim.commands.jobdir import JobFolder
 from scrapy_websim.commands.options import (
-    EXIT_INCOMPLETE, EXIT_OUTPUT, EXIT_USAGE, add_decision_options, add_output_options, add_timeout_options,
-    exit_status, file_url, merged, outputs_of, put, render_settings, settings_from_args, write_results)
+    EXIT_INCOMPLETE,
+    EXIT_OUTPUT,
+    EXIT_USAGE,
+    add_decision_options,
+    add_output_options,
+    add_timeout_options,
+    exit_status,
+    file_url,
+    merged,
+    outputs_of,
+    put,
+    render_settings,
+    settings_from_args,
+    write_results,
+)
 from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, param_default
 from scrapy_websim.config_values import ConfigError, parse_header_line
 from scrapy_websim.core.store import FeatureStore

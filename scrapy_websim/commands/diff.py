@@ -10,8 +10,8 @@ import sys
 from typing import Any, Dict, List
 
 from scrapy_websim.commands.options import EXIT_OK, EXIT_USAGE, file_url
-from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.params.base import FieldError
+from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.result.diff import DiffError, diff_files, summary_lines, write_diff
 from scrapy_websim.result.report.writer import ReportError, report_from_file
 

@@ -16,7 +16,6 @@ from typing import Any, List
 
 from scrapy_websim.core.urls.url_list import UrlList, parse_ports
 
-
 #: Inside a ``--resume`` directory: the job's copy of its URL list (as given: a file's bytes, standard
 #: input, a comma list) and what it was (``--ports``, digest), the result files it wrote, and the
 #: parsed list an earlier version kept instead.

@@ -10,7 +10,14 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
 from scrapy_websim.commands.options import (
-    add_decision_options, add_timeout_options, job_parser, merged, open_job, render_settings, settings_from_args)
+    add_decision_options,
+    add_timeout_options,
+    job_parser,
+    merged,
+    open_job,
+    render_settings,
+    settings_from_args,
+)
 from scrapy_websim.config import WebsimConfig, default
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.spider import WebsimWorkerSpider

@@ -16,13 +16,12 @@ import lxml.html
 from . import fingerprints
 from .page import digest, dom, lcs, pagetype, text, visible, visual
 from .page.prose import prose_text
-from .rules import signals
-from .types import PageRecord
-from .urls import normalize
 from .params.page import DomParams, LcsParams, PageTypeParams, TextParams
 from .params.rules import RuleParams
 from .params.urls import UrlParams
-
+from .rules import signals
+from .types import PageRecord
+from .urls import normalize
 
 #: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
 KEEP_ALIVE_ELEMENTS = 50_000

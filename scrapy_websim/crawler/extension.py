@@ -36,15 +36,22 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Se
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_websim.crawler import events
 from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import StoreWriteError
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.crawler import events
 from scrapy_websim.crawler.inputs import InputRegistry
 from scrapy_websim.crawler.progress import Progress
-from scrapy_websim.result.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
+from scrapy_websim.result.safefile import (
+    Written,
+    fallback_dirs,
+    output_error,
+    probe_dir,
+    probe_file,
+    write_with_fallback,
+)
 
 logger = logging.getLogger(__name__)
 

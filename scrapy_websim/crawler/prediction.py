@@ -34,12 +34,12 @@ from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Set, Tupl
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
-from scrapy_websim.crawler import events
 from scrapy_websim.config import PredictSettings
 from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.params.urls import PredictorParams
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.predictor import DupePredictor, url_key
-from scrapy_websim.core.params.urls import PredictorParams
+from scrapy_websim.crawler import events
 
 logger = logging.getLogger(__name__)
 

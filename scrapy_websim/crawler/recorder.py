@@ -19,13 +19,13 @@ import os
 import time
 from typing import Any
 
-from scrapy_websim.crawler import events
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import compute_features
 from scrapy_websim.core.page.visual import decode_image
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.result.finalize import Finalizer
+from scrapy_websim.crawler import events
 from scrapy_websim.crawler.items import PageItem
+from scrapy_websim.result.finalize import Finalizer
 from scrapy_websim.result.report.thumbs import save_thumbnail
 from scrapy_websim.result.safefile import describe, write_bytes
 

@@ -16,7 +16,6 @@ from scrapy_websim.core.types import PageRecord
 from scrapy_websim.distributed.job import Job
 from scrapy_websim.result.finalize import Finalizer
 
-
 #: ``error`` of a URL no worker recorded, in a ``collect --partial`` result.
 NOT_RECORDED = "not recorded: no worker had finished this URL when 'websim collect --partial' ran"
 

@@ -23,11 +23,11 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 
-from scrapy_websim.crawler import events
-from scrapy_websim.config_values import ConfigError
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
+from scrapy_websim.crawler import events
 from scrapy_websim.distributed.job import Job, JobError, connect, worker_id
 from scrapy_websim.spiders.urllist import UrlListSpider
 

@@ -9,8 +9,13 @@ from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord, clean_text, is_html_type
 from scrapy_websim.render.capture import CHROME_ERROR_PAGE, CaptureOptions, capture, make_init_callback, short_error
 from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, guard_reason
-from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
-                                       tls_from_security_details)
+from scrapy_websim.render.scan import (
+    apply_tls,
+    context_kwargs,
+    tls_error_of_failure,
+    tls_from_certificate,
+    tls_from_security_details,
+)
 
 __all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options"]
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import inspect
+import ipaddress
 import logging
 import socket
 import weakref
@@ -38,8 +38,8 @@ from scrapy.http import Response
 from scrapy.http.headers import Headers
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
-from scrapy_websim.config_values import ConfigError, Network, proxy_parts
 from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, Network, proxy_parts
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
 from scrapy_websim.render.tabs import TabPool

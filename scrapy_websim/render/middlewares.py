@@ -21,10 +21,10 @@ from typing import Any, AsyncIterator, Iterable, Iterator
 
 from scrapy import Request
 
-from scrapy_websim.crawler import events
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import url_origin
+from scrapy_websim.crawler import events
 from scrapy_websim.crawler.items import PageItem
 from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
 

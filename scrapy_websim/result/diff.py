@@ -68,8 +68,8 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_websim.core.match.reasons import RULE_NAMES, SPECIAL_CODES
-from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.page.digest import Digest, DigestDelta, compare, masked_words, parse_digest
+from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.urls.normalize import normalize_url
 
 __all__ = ["DiffError", "Scan", "KINDS", "KIND_WORDS", "UrlCompare", "load_scan", "compare_url",

@@ -16,12 +16,12 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional, Tuple
 
+from scrapy_websim.core.fingerprints import hamming
 from scrapy_websim.core.match import cluster, reasons, similarity, template
+from scrapy_websim.core.params.match import ClusterParams, DecisionParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import NotAFeaturesFile, iter_jsonl
-from scrapy_websim.core.fingerprints import hamming
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.params.match import ClusterParams, DecisionParams
 
 __all__ = ["ExplainError", "PairExplanation", "explain_records", "explain_files", "is_features_file"]
 

@@ -26,23 +26,19 @@ from typing import AbstractSet, Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from scrapy_websim.config_values import ConfigError
 from scrapy_websim.config import WebsimConfig, build_params, rule_keywords
-from scrapy_websim.result import output
-from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.features import FeatureParams
-from scrapy_websim.core.params.rules import RuleParams
-from scrapy_websim.core.store import FeatureStore
-from scrapy_websim.core.params.page import TextParams
-from scrapy_websim.core.params.page import DomParams
-from scrapy_websim.core.params.page import LcsParams
-from scrapy_websim.core.params.page import PageTypeParams
-from scrapy_websim.core.params.urls import UrlParams
-from scrapy_websim.core.match.assign_arrays import Assigned
+from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
+from scrapy_websim.core.match.assign_arrays import Assigned, PageTable
 from scrapy_websim.core.match.soft404 import Soft404Calibration, root_fingerprint_rows
-from scrapy_websim.core.types import PageRecord, PairResult
 from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
-from scrapy_websim.core.match.assign_arrays import PageTable
+from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from scrapy_websim.core.params.rules import RuleParams
+from scrapy_websim.core.params.urls import UrlParams
+from scrapy_websim.core.store import FeatureStore
+from scrapy_websim.core.types import PageRecord, PairResult
+from scrapy_websim.result import output
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ from scrapy import signals
 from scrapy.http import Request, Response, TextResponse
 from w3lib.url import canonicalize_url
 
-from scrapy_websim.crawler import events
 from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, get_bool, get_number
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.fingerprints import blake2b64
@@ -21,6 +20,7 @@ from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlList, UrlListError, open_list, parse_ports
+from scrapy_websim.crawler import events
 from scrapy_websim.crawler.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
 from scrapy_websim.render.middlewares import RECORDED, failure_record

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ..params.rules import RuleParams
-from ..rules.label import special_label
-from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 import numpy as np
 
 from ..fingerprints import TEMPLATE_SHINGLES, blake2b64, blake2b_digest, decode_shingle_set
+from ..params.rules import RuleParams
 from ..params.urls import UrlParams
+from ..rules.label import special_label
+from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 from ..urls.normalize import normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
 from .similarity import own_sim, structure_sim

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from ..params.match import ClusterParams, DecisionParams
 from ..types import Assignment, PageRecord, PairResult
-from ..params.match import ClusterParams
 from .cluster import DEFAULT_PARAMS, _row_eligible
 from .similarity import DEFAULT_DECISION_PARAMS, PairDecision
-from ..params.match import DecisionParams
 
 __all__ = ["RULE_NAMES", "SPECIAL_CODES", "match_reason", "ineligible_because", "decision_words"]
 

@@ -19,8 +19,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import numpy as np
 
-from ..fingerprints import (SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex,
-                            tokens)
+from ..fingerprints import SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
 from ..rules.signals import mask_tokens

@@ -7,7 +7,6 @@ import re
 from functools import lru_cache
 from typing import Any, List, Optional, Tuple
 
-
 #: The one skip-tag set: elements whose content is never read as page text (code, head, embedded
 #: documents and drawings). Each reader adds its own on top, named for what it reads:
 #: ``_NOT_VISIBLE_TAGS`` here, ``_NOT_MAIN_TEXT_TAGS`` in ``core.page.text`` and

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Tuple
 
-from ..types import is_html_type
 from ..params.rules import RuleParams
+from ..types import is_html_type
 
 __all__ = ["special_label"]
 

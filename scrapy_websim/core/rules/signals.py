@@ -33,8 +33,8 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..params.rules import RuleParams
 from ..page.visible import _WS, _Walk, _walk  # the page walk the rules read
+from ..params.rules import RuleParams
 
 __all__ = [
     "page_signals",

@@ -52,9 +52,8 @@ import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
+from ..fingerprints import CJK_CHARS, blake2b64
 from ..params.urls import PredictorParams
-from ..fingerprints import CJK_CHARS
-from ..fingerprints import blake2b64
 
 __all__ = [
     "DupePredictor",

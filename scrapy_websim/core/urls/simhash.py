@@ -31,9 +31,8 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from ..fingerprints import CJK_CHARS, hamming
+from ..fingerprints import CJK_CHARS, blake2b64, hamming
 from ..params.urls import UrlSimhashParams
-from ..fingerprints import blake2b64
 
 __all__ = [
     "url_features",

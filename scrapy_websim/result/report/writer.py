@@ -25,13 +25,13 @@ whatever the number of URLs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import functools
 import json
 import os
 import re
 from collections import Counter
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
