@@ -122,8 +122,6 @@ def test_scan_settings_are_parsed_and_checked():
     ({"WEBSIM_COOKIES": "justtext"}, "WEBSIM_COOKIES: 'justtext' is not a cookie"),
     ({"USER_AGENT": "a\nb"}, "USER_AGENT must be one line"),
     ({"WEBSIM_STRICT_TLS": "maybe"}, "WEBSIM_STRICT_TLS must be a boolean"),
-    ({"WEBSIM_USER_AGENT": "ua/1"}, "WEBSIM_USER_AGENT was removed: use Scrapy's USER_AGENT setting"),
-    ({"WEBSIM_HEADERS": {"X-A": "1"}}, "WEBSIM_HEADERS was removed: use Scrapy's DEFAULT_REQUEST_HEADERS setting"),
 ])
 def test_scan_setting_errors_name_the_setting(settings, message):
     with pytest.raises(ConfigError, match=None) as info:
