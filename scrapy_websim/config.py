@@ -383,8 +383,8 @@ class PredictSettings:
     warmup: int = param(300, "[0, 10000000]", "pages learned from before anything is dropped")
     seed: int = param(0, f"[{-2**63}, {2**63 - 1}]", "exploration is deterministic per (seed, URL)", valid="64-bit")
     jaccard: float = _like(PredictorParams, "jaccard_threshold")
-    #: below the predictor's own 0.95: with no counter-example a hypothesis passes 0.98 after ~35
-    #: observations instead of ~135 (docs/prediction.md)
+    #: below the predictor's own: a hypothesis with no counter-example passes sooner
+    #: (docs/prediction.md, "Settings")
     confidence: float = _like(PredictorParams, "confidence", default=0.8)
 
     @classmethod

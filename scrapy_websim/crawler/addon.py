@@ -45,7 +45,7 @@ def _setdefault_component(settings: Any, name: str, path: str, priority: int) ->
 
 
 class Addon:
-    """Wires rendering, features, clustering, prediction and exporters into a Scrapy project."""
+    """Wires rendering, features, clustering, prediction and the result files into a Scrapy project."""
 
     def __init__(self, crawler: Any = None) -> None:
         self.crawler = crawler
@@ -146,8 +146,7 @@ class Addon:
         elif settings.get("SCHEDULER") == "scrapy.core.scheduler.Scheduler":  # the user's own one wins
             # a JOBDIR on a disk that fills up or turns read-only: requests go on in memory
             _set_if_default(settings, "SCHEDULER", "scrapy_websim.crawler.scheduler.WebsimScheduler")
-        # Pages in flight: docs/performance.md (measured 2, 4, 6, 8 on 2 cores: 6 rendered ~10 %
-        # more pages/s than 4 at the same CPU per page, 8 no more than 6).
+        # Pages in flight: docs/performance.md, "How many pages in flight".
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         _set_if_default(settings, "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", max(1, min(concurrency, max_pages_in_flight())))
         for line in slowing_settings(settings, websim, own):
@@ -308,6 +307,7 @@ def _websim_renders(settings: Any) -> bool:
 
 
 def max_pages_in_flight() -> int:
-    """Pages rendered at once: a page spends ~0.7 s of its wall time waiting (network idle, DOM
-    quiet) with the CPU free, so ~3 per core keep the cores busy (docs/performance.md)."""
+    """Pages rendered at once: a page spends much of its wall time waiting (network idle, DOM
+    quiet) with the CPU free, so 3 per core keep the cores busy (docs/performance.md, "How many
+    pages in flight")."""
     return max(4, 3 * (os.cpu_count() or 1))

@@ -34,17 +34,17 @@ page_featured = object()
 page_recorded = object()
 
 #: Sent by a spider with an input list, before its first request. Argument: ``entries`` (a list of
-#: :class:`~scrapy_websim.core.urls.inputs.Entry`). Answered with a
-#: :class:`~scrapy_websim.crawler.extension.Registered`: the ids and soft-404 origins done by an earlier
-#: run of the same ``JOBDIR``, which the spider does not request again.
+#: :class:`~scrapy_websim.core.urls.url_list.Entry`). Answered with a
+#: :class:`~scrapy_websim.crawler.extension.Registered`: the ids and soft-404 origins done by an
+#: earlier run of the same ``JOBDIR``, which the spider does not request again.
 inputs_declared = object()
 
-#: Sent to get the end-of-crawl :class:`~scrapy_websim.result.finalize.Result` (the exporters and the CLI
-#: do). Answered with the result, computed once, on the first ask.
+#: Sent to get the end-of-crawl :class:`~scrapy_websim.result.finalize.Result` (the ``websim`` command
+#: does). Answered with the result, computed once, on the first ask.
 result_wanted = object()
 
 #: Sent by a distributed worker spider at its start. Argument: ``sink``, where its records go
-#: instead of the local store (a :class:`~scrapy_websim.distributed.job.RecordSink`), and
+#: instead of the local store (a :class:`~scrapy_websim.distributed.spider.RecordSink`), and
 #: ``total_inputs``. Nothing is clustered at the end of such a crawl.
 sink_opened = object()
 

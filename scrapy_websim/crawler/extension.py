@@ -7,11 +7,11 @@ The other components reach it only through the signals of :mod:`scrapy_websim.cr
   (``inputs.InputRegistry``), so a URL whose request is lost (dropped by a middleware, crawl
   interrupted) still gets a record with ``error`` set, and the entries never reached get theirs at
   the end: no input URL is ever missing from the output.
-* ``page_recorded`` (from the pipeline and the failure middleware) stores a page's record, in place
-  of its placeholder.
-* ``result_wanted`` (from the CLI) is answered with the result, computed once. It is computed at
-  the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the ``websim``
-  spider's ``-o``), the features file and the HTML report are written then.
+* ``page_recorded`` (from the recorder, the failure middleware and the duplicate predictor) stores
+  a page's record, in place of its placeholder.
+* ``result_wanted`` (from the ``websim`` command) is answered with the result, computed once. It is
+  computed at the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the
+  ``websim`` spider's ``-o``), the features file and the HTML report are written then.
 
 Before anything is rendered it checks that every output can be written (a file is created and
 removed where each goes) and that the spider's arguments are usable; if not, it logs one

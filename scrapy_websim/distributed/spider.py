@@ -5,7 +5,7 @@ Run it with ``websim worker --redis URL --job NAME`` or, in a Scrapy project wit
 (``SPIDER_MODULES`` must list ``scrapy_websim.distributed.spider``). The add-on then runs
 scrapy-redis's ``Scheduler`` on the job's queue with :class:`~scrapy_websim.distributed.queue.LeaseQueue`.
 
-Each page goes through the same rendering, pipeline and features as in a single crawl; its record
+Each page goes through the same rendering, recorder and features as in a single crawl; its record
 is written to the job's ``records`` hash in Redis instead of the local store, and nothing is
 clustered here (``websim collect`` does that). A worker stops when every URL of the job has a
 record; while other workers still hold leases it waits, and re-queues the leases that expire.
@@ -94,7 +94,7 @@ class WebsimWorkerSpider(UrlListSpider):
     # ------------------------------------------------------------------ requests
     def entry_request(self, entry: Entry) -> Request:
         """What ``websim push`` queues for one input entry: plain values, no callbacks (the worker's
-        :meth:`prepare_request` sets them; Scrapy's lookup of callback names costs ~5 ms a request)."""
+        :meth:`prepare_request` sets them, sparing Scrapy's lookup of callback names per request)."""
         return Request(entry.url, dont_filter=True, meta={"websim_id": entry.id, "websim_url": entry.raw})
 
     def encode_entry(self, entry: Entry) -> bytes:

@@ -165,8 +165,9 @@ class Finalizer:
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
         """The stages below, in order. Memory holds columns per page (ids, hashes, lengths,
-        cluster numbers: about 150 bytes a page with the clustering keys) and what content
-        clustering holds for its clustered pages; records are read from ``store`` one at a time.
+        cluster numbers, the clustering keys) and what content clustering holds for its clustered
+        pages; records are read from ``store`` one at a time (docs/performance.md, "The end of a
+        large crawl").
 
         A record that one stage cannot handle gets ``error`` saying so and the others go on. If a
         stage fails as a whole, the result is :func:`unclustered`: every record, in no cluster,

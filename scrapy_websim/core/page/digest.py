@@ -25,7 +25,7 @@ The digest is one string, ``d1.N.SKETCH.E.ENTRIES.L.STRUCTURE.PHASH``:
     the screenshot's pHash (hex; ``-`` without a screenshot).
 
 :func:`parse_digest` reads the string back and :func:`compare` compares two digests of one URL;
-what counts as a change is decided in ``scrapy_websim/diff.py`` with the thresholds of
+what counts as a change is decided in ``scrapy_websim/result/diff.py`` with the thresholds of
 :class:`~scrapy_websim.core.params.page.ChangeParams`.
 
 Pure: no Scrapy import; deterministic (BLAKE2b hashes, stable across runs and platforms).

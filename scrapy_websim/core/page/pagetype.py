@@ -38,11 +38,9 @@ Decision (thresholds are :class:`PageTypeParams`):
   least ``list_min_share`` of the non-furniture text.
 * otherwise ``unknown`` (thin pages, forms, error pages, pages that are neither).
 
-Measured (thresholds chosen on these same pages, so expect somewhat lower on unseen sites):
-Python 3.11 docs index pages (genindex*, py-modindex, contents; list) 32/32; library chapter
-pages with a table of contents (list) 30/33; library module pages (detail) 275/284; the 181
-article-extraction-benchmark pages (detail) 173/181. Reproduce with
-``python -m scrapy_websim.core.page.pagetype --expect detail FILE...`` (see :func:`main`).
+The thresholds were chosen on Python documentation pages and on the article-extraction
+benchmark's pages (docs/decision.md, "Features of a page", has the figures); check a set of pages
+with ``python -m scrapy_websim.core.page.pagetype --expect detail FILE...`` (see :func:`main`).
 """
 
 from __future__ import annotations

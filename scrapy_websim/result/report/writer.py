@@ -421,7 +421,7 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
 
     ``thumbs_dir`` holds thumbnails named by :func:`thumbs.thumbnail_stem`; default: ``out_dir/thumbs``
     (where a crawl with ``WEBSIM_REPORT_DIR`` writes them). ``changes``: a diff from ``websim diff``
-    (``scrapy_websim/diff.py``), shown in a "Changes" view, each changed URL with its screenshot
+    (:mod:`scrapy_websim.result.diff`), shown in a "Changes" view, each changed URL with its screenshot
     before (from ``old_thumbs_dir``, the earlier scan's thumbnails, copied to ``thumbs-old/``) and
     after.
     """
