@@ -40,34 +40,13 @@ def main(argv: List[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
-    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
-        print(f"websim diff: error: -o {args.output!r}: its directory does not exist", file=sys.stderr)
-        return EXIT_USAGE
-    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
-        print(f"websim diff: error: --report {args.report!r}: exists and is not a directory", file=sys.stderr)
-        return EXIT_USAGE
-    for flag, folder in (("--thumbnails", args.thumbnails), ("--old-thumbnails", args.old_thumbnails)):
-        if folder and not os.path.isdir(folder):
-            print(f"websim diff: error: {flag} {folder!r}: no such directory", file=sys.stderr)
-            return EXIT_USAGE
     try:
-        params = _change_params(args.param)
-    except ValueError as exc:
-        print(f"websim diff: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-    try:
-        changes = diff_files(args.old, args.new, params)
+        _check_places(args)
+        changes = diff_files(args.old, args.new, _change_params(args.param))
         if args.output:
             write_diff(args.output, changes)
         if args.report:
-            try:
-                info = report_from_file(args.new, args.report, thumbs_dir=args.thumbnails, changes=changes,
-                                        old_thumbs_dir=args.old_thumbnails)
-            except ReportError as exc:
-                raise DiffError(str(exc)) from None
-            print(f"websim diff: report -> {info.path} (open it in a browser: {file_url(info.path)})",
-                  file=sys.stderr)
+            _write_report(args, changes)
     except (DiffError, OSError) as exc:
         print(f"websim diff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -75,21 +54,42 @@ def main(argv: List[str]) -> int:
     return 1 if changes["changed"] else EXIT_OK
 
 
+def _check_places(args: argparse.Namespace) -> None:
+    """The folders of -o, --report and the thumbnails are usable; DiffError saying why not."""
+    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
+        raise DiffError(f"-o {args.output!r}: its directory does not exist")
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise DiffError(f"--report {args.report!r}: exists and is not a directory")
+    for flag, folder in (("--thumbnails", args.thumbnails), ("--old-thumbnails", args.old_thumbnails)):
+        if folder and not os.path.isdir(folder):
+            raise DiffError(f"{flag} {folder!r}: no such directory")
+
+
+def _write_report(args: argparse.Namespace, changes: Dict[str, Any]) -> None:
+    """The report of NEW with a Changes view (--report)."""
+    try:
+        info = report_from_file(args.new, args.report, thumbs_dir=args.thumbnails, changes=changes,
+                                old_thumbs_dir=args.old_thumbnails)
+    except ReportError as exc:
+        raise DiffError(str(exc)) from None
+    print(f"websim diff: report -> {info.path} (open it in a browser: {file_url(info.path)})", file=sys.stderr)
+
+
 def _change_params(pairs: List[str]) -> ChangeParams:
-    """``ChangeParams`` with ``NAME=VALUE`` pairs applied; ValueError naming what is wrong."""
+    """``ChangeParams`` with ``NAME=VALUE`` pairs applied; DiffError naming what is wrong."""
     fields = {f.name: f for f in dataclasses.fields(ChangeParams)}
     values: Dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         name = name.strip()
         if not sep or name not in fields:
-            raise ValueError(f"-p {pair!r}: expected NAME=VALUE with NAME one of {', '.join(fields)}")
+            raise DiffError(f"-p {pair!r}: expected NAME=VALUE with NAME one of {', '.join(fields)}")
         kind = int if isinstance(fields[name].default, int) else float
         try:
             values[name] = kind(text.strip())
         except ValueError:
-            raise ValueError(f"-p {pair!r}: {name} takes {'an integer' if kind is int else 'a number'}") from None
+            raise DiffError(f"-p {pair!r}: {name} takes {'an integer' if kind is int else 'a number'}") from None
     try:
         return ChangeParams(**values).validate()
     except FieldError as exc:
-        raise ValueError(f"-p: {exc}") from None
+        raise DiffError(f"-p: {exc}") from None
