@@ -71,6 +71,7 @@ from scrapy_websim.core.match.reasons import RULE_NAMES, SPECIAL_CODES
 from scrapy_websim.core.page.digest import Digest, DigestDelta, compare, masked_words, parse_digest
 from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.urls.normalize import normalize_url
+from scrapy_websim.result.report.writer import ReportError, load_result
 
 __all__ = ["DiffError", "Scan", "KINDS", "KIND_WORDS", "UrlCompare", "load_scan", "compare_url",
            "redirect_target", "diff_scans", "diff_files", "summary_lines", "write_diff"]
@@ -172,8 +173,6 @@ def scan_from_rows(path: str, rows: Iterable[Dict[str, Any]]) -> Scan:
 
 def load_scan(path: str) -> Scan:
     """Read a result file (JSON, JSON Lines or CSV, any version) into a :class:`Scan`."""
-    from scrapy_websim.result.report.writer import ReportError, load_result  # noqa: PLC0415
-
     if os.path.isdir(path):
         raise DiffError(f"{path!r} is a directory, not a result file")
     try:
