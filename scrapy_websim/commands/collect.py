@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import List
+from typing import Any, List
 
 from scrapy_websim.commands.options import (
     EXIT_OUTPUT,
@@ -20,6 +20,7 @@ from scrapy_websim.commands.options import (
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.collect import collect
+from scrapy_websim.distributed.job import Job
 from scrapy_websim.result.finalize import Finalizer
 from scrapy_websim.result.safefile import fallback_dirs, output_error, write_with_fallback
 
@@ -46,24 +47,13 @@ def main(argv: List[str]) -> int:
     reclaimed = job.reclaim_expired()
     missing = job.unrecorded_ids()
     if missing and not args.partial:
-        counts = job.counts()
-        print(f"websim collect: error: {len(missing)} of {counts['fetchable']} URLs of job {job.name!r} have no "
-              f"record yet ({counts['queued']} queued, {counts['leased']} leased by workers"
-              f"{f', {reclaimed} expired leases put back in the queue' if reclaimed else ''}; first ids: "
-              f"{', '.join(map(str, missing[:5]))}). Run or wait for 'websim worker' ('websim status' shows "
-              f"progress), or add --partial to write a result that marks them. Nothing written.", file=sys.stderr)
+        _say_unrecorded(job, missing, reclaimed)
         return 1
     started = time.monotonic()
     result = collect(job, params, missing)
-    trouble = False
     try:
         written = write_results("websim collect", outputs, result, fallback_dirs())
-        if args.features_file:
-            error = output_error("the features file", args.features_file, write_with_fallback(
-                args.features_file, result.store.save_jsonl, fallback_dirs()))
-            if error:
-                print(f"websim collect: error: {error}", file=sys.stderr)
-                trouble = True
+        trouble = bool(args.features_file) and not _write_features(args.features_file, result)
     finally:
         result.store.close()  # removes its temporary file
     meta = result.meta
@@ -72,3 +62,21 @@ def main(argv: List[str]) -> int:
     if trouble or len(written) < len(outputs):
         return EXIT_OUTPUT
     return exit_status(meta, "websim collect")
+
+
+def _say_unrecorded(job: Job, missing: List[int], reclaimed: int) -> None:
+    counts = job.counts()
+    print(f"websim collect: error: {len(missing)} of {counts['fetchable']} URLs of job {job.name!r} have no "
+          f"record yet ({counts['queued']} queued, {counts['leased']} leased by workers"
+          f"{f', {reclaimed} expired leases put back in the queue' if reclaimed else ''}; first ids: "
+          f"{', '.join(map(str, missing[:5]))}). Run or wait for 'websim worker' ('websim status' shows "
+          f"progress), or add --partial to write a result that marks them. Nothing written.", file=sys.stderr)
+
+
+def _write_features(path: str, result: Any) -> bool:
+    """``--features-file``: True when written where asked (else an error line names the fallback)."""
+    error = output_error("the features file", path, write_with_fallback(path, result.store.save_jsonl,
+                                                                        fallback_dirs()))
+    if error:
+        print(f"websim collect: error: {error}", file=sys.stderr)
+    return not error

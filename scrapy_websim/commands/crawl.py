@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings, default_settings
@@ -48,74 +48,6 @@ from scrapy_websim.render.browser import BrowserNotFound, find_browser
 from scrapy_websim.result.finalize import Finalizer
 from scrapy_websim.result.safefile import fallback_dirs, probe_dir, probe_file
 from scrapy_websim.spiders.urllist import UrlListSpider
-
-
-def add_scan_options(parser: argparse.ArgumentParser) -> None:
-    """Options for scanning many hosts (docs/scanning.md)."""
-    group = parser.add_argument_group("scanning many hosts")
-    group.add_argument("--ports", metavar="LIST",
-                       help="expand bare host and host:port lines to URLs on these ports, e.g. 80,443,8080,8443 "
-                       "(http:PORT / https:PORT force a scheme)")
-    group.add_argument("--strict-tls", action="store_true", default=None,
-                       help="certificate errors stop a page (default: render it and record tls_error)")
-    group.add_argument("--proxy", metavar="URL", help="http://, https:// or socks5:// proxy (user:password@ allowed "
-                       "for http/https) for the browser and Scrapy's client")
-    group.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="header sent with every request, sub-requests included (repeatable; added to "
-                       "Scrapy's DEFAULT_REQUEST_HEADERS)")
-    group.add_argument("--cookie", metavar="'A=B; C=D'", help="cookies sent with every request")
-    group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request (Scrapy's USER_AGENT)")
-    group.add_argument("--per-host", type=int, metavar="N",
-                       help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default: 2, "
-                       "rising to WEBSIM_PER_HOST_MAX while the host answers as fast)")
-    group.add_argument("--delay", type=float, metavar="SECONDS",
-                       help="wait between two requests to one host (DOWNLOAD_DELAY; default 0)")
-    calibrate = group.add_mutually_exclusive_group()
-    calibrate.add_argument("--calibrate-404", action="store_true", default=None,
-                           help="learn every origin's own not-found answer from a random path "
-                           "(WEBSIM_PARAMS crawl.soft404_min_urls=1; default: origins with at least "
-                           f"{param_default('crawl.soft404_min_urls')} URLs in the list)")
-    calibrate.add_argument("--no-calibrate-404", action="store_true", default=None,
-                           help="no soft-404 probes (WEBSIM_SOFT404_PROBES=0)")
-    group.add_argument("--autothrottle", action="store_true", default=None,
-                       help="adapt the per-host delay to the host's latency (Scrapy's AutoThrottle)")
-
-
-def scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
-    settings: Dict[str, Any] = {}
-    if args.per_host is not None:
-        if not 1 <= args.per_host <= 1000:
-            parser.error(f"--per-host {args.per_host}: must be in [1, 1000]")
-        settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = args.per_host
-    if args.delay is not None:
-        if not 0 <= args.delay <= 3600:
-            parser.error(f"--delay {args.delay:g}: must be in [0, 3600] seconds")
-        settings["DOWNLOAD_DELAY"] = args.delay
-    if args.autothrottle:
-        settings["AUTOTHROTTLE_ENABLED"] = True
-    if args.calibrate_404:
-        put(settings, "crawl.soft404_min_urls", 1)
-    if args.no_calibrate_404:
-        settings["WEBSIM_SOFT404_PROBES"] = 0
-    for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
-                         ("cookie", "WEBSIM_COOKIES"), ("user_agent", "USER_AGENT")):
-        if getattr(args, option) is not None:
-            settings[name] = getattr(args, option)
-    if args.header:
-        settings["DEFAULT_REQUEST_HEADERS"] = request_headers(parser, args.header)
-    return settings
-
-
-def request_headers(parser: argparse.ArgumentParser, lines: List[str]) -> Dict[str, str]:
-    """``DEFAULT_REQUEST_HEADERS`` for ``-H`` lines: Scrapy's defaults with the lines over them (a
-    line's name replaces a default of any case)."""
-    try:
-        given = dict(parse_header_line("-H/--header", line) for line in lines)
-    except ConfigError as exc:
-        parser.error(str(exc))
-    names = {name.lower() for name in given}
-    kept = {k: v for k, v in default_settings.DEFAULT_REQUEST_HEADERS.items() if k.lower() not in names}
-    return {**kept, **given}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -166,30 +98,47 @@ def main(argv: List[str]) -> int:
     job = JobFolder(parser, args.resume) if args.resume else None
     outputs = _check_crawl_args(parser, args, job)
     settings = merged(scan_settings_from_args(parser, args), settings_from_args(parser, args))
-
     try:  # fail fast, before a browser starts; the list is read as the crawl goes (stdin is copied once)
         url_list = open_list(args.list, ports=parse_ports(args.ports) if args.ports else ()) if args.list else None
     except UrlListError as exc:
         parser.error(str(exc))
     if job:
-        problem = job.unwritable()
-        if not problem:
-            try:
-                url_list = job.keep_list(url_list)
-            except OSError as exc:
-                problem = exc.strerror or str(exc)
+        url_list, problem = _open_job(job, url_list, outputs)
         if problem:  # a full or read-only job folder: the result from what it holds, nothing rendered
             return _result_from_job(job, job.saved_list(url_list), outputs,
                                     merged(crawl_settings(args, job), settings), problem)
-        for note in job.repair_scrapy_files():
-            print(f"websim: {note}", file=sys.stderr)
-        for path, _fmt in outputs:  # the job's own result files from now on (-o onto them resumes)
-            job.wrote(path)
     cap = max_pages_in_flight()
     if args.threads > cap:
         print(f"websim: {args.threads} concurrent requests, at most {cap} pages rendered at once "
               f"(rendering is CPU-bound on this {os.cpu_count()}-core machine)", file=sys.stderr)
     base = merged(crawl_settings(args, job), settings)
+    refused = _refused(base, outputs)
+    if refused is not None:
+        return refused
+    return _crawl(args, base, url_list, outputs, job)
+
+
+def _open_job(job: JobFolder, url_list: Any, outputs: List[tuple]) -> Tuple[Any, str]:
+    """The job's own copy of the list, Scrapy's unreadable files removed, the result files noted:
+    ``(the list to crawl, "")``; or ``(the list given, why the folder cannot be written)``."""
+    problem = job.unwritable()
+    if not problem:
+        try:
+            url_list = job.keep_list(url_list)
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+    if problem:
+        return url_list, problem
+    for note in job.repair_scrapy_files():
+        print(f"websim: {note}", file=sys.stderr)
+    for path, _fmt in outputs:  # the job's own result files from now on (-o onto them resumes)
+        job.wrote(path)
+    return url_list, ""
+
+
+def _refused(base: Dict[str, Any], outputs: List[tuple]) -> Optional[int]:
+    """Before a browser starts: the exit status when a setting, the browser or a place to write is
+    wrong (each said), else None."""
     error = _settings_error(base)
     if error:
         print(f"websim: error: {error}", file=sys.stderr)
@@ -200,6 +149,12 @@ def main(argv: List[str]) -> int:
             print(f"websim: error: {problem}", file=sys.stderr)
         print("websim: nothing was rendered", file=sys.stderr)
         return EXIT_OUTPUT
+    return None
+
+
+def _crawl(args: argparse.Namespace, base: Dict[str, Any], url_list: Any, outputs: List[tuple],
+           job: Optional[JobFolder]) -> int:
+    """Run the websim spider in this process, then write the result files."""
     crawler = None
     try:
         # the flags and -s are this run's choices: at command-line priority (the add-on warns only
@@ -220,6 +175,81 @@ def main(argv: List[str]) -> int:
               file=sys.stderr)
         return max(status, EXIT_INCOMPLETE)
     return _write_outputs(crawler, outputs, job, args.report or "")
+
+
+def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    """Options for scanning many hosts (docs/scanning.md)."""
+    group = parser.add_argument_group("scanning many hosts")
+    group.add_argument("--ports", metavar="LIST",
+                       help="expand bare host and host:port lines to URLs on these ports, e.g. 80,443,8080,8443 "
+                       "(http:PORT / https:PORT force a scheme)")
+    group.add_argument("--strict-tls", action="store_true", default=None,
+                       help="certificate errors stop a page (default: render it and record tls_error)")
+    group.add_argument("--proxy", metavar="URL", help="http://, https:// or socks5:// proxy (user:password@ allowed "
+                       "for http/https) for the browser and Scrapy's client")
+    group.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                       help="header sent with every request, sub-requests included (repeatable; added to "
+                       "Scrapy's DEFAULT_REQUEST_HEADERS)")
+    group.add_argument("--cookie", metavar="'A=B; C=D'", help="cookies sent with every request")
+    group.add_argument("--user-agent", metavar="UA", help="User-Agent of every request (Scrapy's USER_AGENT)")
+    group.add_argument("--per-host", type=int, metavar="N",
+                       help="pages of one host in flight at once (CONCURRENT_REQUESTS_PER_DOMAIN; default: 2, "
+                       "rising to WEBSIM_PER_HOST_MAX while the host answers as fast)")
+    group.add_argument("--delay", type=float, metavar="SECONDS",
+                       help="wait between two requests to one host (DOWNLOAD_DELAY; default 0)")
+    calibrate = group.add_mutually_exclusive_group()
+    calibrate.add_argument("--calibrate-404", action="store_true", default=None,
+                           help="learn every origin's own not-found answer from a random path "
+                           "(WEBSIM_PARAMS crawl.soft404_min_urls=1; default: origins with at least "
+                           f"{param_default('crawl.soft404_min_urls')} URLs in the list)")
+    calibrate.add_argument("--no-calibrate-404", action="store_true", default=None,
+                           help="no soft-404 probes (WEBSIM_SOFT404_PROBES=0)")
+    group.add_argument("--autothrottle", action="store_true", default=None,
+                       help="adapt the per-host delay to the host's latency (Scrapy's AutoThrottle)")
+
+
+def scan_settings_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
+    """The settings the options of :func:`add_scan_options` set."""
+    settings = _politeness_settings(parser, args)
+    if args.autothrottle:
+        settings["AUTOTHROTTLE_ENABLED"] = True
+    if args.calibrate_404:
+        put(settings, "crawl.soft404_min_urls", 1)
+    if args.no_calibrate_404:
+        settings["WEBSIM_SOFT404_PROBES"] = 0
+    for option, name in (("strict_tls", "WEBSIM_STRICT_TLS"), ("proxy", "WEBSIM_PROXY"),
+                         ("cookie", "WEBSIM_COOKIES"), ("user_agent", "USER_AGENT")):
+        if getattr(args, option) is not None:
+            settings[name] = getattr(args, option)
+    if args.header:
+        settings["DEFAULT_REQUEST_HEADERS"] = request_headers(parser, args.header)
+    return settings
+
+
+def _politeness_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Dict[str, Any]:
+    """``--per-host`` and ``--delay``, each checked."""
+    settings: Dict[str, Any] = {}
+    if args.per_host is not None:
+        if not 1 <= args.per_host <= 1000:
+            parser.error(f"--per-host {args.per_host}: must be in [1, 1000]")
+        settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = args.per_host
+    if args.delay is not None:
+        if not 0 <= args.delay <= 3600:
+            parser.error(f"--delay {args.delay:g}: must be in [0, 3600] seconds")
+        settings["DOWNLOAD_DELAY"] = args.delay
+    return settings
+
+
+def request_headers(parser: argparse.ArgumentParser, lines: List[str]) -> Dict[str, str]:
+    """``DEFAULT_REQUEST_HEADERS`` for ``-H`` lines: Scrapy's defaults with the lines over them (a
+    line's name replaces a default of any case)."""
+    try:
+        given = dict(parse_header_line("-H/--header", line) for line in lines)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    names = {name.lower() for name in given}
+    kept = {k: v for k, v in default_settings.DEFAULT_REQUEST_HEADERS.items() if k.lower() not in names}
+    return {**kept, **given}
 
 
 def _check_crawl_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
@@ -289,6 +319,26 @@ def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
 def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional[JobFolder], report_dir: str = "") -> int:
     """Write every result file (whatever happened to the crawl) and say how it ended."""
     stats = crawler.stats.get_stats() if crawler.stats else {}
+    status = _not_run(stats)
+    if status is not None:
+        return status
+    # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
+    result = events.ask(crawler, events.result_wanted)
+    stats = crawler.stats.get_stats()
+    written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
+    if job:
+        for path in written:
+            job.wrote(path)
+    meta = result.meta
+    if written:
+        print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> {', '.join(written)}",
+              file=sys.stderr)
+    trouble = _say_report_and_trouble(stats, outputs, written, report_dir)
+    return _crawl_status(stats, meta, len(written) < len(outputs) or bool(trouble), job)
+
+
+def _not_run(stats: Dict[str, Any]) -> Optional[int]:
+    """The exit status of a crawl refused at start or that did not start, else None."""
     refused = stats.get("websim/refused")
     if refused:
         for problem in refused:
@@ -298,19 +348,12 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional[JobFolder],
         print(f"websim: error: the crawl did not start ({stats.get('finish_reason', 'no stats')}); "
               f"see the log above", file=sys.stderr)
         return EXIT_INCOMPLETE
-    # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
-    result = events.ask(crawler, events.result_wanted)
-    stats = crawler.stats.get_stats()
-    written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
-    if job:
-        for path in written:
-            job.wrote(path)
-    meta = result.meta
-    reason = stats.get("finish_reason", "stopped at once")
-    left = stats.get("websim/not_fetched", 0)
-    if written:
-        print(f"websim: {meta['total_urls']} URLs, {meta['total_clusters']} clusters -> {', '.join(written)}",
-              file=sys.stderr)
+    return None
+
+
+def _say_report_and_trouble(stats: Dict[str, Any], outputs: List[tuple], written: List[str],
+                            report_dir: str) -> List[str]:
+    """Where the report is (or how to write it), and every output that went wrong; the latter."""
     report = stats.get("websim/report")
     if report:
         print(f"websim: report -> {report} (open it in a browser: {file_url(report)})", file=sys.stderr)
@@ -324,12 +367,20 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional[JobFolder],
     if report_dir and not report and trouble and written:
         print(f"websim: the result file holds what the report shows: websim report {written[0]} -o DIR writes it "
               "where there is room", file=sys.stderr)
+    return trouble
+
+
+def _crawl_status(stats: Dict[str, Any], meta: Dict[str, Any], output_trouble: bool, job: Optional[JobFolder]) -> int:
+    """The exit status of a crawl whose result was written (``output_trouble``: not every output
+    was written where asked)."""
+    reason = stats.get("finish_reason", "stopped at once")
+    left = stats.get("websim/not_fetched", 0)
     if stats.get("websim/store_error"):
         hint = "run the same command again to continue once it can be written" if job else "free some space"
         print(f"websim: error: {stats['websim/store_error']}: rendering stopped; the result files hold the "
               f"{meta['total_urls'] - left} URLs recorded ({left} not fetched); {hint}", file=sys.stderr)
         return EXIT_OUTPUT
-    if len(written) < len(outputs) or trouble:
+    if output_trouble:
         return EXIT_OUTPUT
     if reason == "finished" and not left:
         return exit_status(meta)
