@@ -86,6 +86,19 @@ def default_result_file(spider: Any) -> str:
     return f"websim-{name}.json"
 
 
+def _record_kind(record: PageRecord) -> str:
+    """The stat a record counts in (``websim/KIND``), or ``""``."""
+    if record.error:
+        return "failed"
+    if record.predicted_duplicate_of:
+        return "predicted"
+    if record.rendered:
+        return "rendered"
+    if record.html_len:
+        return "static"
+    return "non_html" if record.status_code else ""
+
+
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
@@ -237,31 +250,10 @@ class WebsimExtension:
         has a record already is dropped: a page fetched twice is recorded once. True: the record is
         taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
-            if self.sink is None:
-                try:
-                    self.store.add_probe(record)
-                except StoreWriteError as exc:
-                    self._store_failed(exc)
-            self.stats.inc_value("websim/soft404_probes")
+            self._add_probe(record)
             return True
-        if record.id <= 0:
-            digest = blake2b64(record.url)
-            if digest in self._discovered:
-                earlier = self._predicted.get(digest)
-                if earlier is None or record.predicted_duplicate_of:
-                    return True
-                # the page was rendered after all: its record replaces the prediction
-                del self._predicted[digest]
-                for key in ("websim/predicted", "websim/records"):
-                    self.stats.inc_value(key, -1)
-                record.id = earlier
-                self.recorded -= 1
-            else:
-                self._discovered.add(digest)
-                record.id = self._next_discovered_id
-                self._next_discovered_id += 1
-                if record.predicted_duplicate_of:
-                    self._predicted[digest] = record.id
+        if record.id <= 0 and not self._number_discovered(record):
+            return True
         fill_normalized_url(record, self.params.features)
         self.inputs.recorded(record.id)
         self.recorded += 1
@@ -273,17 +265,40 @@ class WebsimExtension:
         except StoreWriteError as exc:
             self._store_failed(exc)
         self.stats.inc_value("websim/records")
-        if record.error:
-            self.stats.inc_value("websim/failed")
-        elif record.predicted_duplicate_of:
-            self.stats.inc_value("websim/predicted")
-        elif record.rendered:
-            self.stats.inc_value("websim/rendered")
-        elif record.html_len:
-            self.stats.inc_value("websim/static")
-        elif record.status_code:
-            self.stats.inc_value("websim/non_html")
+        kind = _record_kind(record)
+        if kind:
+            self.stats.inc_value(f"websim/{kind}")
         self._progress()
+        return True
+
+    def _add_probe(self, record: PageRecord) -> None:
+        if self.sink is None:
+            try:
+                self.store.add_probe(record)
+            except StoreWriteError as exc:
+                self._store_failed(exc)
+        self.stats.inc_value("websim/soft404_probes")
+
+    def _number_discovered(self, record: PageRecord) -> bool:
+        """Give a discovered page its provisional id; False when its URL has a record already (a
+        rendered page replaces a prediction: it gets the prediction's id)."""
+        digest = blake2b64(record.url)
+        if digest not in self._discovered:
+            self._discovered.add(digest)
+            record.id = self._next_discovered_id
+            self._next_discovered_id += 1
+            if record.predicted_duplicate_of:
+                self._predicted[digest] = record.id
+            return True
+        earlier = self._predicted.get(digest)
+        if earlier is None or record.predicted_duplicate_of:
+            return False
+        # the page was rendered after all: its record replaces the prediction
+        del self._predicted[digest]
+        for key in ("websim/predicted", "websim/records"):
+            self.stats.inc_value(key, -1)
+        record.id = earlier
+        self.recorded -= 1
         return True
 
     def _progress(self) -> None:

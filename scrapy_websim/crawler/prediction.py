@@ -173,7 +173,7 @@ class WebsimPredictMiddleware:
             self.stats.inc_value(STATS + "opted_out")
             return request
         key = _key(request.url)
-        if not request.dont_filter and (key in self._passed or key in self._held_keys or key in self._skipped):
+        if not request.dont_filter and self._seen(key):
             self.stats.inc_value(STATS + "repeats")
             return request if key in self._passed else None  # a requested one: the dupefilter's business
         predictor = self.predictor
@@ -183,15 +183,30 @@ class WebsimPredictMiddleware:
                 return self._pass(request, key)
             predictor = self._build()
         self.stats.inc_value(STATS + "checked")
-        prob, dupe = predictor.predict(request.url)
-        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(request.url):
-            # (an exact repeat is the dupefilter's business, not a prediction)
+        dupe = self._predicted_original(predictor, request.url)
+        if dupe is None:
             return self._pass(request, key)
-        if self._explore(request.url):
+        return self._held_or_skipped(request, key, dupe)
+
+    def _seen(self, key: int) -> bool:
+        """The URL was requested, is held back or was skipped already."""
+        return key in self._passed or key in self._held_keys or key in self._skipped
+
+    def _predicted_original(self, predictor: DupePredictor, url: str) -> Optional[str]:
+        """The URL whose duplicate ``url`` is predicted to be, when confident and not explored."""
+        prob, dupe = predictor.predict(url)
+        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(url):
+            return None  # (an exact repeat is the dupefilter's business, not a prediction)
+        if self._explore(url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
-                self._explored[url_key(request.url)] = dupe
-            return self._pass(request, key)
+                self._explored[url_key(url)] = dupe
+            return None
+        return dupe
+
+    def _held_or_skipped(self, request: Request, key: int, dupe: str) -> Optional[Request]:
+        """A request predicted to duplicate ``dupe``: skipped when ``dupe`` was learned, held back
+        while it is requested and not recorded, else let through."""
         original = _key(dupe)
         if original in self._learned:
             self._skip(request, self._learned[original])

@@ -73,19 +73,23 @@ class WebsimRecorder:
                 image.close()
             self._recorded(record)
             return True
-        if self.screenshots_dir and page.screenshot:
-            self._file("screenshots", self.screenshots_dir, lambda: write_bytes(
-                os.path.join(self.screenshots_dir, f"{record.id}.png"), page.screenshot))
-        if self.thumbnails_dir and image is not None:
-            self._thumbnail(record, image)
-        if image is not None:
-            image.close()
+        self._keep_images(record, page.screenshot, image)
         if page.html and not record.error:  # first: the predictor knows the page is rendered when it is recorded
             self.crawler.signals.send_catch_log(
                 events.page_featured, record=record, main_text=main_text, spider=spider)
         self._recorded(record)
         page.html, page.screenshot = "", b""
         return True
+
+    def _keep_images(self, record: PageRecord, screenshot: bytes, image: Any) -> None:
+        """The screenshot and the thumbnail kept where asked; the decoded image closed."""
+        if self.screenshots_dir and screenshot:
+            self._file("screenshots", self.screenshots_dir, lambda: write_bytes(
+                os.path.join(self.screenshots_dir, f"{record.id}.png"), screenshot))
+        if self.thumbnails_dir and image is not None:
+            self._thumbnail(record, image)
+        if image is not None:
+            image.close()
 
     def _recorded(self, record: PageRecord) -> None:
         events.ask(self.crawler, events.page_recorded, record=record)
