@@ -109,17 +109,24 @@ def _to_number(name: str, value: Any, spec: str, integer: bool) -> Any:
     rng = parse_range(f"{kind} {spec}") if spec else None
     must = rng.text if rng else ("an integer" if integer else "a number")
     try:
-        if isinstance(value, bool):
-            raise ValueError
-        number = int(value) if integer and not (isinstance(value, float) and not value.is_integer()) else float(value)
-        if integer and isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
-            raise ValueError
+        number = _parse_number(value, integer)
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be {must}, got {value!r}") from None
     if integer:
         number = int(number)
     if number != number or (rng is not None and not rng.holds(number)):
         raise ConfigError(f"{name} must be {must}, got {value!r}")
+    return number
+
+
+def _parse_number(value: Any, integer: bool) -> Any:
+    """``value`` as an int (``integer``: a whole number or the text of one) or a float;
+    ValueError or TypeError when it is no such number (a bool is none)."""
+    if isinstance(value, bool):
+        raise ValueError
+    number = int(value) if integer and not (isinstance(value, float) and not value.is_integer()) else float(value)
+    if integer and isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
+        raise ValueError
     return number
 
 
