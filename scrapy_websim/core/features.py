@@ -197,20 +197,25 @@ def shown_fields(doc) -> dict:
         name = element.get("name")
         if not name or name in out:
             continue
-        if element.tag == "input":
-            if (element.get("type") or "text").strip().lower() in _UNSHOWN_INPUTS:
-                continue
-            value = element.get("value") or ""
-        elif element.tag == "select":
-            options = list(islice(element.iter("option"), 1000))
-            chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
-            value = "" if chosen is None else (chosen.get("value") if chosen.get("value") is not None
-                                                else chosen.text_content())
-        else:
-            value = element.text_content()
-        if _hidden(element):
+        value = _shown_value(element)
+        if value is None or _hidden(element):
             continue
         out[name[:FIELD_VALUE_CHARS]] = " ".join(value.split())[:FIELD_VALUE_CHARS]
         if len(out) >= MAX_FIELDS:
             break
     return out
+
+
+def _shown_value(element) -> Optional[str]:
+    """The value a form control shows (None: an input of a type no person reads)."""
+    if element.tag == "input":
+        if (element.get("type") or "text").strip().lower() in _UNSHOWN_INPUTS:
+            return None
+        return element.get("value") or ""
+    if element.tag == "select":
+        options = list(islice(element.iter("option"), 1000))
+        chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
+        if chosen is None:
+            return ""
+        return chosen.get("value") if chosen.get("value") is not None else chosen.text_content()
+    return element.text_content()
