@@ -40,6 +40,26 @@ def _root(doc):
     return root if root is not None else doc
 
 
+def _local_name(tag: str) -> str:
+    """A tag's lower-case local name (no namespace)."""
+    tag = tag.lower()
+    return tag.rsplit("}", 1)[1] if "}" in tag else tag
+
+
+def _text_nodes(el, depth: int) -> int:
+    """The text nodes of an element's own: its text, and its tail (within the root)."""
+    n = 1 if el.text and not el.text.isspace() else 0
+    if el.tail and not el.tail.isspace() and depth > 0:
+        n += 1
+    return n
+
+
+def _count_depth(hist: List[int], bucket: int) -> None:
+    while len(hist) <= bucket:
+        hist.append(0)
+    hist[bucket] += 1
+
+
 def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
                  params: DomParams = DEFAULT_DOM_PARAMS) -> DomFeatures:
     """``{"dom_counts": [...], "tag_paths": {...}, "depth_hist": [...]}`` of a parsed page."""
@@ -60,25 +80,16 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
             if el.tail and not el.tail.isspace():
                 text_nodes += 1
             continue
-        tag = tag.lower()
-        if "}" in tag:
-            tag = tag.rsplit("}", 1)[1]
+        tag = _local_name(tag)
         nodes += 1
         idx = _COUNTED.get(tag)
         if idx is not None:
             counts[idx] += 1
-        if el.text and not el.text.isspace():
-            text_nodes += 1
-        if el.tail and not el.tail.isspace() and depth > 0:
-            text_nodes += 1
-        path = f"{parent_path}>{tag}" if parent_path else tag
-        if depth >= max_path_depth:
-            path = parent_path  # truncated: count under the deepest kept path
+        text_nodes += _text_nodes(el, depth)
+        # beyond max_path_depth, counted under the deepest kept path
+        path = parent_path if depth >= max_path_depth else (f"{parent_path}>{tag}" if parent_path else tag)
         paths[path] = paths.get(path, 0) + 1
-        bucket = depth if depth < max_depth else max_depth
-        while len(hist) <= bucket:
-            hist.append(0)
-        hist[bucket] += 1
+        _count_depth(hist, depth if depth < max_depth else max_depth)
         children = list(el)
         for child in reversed(children):
             stack.append((child, depth + 1, path))
