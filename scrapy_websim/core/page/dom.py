@@ -40,12 +40,6 @@ def _root(doc):
     return root if root is not None else doc
 
 
-def _local_name(tag: str) -> str:
-    """A tag's lower-case local name (no namespace)."""
-    tag = tag.lower()
-    return tag.rsplit("}", 1)[1] if "}" in tag else tag
-
-
 def _text_nodes(el, depth: int) -> int:
     """The text nodes of an element's own: its text, and its tail (within the root)."""
     n = 1 if el.text and not el.text.isspace() else 0
@@ -54,19 +48,13 @@ def _text_nodes(el, depth: int) -> int:
     return n
 
 
-def _count_depth(hist: List[int], bucket: int) -> None:
-    while len(hist) <= bucket:
-        hist.append(0)
-    hist[bucket] += 1
-
-
 def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
                  params: DomParams = DEFAULT_DOM_PARAMS) -> DomFeatures:
     """``{"dom_counts": [...], "tag_paths": {...}, "depth_hist": [...]}`` of a parsed page."""
     counts = [0] * len(DOM_COUNT_NAMES)
     paths: Dict[str, int] = {}
-    hist: List[int] = []
     max_depth = params.max_depth
+    hist = [0] * (max_depth + 1)
     max_path_depth = params.max_path_depth
     root = _root(doc)
     # iterative walk: (element, depth, path of its parent)
@@ -80,7 +68,9 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
             if el.tail and not el.tail.isspace():
                 text_nodes += 1
             continue
-        tag = _local_name(tag)
+        tag = tag.lower()
+        if "}" in tag:
+            tag = tag.rsplit("}", 1)[1]
         nodes += 1
         idx = _COUNTED.get(tag)
         if idx is not None:
@@ -89,10 +79,12 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
         # beyond max_path_depth, counted under the deepest kept path
         path = parent_path if depth >= max_path_depth else (f"{parent_path}>{tag}" if parent_path else tag)
         paths[path] = paths.get(path, 0) + 1
-        _count_depth(hist, depth if depth < max_depth else max_depth)
+        hist[depth if depth < max_depth else max_depth] += 1
         children = list(el)
         for child in reversed(children):
             stack.append((child, depth + 1, path))
+    while hist and not hist[-1]:  # as deep as the page goes (every depth above the deepest has an element)
+        hist.pop()
     counts[0] = nodes
     counts[1] = text_nodes
     if len(paths) > max_paths:
