@@ -94,10 +94,16 @@ def _login_page(signals, ok: bool, short: bool, params: RuleParams) -> bool:
     has_control = bool(signals.get("inputs") or signals.get("forms"))
     if not ok:
         return bool(signals.get("pw")) or bool((title or heading or body >= 2) and has_control)
-    if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short
-                              or (title or heading) and body >= 2):
-        return True  # a password field of its own, and the page is that form, short, or all about logging in
+    if _password_form(signals, short, bool(title or heading), body, params):
+        return True
     return short and bool(title or heading) and has_control
+
+
+def _password_form(signals, short: bool, named: bool, phrases: int, params: RuleParams) -> bool:
+    """A password field of its own, and the page is that form, short, or all about logging in
+    (``named``: login words in its title or headings; ``phrases``: login phrases in its text)."""
+    return bool(signals.get("pw")) and (float(signals.get("fs", 0.0)) >= params.form_share or short
+                                        or named and phrases >= 2)
 
 
 #: Own visible text of a page that says one sentence (a client-rendered app's "Sorry, we couldn't
@@ -149,6 +155,16 @@ def special_label(record, params: RuleParams = RuleParams(), item: bool = False)
     if decided:
         return label
     ok = status < 300
+    label = _page_label(record, params, enabled, ok)
+    if label is not None:
+        return label
+    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item and ok):
+        return "T1"
+    return None
+
+
+def _page_label(record, params: RuleParams, enabled: Tuple[str, ...], ok: bool) -> Optional[str]:
+    """L1, W1, M1 or E3 from what the page says (``ok``: its status is 2xx), else None."""
     signals = record.signals or {}
     short = _short(record, params)
     if "L1" in enabled and _login_page(signals, ok, short, params):
@@ -158,6 +174,4 @@ def special_label(record, params: RuleParams = RuleParams(), item: bool = False)
             return rule
     if "E3" in enabled and (not ok or _keyword_page(signals, "E3", ok, short, _one_sentence(record))):
         return "E3"
-    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item and ok):
-        return "T1"
     return None
