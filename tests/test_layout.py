@@ -237,6 +237,19 @@ def test_all_names_only_what_the_module_defines(module):
             assert set(listed) <= DEFINED[module], f"__all__ of {module} lists {set(listed) - DEFINED[module]}"
 
 
+def test_no_function_is_too_complex():
+    """radon's cyclomatic complexity (scripts/complexity.py): none above 15, at most 5 % above 10."""
+    pytest.importorskip("radon")
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import complexity
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    found = complexity.functions()
+    assert [where for c, where in found if c > complexity.MAX] == []
+    assert sum(1 for c, _ in found if c > complexity.HIGH) <= complexity.HIGH_SHARE * len(found)
+
+
 def test_every_part_of_core_is_in_the_table():
     parts = {_core_part(name) for _, name in MODULES} - {""}
     assert parts == set(ALLOWED)
