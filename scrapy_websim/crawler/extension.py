@@ -35,15 +35,20 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Se
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
-from scrapy_websim.core.store import StoreWriteError
+from scrapy_websim.core.store import FeatureStore, StoreWriteError
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.crawler import events
+from scrapy_websim.crawler.addon import feed_problems, own_spider
 from scrapy_websim.crawler.inputs import InputRegistry
 from scrapy_websim.crawler.progress import Progress
+from scrapy_websim.result.finalize import Finalizer, renumber_discovered
+from scrapy_websim.result.output import WRITERS
+from scrapy_websim.result.report.writer import ReportError, write_report
 from scrapy_websim.result.safefile import (
     Written,
     fallback_dirs,
@@ -101,9 +106,6 @@ def _record_kind(record: PageRecord) -> str:
 
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
-        from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-        from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
-
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WebsimConfig.from_crawler(crawler)
@@ -158,8 +160,6 @@ class WebsimExtension:
         """``[(path, format)]`` of the result files this crawl writes: ``WEBSIM_OUTPUT`` (the
         ``websim`` spider's ``-o`` among them); with a user's spider and none set,
         :func:`default_result_file`. None for a distributed worker (``websim collect`` writes)."""
-        from scrapy_websim.crawler.addon import own_spider  # noqa: PLC0415
-
         if self.config.redis_url:
             return []
         paths = list(self.config.output)
@@ -170,8 +170,6 @@ class WebsimExtension:
     def _start_problems(self, spider: Any) -> List[str]:
         """Why this crawl must not start: the spider's arguments, the websim spider's ``-o``, and
         every output that cannot be created where it goes."""
-        from scrapy_websim.crawler.addon import feed_problems  # noqa: PLC0415
-
         problems = [getattr(spider, "websim_usage_error", "")] + feed_problems(self.crawler)
         config = self.config
         places = [("the result file", path, probe_file) for path, _fmt in self.result_files]
@@ -331,8 +329,6 @@ class WebsimExtension:
         engine = getattr(self.crawler, "engine", None)
         if engine is None or getattr(engine, "spider", None) is None or not getattr(engine, "running", False):
             return
-        from scrapy.utils.defer import deferred_from_coro  # noqa: PLC0415
-
         deferred_from_coro(engine.close_spider_async(reason="store_unwritable"))
 
     # --- at the end ---
@@ -341,8 +337,6 @@ class WebsimExtension:
         """The result, computed on the first call; also sets the stats ``websim/total_urls``,
         ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
         if self._result is None:
-            from scrapy_websim.result.finalize import Finalizer  # noqa: PLC0415
-
             started = time.monotonic()
             self._close_inputs()
             self._result = Finalizer(self.params).run(self.store, self.total_inputs)
@@ -368,8 +362,6 @@ class WebsimExtension:
     def _close_inputs(self) -> None:
         """Before the result: every input has its record (the list read to its end), the pages
         discovered by following links have their final ids, everything is written."""
-        from scrapy_websim.result.finalize import renumber_discovered  # noqa: PLC0415
-
         for _attempt in range(3):
             try:
                 self.inputs.finish()
@@ -422,8 +414,6 @@ class WebsimExtension:
 
     def write_result_files(self, result: Any) -> None:
         """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
-        from scrapy_websim.result.output import WRITERS  # noqa: PLC0415
-
         for path, fmt in self.result_files:
             written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
             if written.path:
@@ -436,8 +426,6 @@ class WebsimExtension:
         """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
         report that cannot be written is an output error naming how to write it again from the
         result file (which holds everything the report shows)."""
-        from scrapy_websim.result.report.writer import ReportError, write_report  # noqa: PLC0415
-
         folder = self.config.report_dir
         try:
             info = write_report(folder, result.url_rows(), result.cluster_rows(), result.meta,
