@@ -254,9 +254,9 @@ def test_settings_are_validated(name, value):
         PredictSettings.from_settings(crawler.settings)
 
 
-def test_a_removed_predict_setting_names_its_key():
+def test_a_predict_name_that_is_no_setting_stops_the_crawl():
     crawler = get_crawler(Spider, {"WEBSIM_PREDICT_WARMUP": 10})
-    with pytest.raises(ConfigError, match=re.escape("use WEBSIM_PARAMS={'predict.warmup': ...}")):
+    with pytest.raises(ConfigError, match=re.escape("unknown setting WEBSIM_PREDICT_WARMUP; did you mean")):
         PredictSettings.from_settings(crawler.settings)
 
 
