@@ -73,6 +73,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import appbench  # noqa: E402  (bench/appbench.py)
+
 from scrapy_websim.testing import servers  # noqa: E402
 
 CGIT = "/usr/lib/cgit/cgit.cgi"

@@ -66,6 +66,7 @@ import app_cgit  # noqa: E402  (its repository builder)
 import appbench  # noqa: E402
 from app_cgit import git, search_words, spread  # noqa: E402
 from app_roundup import check_texts  # noqa: E402
+
 from scrapy_websim.testing import servers  # noqa: E402
 
 NAME = "gitweb"

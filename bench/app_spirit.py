@@ -66,6 +66,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import appbench  # noqa: E402
 import appdata  # noqa: E402
 from app_roundup import check_texts  # noqa: E402
+
 from scrapy_websim.testing import servers  # noqa: E402
 
 NAME = "spirit"

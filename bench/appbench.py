@@ -182,11 +182,12 @@ def load_truth(workdir: str) -> Tuple[str, Truth, Dict[str, str]]:
 def refeature(workdir: str) -> str:
     """Compute the features of ``workdir``'s pages again from their kept HTML (the crawl's pHash,
     fetch fields and soft-404 probes kept) into ``features.refeatured.jsonl``; returns its path."""
+    from scrapy.settings import Settings
+
     from scrapy_websim.config import WebsimConfig
     from scrapy_websim.core.features import compute_features
     from scrapy_websim.core.store import iter_jsonl, save_jsonl
-    from scrapy_websim.finalize import Finalizer
-    from scrapy.settings import Settings
+    from scrapy_websim.result.finalize import Finalizer
 
     params = Finalizer.params_from_settings(Settings(), WebsimConfig()).features
     html = pagedump.read_pages(os.path.join(workdir, "pages.jsonl.gz"))

@@ -39,9 +39,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scrapy_websim.core.match.cluster import ClusterKeys, ClusterParams, cluster
+from scrapy_websim.core.match.cluster import ClusterKeys, cluster
+from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.types import PairResult
-
 
 #: Largest near-duplicate family (a mirror or templated section); not a function of n, so the share
 #: of pages in families of each size is the same at 10k, 100k and 1M.

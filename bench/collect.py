@@ -144,8 +144,8 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
 def finalize(store_path: str, out: str) -> str:
     from scrapy_websim.config import WebsimConfig
     from scrapy_websim.core.store import FeatureStore
-    from scrapy_websim.finalize import Finalizer
-    from scrapy_websim.output import write_atomically
+    from scrapy_websim.result.finalize import Finalizer
+    from scrapy_websim.result.output import write_atomically
 
     t0, c0 = time.perf_counter(), time.process_time()
     params = Finalizer.params_from_settings({}, WebsimConfig())

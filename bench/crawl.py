@@ -64,7 +64,7 @@ import psutil
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from scrapy_websim.addon import max_pages_in_flight  # noqa: E402
+from scrapy_websim.crawler.addon import max_pages_in_flight  # noqa: E402
 from scrapy_websim.testing.servers import nginx_server  # noqa: E402
 
 DOCS = {  # name -> (apt package, glob of pages, share of the list)

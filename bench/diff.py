@@ -62,7 +62,14 @@ from bench.appbench import refeature  # noqa: E402
 from bench.fleet import LOGIN, MAINT, SHOP_404, WAF  # noqa: E402
 from scrapy_websim.testing.crawl import run_websim  # noqa: E402
 from scrapy_websim.testing.servers import (  # noqa: E402
-    apache_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server, php_server,
+    apache_server,
+    fetch,
+    free_port,
+    have,
+    htpasswd_line,
+    lighttpd_server,
+    nginx_server,
+    php_server,
 )
 
 PYDOC = "/usr/share/doc/python3.11/html"
@@ -748,9 +755,11 @@ def baseline(workdir: str, rev: str, true: set) -> str:
     import importlib.util
     import subprocess
 
-    source = subprocess.run(["git", "-C", REPO, "show", f"{rev}:scrapy_websim/diff.py"], capture_output=True,
-                            text=True)
-    if source.returncode != 0:
+    for where in ("scrapy_websim/result/diff.py", "scrapy_websim/diff.py"):  # the module before it moved too
+        source = subprocess.run(["git", "-C", REPO, "show", f"{rev}:{where}"], capture_output=True, text=True)
+        if source.returncode == 0:
+            break
+    else:
         return f" baseline_{rev}=unavailable"
     path = os.path.join(workdir, f"diff_{rev.replace('/', '_')}.py")
     with open(path, "w", encoding="utf-8") as fh:
@@ -759,7 +768,10 @@ def baseline(workdir: str, rev: str, true: set) -> str:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:  # it imports a name this checkout's package no longer has there
+        return f" baseline_{rev}=unavailable ({exc})"
     d = module.diff_files(*(os.path.join(workdir, f"scan{i}", "result.json") for i in (1, 2)))
     d23 = module.diff_files(*(os.path.join(workdir, f"scan{i}", "result.json") for i in (2, 3)))
     names = set(d["urls"]["added"]) | set(d["urls"]["removed"]) | {u["url"] for u in d["urls"]["changed"]}

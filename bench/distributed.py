@@ -33,9 +33,9 @@ from typing import List
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from example_project.demo_site.server import running as demo_site  # noqa: E402
 from scrapy_websim.testing.crawl import comparable, load  # noqa: E402
 from scrapy_websim.testing.redis_server import RedisServer  # noqa: E402
-from example_project.demo_site.server import running as demo_site  # noqa: E402
 
 DEMO_PATHS = ["/", "/article/rivers", "/article/rivers?utm_source=x", "/mirror/rivers", "/article/bread",
               "/article/comets", "/article/bees", "/js/bees", "/old/comets", "/login", "/account", "/no-such-page",

@@ -35,13 +35,13 @@ from typing import Dict, List, Tuple
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.textsim import TEMPLATES, ensure_packages, features, template_files
-from scrapy_websim import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.match import cluster, similarity
 from scrapy_websim.core.store import FeatureStore, iter_jsonl, save_jsonl
 from scrapy_websim.core.types import PageRecord, PairResult
-from scrapy_websim.explain import cluster_params_of, decision_params_of, explain_records
+from scrapy_websim.result import finalize, output
+from scrapy_websim.result.explain import cluster_params_of, decision_params_of, explain_records
 from scrapy_websim.testing.sites import noisy_copy, title_of
 
 DEFAULT_TEMPLATES = ("python3-doc", "postgresql-doc", "apache2-doc", "git-doc")

@@ -30,7 +30,8 @@ import lxml.html
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from scrapy_websim.core.page.text import TextParams, extract_main_text
+from scrapy_websim.core.page.text import extract_main_text
+from scrapy_websim.core.params.page import TextParams
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -40,11 +40,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import lxml.html
 
 from scrapy_websim.core import fingerprints
-from scrapy_websim.core.page import dom, lcs, pagetype, text
-from scrapy_websim.core.rules import signals
 from scrapy_websim.core.features import FeatureParams, compute_features, parse_html
-from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.page import dom, lcs, pagetype, text
 from scrapy_websim.core.page.visual import phash_png
+from scrapy_websim.core.rules import signals
+from scrapy_websim.core.types import PageRecord
 
 CORPUS_DIR = "/tmp/websim-corpus-html"
 PYDOC_DIR = "/usr/share/doc/python3.11/html"

@@ -45,8 +45,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import appbench
+
 from scrapy_websim.testing.servers import (
-    apache_server, django_server, fetch, free_port, have, htpasswd_line, lighttpd_server, nginx_server,
+    apache_server,
+    django_server,
+    fetch,
+    free_port,
+    have,
+    htpasswd_line,
+    lighttpd_server,
+    nginx_server,
 )
 
 PYDOC = "/usr/share/doc/python3.11/html"

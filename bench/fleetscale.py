@@ -99,7 +99,7 @@ import fleetscale_servers as fs  # noqa: E402  (bench/fleetscale_servers.py)
 from crawl import TreeSampler, websim_stats  # noqa: E402  (bench/crawl.py)
 from memory import MB, MemorySampler  # noqa: E402  (bench/memory.py)
 
-from scrapy_websim.addon import max_pages_in_flight  # noqa: E402
+from scrapy_websim.crawler.addon import max_pages_in_flight  # noqa: E402
 
 Truth = Dict[str, Tuple[str, Optional[str]]]
 SPECIAL = ("E1", "E3", "L1", "W1", "M1", "T1")

@@ -37,6 +37,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from scrapy_websim.testing.crawl import scrapy_env  # noqa: E402
+
 WORDS = (
     "river bread comet bee stone forest market engine garden harbor lantern meadow orbit pepper "
     "quartz saddle timber velvet willow yarn anchor basket candle desert ember falcon glacier "
@@ -160,7 +162,7 @@ def crawl(base: str, workdir: str, name: str, settings: Dict[str, object], timeo
            "-s", f"WEBSIM_FEATURES_FILE={out}", "-s", "LOG_LEVEL=INFO"]
     for key, value in settings.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, dict) else value}"]
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = scrapy_env(workdir)  # this checkout's package and its scrapy list command first
     proc = subprocess.run(cmd, cwd=os.path.join(REPO, "example_project"), env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:

@@ -37,8 +37,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_websim.render.browser import DEFAULT_ARGS, find_browser
-from scrapy_websim.report import write_report
-from scrapy_websim.report.thumbs import make_thumbnail, thumbnail_stem
+from scrapy_websim.result.report.thumbs import make_thumbnail, thumbnail_stem
+from scrapy_websim.result.report.writer import write_report
 
 DOC_ROOTS = ("/usr/share/doc/python3-doc/html", "/usr/share/doc/python3.11/html", "/usr/share/doc/python3.12/html")
 DOC_PAGES = ("index.html", "library/os.html", "library/json.html", "tutorial/index.html", "glossary.html",

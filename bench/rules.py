@@ -24,12 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import lxml.html
 
-from scrapy_websim.core.rules.signals import (
-    RuleParams,
-    page_signals,
-    rule_features,
-    template_fingerprint,
-)
+from scrapy_websim.core.params.rules import RuleParams
+from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 
 PYDOC_DIR = "/usr/share/doc/python3.11/html"
 

@@ -36,23 +36,23 @@ are duplicates (a unique page lost). The last line:
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 import glob
 import gzip
 import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_websim.core.features import FeatureParams, compute_features
+from scrapy_websim.core.fingerprints import hamming
 from scrapy_websim.core.match.cluster import cluster, is_eligible
 from scrapy_websim.core.match.similarity import DEFAULT_DECISION_PARAMS, compare, text_sim
 from scrapy_websim.core.match.template import Templates, templates_of_records
-from scrapy_websim.core.fingerprints import hamming
-from scrapy_websim.testing.sites import noisy_copy, title_of  # the same noise as the end-to-end test's copies
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.testing.sites import noisy_copy, title_of  # the same noise as the end-to-end test's copies
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_ARTICLES = os.path.join(HERE, "..", "..", "shared", "data", "article-extraction-benchmark", "html")

@@ -5,9 +5,9 @@ Enable it in a Scrapy project with ``ADDONS = {"scrapy_websim.Addon": 500}``.
 
 __version__ = "0.1.0"
 
-from scrapy_websim.addon import Addon
-from scrapy_websim.core.urls.predictor import DupePredictor
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, PairResult
+from scrapy_websim.core.urls.predictor import DupePredictor
+from scrapy_websim.crawler.addon import Addon
 
 __all__ = ["Addon", "DupePredictor", "PageRecord", "PairResult", "Assignment", "Cluster", "OUTPUT_FIELDS",
            "__version__"]

@@ -19,9 +19,8 @@ generated from it) and :data:`PARAM_KEYS` are built from those declarations.
 component of it gets the same object (the core parameter objects are built by
 :func:`build_params`, once per crawler in ``Finalizer.params_for``). A bad value raises
 :class:`ConfigError` naming the setting (or ``WEBSIM_PARAMS['key']``) and its valid range; an
-unknown ``WEBSIM_*`` name or ``WEBSIM_PARAMS`` key raises one naming the closest valid one, and a
-name of :data:`REPLACED` one naming what to set instead. No other module reads a ``WEBSIM_*``
-setting.
+unknown ``WEBSIM_*`` name or ``WEBSIM_PARAMS`` key raises one naming the closest valid one. No other
+module reads a ``WEBSIM_*`` setting.
 """
 
 from __future__ import annotations
@@ -37,12 +36,23 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
-    PROXY_SCHEMES, ConfigError, Network, _one_line, parse_cookies, parse_header_line, parse_headers,
-    parse_networks, parse_proxy, parse_viewport, proxy_parts)
-from scrapy_websim.core.params import (
-    ClusterParams, DecisionParams, DomParams, FieldError, LcsParams, PageTypeParams, PredictorParams, RuleParams,
-    Params, TemplateParams, TextParams, UrlParams, param, parse_range)
-
+    PROXY_SCHEMES,
+    ConfigError,
+    Network,
+    _one_line,
+    parse_cookies,
+    parse_header_line,
+    parse_headers,
+    parse_networks,
+    parse_proxy,
+    parse_viewport,
+    proxy_parts,
+)
+from scrapy_websim.core.params.base import FieldError, Params, param, parse_range
+from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
+from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from scrapy_websim.core.params.rules import RuleParams
+from scrapy_websim.core.params.urls import PredictorParams, UrlParams
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -99,17 +109,24 @@ def _to_number(name: str, value: Any, spec: str, integer: bool) -> Any:
     rng = parse_range(f"{kind} {spec}") if spec else None
     must = rng.text if rng else ("an integer" if integer else "a number")
     try:
-        if isinstance(value, bool):
-            raise ValueError
-        number = int(value) if integer and not (isinstance(value, float) and not value.is_integer()) else float(value)
-        if integer and isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
-            raise ValueError
+        number = _parse_number(value, integer)
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be {must}, got {value!r}") from None
     if integer:
         number = int(number)
     if number != number or (rng is not None and not rng.holds(number)):
         raise ConfigError(f"{name} must be {must}, got {value!r}")
+    return number
+
+
+def _parse_number(value: Any, integer: bool) -> Any:
+    """``value`` as an int (``integer``: a whole number or the text of one) or a float;
+    ValueError or TypeError when it is no such number (a bool is none)."""
+    if isinstance(value, bool):
+        raise ValueError
+    number = int(value) if integer and not (isinstance(value, float) and not value.is_integer()) else float(value)
+    if integer and isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
+        raise ValueError
     return number
 
 
@@ -376,8 +393,8 @@ class PredictSettings:
     warmup: int = param(300, "[0, 10000000]", "pages learned from before anything is dropped")
     seed: int = param(0, f"[{-2**63}, {2**63 - 1}]", "exploration is deterministic per (seed, URL)", valid="64-bit")
     jaccard: float = _like(PredictorParams, "jaccard_threshold")
-    #: below the predictor's own 0.95: with no counter-example a hypothesis passes 0.98 after ~35
-    #: observations instead of ~135 (docs/prediction.md)
+    #: below the predictor's own: a hypothesis with no counter-example passes sooner
+    #: (docs/prediction.md, "Settings")
     confidence: float = _like(PredictorParams, "confidence", default=0.8)
 
     @classmethod
@@ -583,69 +600,6 @@ SETTINGS_BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
 #: Every ``WEBSIM_PARAMS`` key as a table row (docs/settings.md lists them).
 PARAMS: Tuple[Setting, ...] = tuple(_row(key, f, key.split(".")[0]) for key, f in PARAM_KEYS.items())
 
-#: Names that are no setting, each with what to set instead: a ``WEBSIM_PARAMS`` key or a Scrapy
-#: setting (the error a crawl stops with names it).
-REPLACED: Dict[str, str] = {
-    **{f"WEBSIM_{name}": f"crawl.{name.lower()}" for name in (
-        "NETWORK_IDLE_MS", "DOM_STABLE_CHECKS", "DOM_CHECK_INTERVAL_MS", "STABLE_EARLY", "TAB_REUSE", "BATCH_SIZE",
-        "SIM_THRESHOLD", "PROGRESS_INTERVAL", "SOFT404_MIN_URLS")},
-    **{f"WEBSIM_PREDICT_{name}": f"predict.{name.lower()}" for name in (
-        "EXPLORATION", "WARMUP", "SEED", "JACCARD", "CONFIDENCE")},
-    "WEBSIM_USER_AGENT": "USER_AGENT",
-    "WEBSIM_HEADERS": "DEFAULT_REQUEST_HEADERS",
-    "WEBSIM_TEXT_NOISE_SHINGLES": "decision.text_noise_shingles",
-    "WEBSIM_VISUAL_FALLBACK_THRESHOLD": "decision.rule2_visual",
-    "WEBSIM_VISUAL_FALLBACK_MIN_BITS": "decision.rule2_min_phash_bits",
-    "WEBSIM_VISUAL_FALLBACK_MIN_JACCARD": "decision.rule2_min_jaccard",
-    "WEBSIM_HEADING_MIN_JACCARD": "decision.heading_min_jaccard",
-    "WEBSIM_PROSE_MIN_LEN_RATIO": "decision.prose_min_len_ratio",
-    "WEBSIM_PROSE_LEN_MIN_CHARS": "decision.prose_len_min_chars",
-    "WEBSIM_TEXT_MIN_LENGTH_RATIO": "decision.text_min_len_ratio",
-    "WEBSIM_TEXT_MAX_DISTANCE": "decision.text_max_distance",
-    "WEBSIM_VISUAL_MAX_DISTANCE": "decision.visual_max_distance",
-    "WEBSIM_STRUCTURE_MEASURE": "decision.structure_measure",
-    "WEBSIM_STRUCTURE_COUNT_WEIGHT": "decision.structure_count_weight",
-    "WEBSIM_PREFILTER_SIMHASH_DISTANCE": "cluster.simhash_distance",
-    "WEBSIM_PREFILTER_LENGTH_DIFF": "cluster.length_diff",
-    "WEBSIM_PREFILTER_HEADING_MAX_PAGES": "cluster.heading_max_pages",
-    "WEBSIM_PREFILTER_LENGTH_NOISE_CHARS": "cluster.length_noise_chars",
-    "WEBSIM_CLUSTER_PASSES": "cluster.passes",
-    "WEBSIM_TEXT_SEMANTIC_MIN_SHARE": "text.semantic_min_share",
-    "WEBSIM_TEXT_SEMANTIC_MIN_CHARS": "text.semantic_min_chars",
-    "WEBSIM_TEXT_MAX_LINK_DENSITY": "text.max_link_density",
-    "WEBSIM_TEXT_ARTICLE_MIN_SHARE": "text.article_min_share",
-    "WEBSIM_TEXT_LIST_FALLBACK_CHARS": "text.list_fallback_chars",
-    "WEBSIM_TEXT_PROSE_SHARE": "text.paragraph_share",
-    "WEBSIM_DOM_MAX_PATHS": "dom.max_paths",
-    "WEBSIM_DOM_MAX_PATH_DEPTH": "dom.max_path_depth",
-    "WEBSIM_MAX_TAGS": "lcs.max_tags",
-    "WEBSIM_THIN_HTML_BYTES": "rules.thin_html_bytes",
-    "WEBSIM_THIN_TEXT_CHARS": "rules.thin_text_chars",
-    "WEBSIM_RULE_SHORT_TEXT_CHARS": "rules.short_text_chars",
-    "WEBSIM_LOGIN_FORM_SHARE": "rules.form_share",
-    "WEBSIM_ERROR_LENGTH_TOLERANCE": "rules.e3_length_tolerance",
-    "WEBSIM_RULE_SIGNAL_CHARS": "rules.signal_text_chars",
-    "WEBSIM_URL_INDEX_FILES": "urls.index_files",
-    "WEBSIM_URL_TRACKING_PARAMS": "urls.tracking_params",
-    "WEBSIM_URL_KEEP_PARAMS": "urls.keep_params",
-    "WEBSIM_URL_BROAD_TRACKERS": "urls.use_courlan_trackers",
-    "WEBSIM_URL_STRIP_TRAILING_SLASH": "urls.strip_trailing_slash",
-}
-_SCRAPY_NOTES = {
-    "USER_AGENT": " (Scrapy's requests and, when it is not Scrapy's default, the browser's own User-Agent)",
-    "DEFAULT_REQUEST_HEADERS": " (a dict of header names to values; keep Scrapy's Accept and Accept-Language in it: "
-                               "the browser sends the others on every request of the page)",
-}
-
-
-def replaced_message(name: str) -> str:
-    """The error of a name of :data:`REPLACED`: what to set instead."""
-    target = REPLACED[name]
-    if target in PARAM_KEYS:
-        return f"{name} was removed: use WEBSIM_PARAMS={{{target!r}: ...}}"
-    return f"{name} was removed: use Scrapy's {target} setting{_SCRAPY_NOTES.get(target, '')}"
-
-
 def params_markdown() -> str:
     """The docs' table of the ``WEBSIM_PARAMS`` keys (docs/settings.md; scripts/settings_table.py writes it)."""
     lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
@@ -661,14 +615,11 @@ def default(name: str) -> Any:
 
 
 def check_names(settings: Any) -> None:
-    """An unknown ``WEBSIM_*`` name (a typo) is an error naming it and the closest valid one; a
-    name of :data:`REPLACED`, one naming what to set instead."""
+    """An unknown ``WEBSIM_*`` name (a typo) is an error naming it and the closest valid one."""
     names = settings.keys() if hasattr(settings, "keys") else iter(settings)
     for name in sorted(str(n) for n in names):
         if not name.startswith("WEBSIM_") or name in SETTINGS_BY_NAME:
             continue
-        if name in REPLACED:
-            raise ConfigError(replaced_message(name))
         close = difflib.get_close_matches(name, list(SETTINGS_BY_NAME), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else " (docs/settings.md lists them all)"
         raise ConfigError(f"unknown setting {name}{hint}")

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Tuple
 
-from scrapy_websim.core.rules.signals import RuleParams
+# the names and keys of groups did not change: shared; the steps that combine them are the old ones
+from scrapy_websim.core.match.assign import RULE_PREFIX, _h64, _rule_key, content_cluster_id
+from scrapy_websim.core.params.rules import RuleParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url, url_origin
-# the names and keys of groups did not change: shared; the steps that combine them are the old ones
-from scrapy_websim.core.match.assign import RULE_PREFIX, _h64, _rule_key, content_cluster_id
-
 
 
 def _canon_key(r: PageRecord) -> Tuple[int, int, int]:

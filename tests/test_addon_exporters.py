@@ -1,22 +1,21 @@
 """The add-on never overwrites the user's settings, and says which of them slow websim down; the
 CSV cells are safe for spreadsheets."""
 
+import io
 import logging
+import re
+import types
 
 from scrapy.pipelines.files import FilesPipeline
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from scrapy_websim.addon import PLAYWRIGHT_HANDLER, Addon
-import io
-import re
-import types
-
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.output import csv_cell, output_row, read_csv_rows, write_csv
-from scrapy_websim.extensions import WebsimExtension
-from scrapy_websim.recorder import WebsimRecorder
+from scrapy_websim.crawler.addon import PLAYWRIGHT_HANDLER, Addon
+from scrapy_websim.crawler.extension import WebsimExtension
+from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
+from scrapy_websim.result.output import csv_cell, output_row, read_csv_rows, write_csv
 
 
 def _apply(user):
@@ -45,7 +44,7 @@ def test_addon_sets_components():
 
 def test_addon_keeps_what_the_user_set():
     s = _apply({
-        "EXTENSIONS": {"scrapy_websim.recorder.WebsimRecorder": 42},
+        "EXTENSIONS": {"scrapy_websim.crawler.recorder.WebsimRecorder": 42},
         "ITEM_PIPELINES": {"scrapy.pipelines.files.FilesPipeline": 1},
         "FEED_EXPORTERS": {"csv": "my.CsvExporter"},
         "HTTPERROR_ALLOW_ALL": False,
@@ -109,9 +108,9 @@ def test_addon_names_the_settings_that_slow_it_down(caplog):
     settings.setdict({"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_DELAY": 1, "ROBOTSTXT_OBEY": True},
                      priority="project")
     settings.set("AUTOTHROTTLE_ENABLED", True, priority="cmdline")
-    with caplog.at_level(logging.WARNING, logger="scrapy_websim.addon"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_websim.crawler.addon"):
         Addon().update_settings(settings)
-    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_websim.addon"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_websim.crawler.addon"]
     assert any("CONCURRENT_REQUESTS_PER_DOMAIN = 1 (settings.py)" in line and "start at 2 and rise to 8" in line
                for line in lines), lines
     assert any("DOWNLOAD_DELAY = 1 (settings.py)" in line and "would use 0" in line for line in lines), lines
@@ -119,6 +118,6 @@ def test_addon_names_the_settings_that_slow_it_down(caplog):
     assert not any("AUTOTHROTTLE" in line for line in lines), lines
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1  # told, never overwritten
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="scrapy_websim.addon"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_websim.crawler.addon"):
         Addon().update_settings(Settings())
-    assert not [r for r in caplog.records if r.name == "scrapy_websim.addon"]
+    assert not [r for r in caplog.records if r.name == "scrapy_websim.crawler.addon"]

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.assign import AssignParams, combine, content_cluster_id
+from scrapy_websim.core.params.rules import RULE_CODES, RuleParams
 from scrapy_websim.core.rules.label import special_label
-from scrapy_websim.core.rules.signals import RULE_CODES, RuleParams
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
-
 from tests.test_rules import (  # noqa: F401  (nginx_site is a fixture)
-    ARTICLE, LOGIN_FORM, NGINX_EXPECTED, from_fetch, make_record, nginx_site, page, waf_page,
+    ARTICLE,
+    LOGIN_FORM,
+    NGINX_EXPECTED,
+    from_fetch,
+    make_record,
+    nginx_site,
+    page,
+    waf_page,
 )
 
 A = "http://a.test"

@@ -2,22 +2,16 @@
 
 import random
 
+import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scrapy_websim.core.match.cluster import (
-    ClusterKeys,
-    ClusterParams,
-    build_keys,
-    cluster,
-    is_eligible,
-    phash_distance_for,
-)
 from scrapy_websim.core.match import hamming_kernel
 from scrapy_websim.core.match.candidates import hamming_pairs
+from scrapy_websim.core.match.cluster import ClusterKeys, build_keys, cluster, is_eligible, phash_distance_for
+from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.types import PageRecord, PairResult
-
-import numpy as np
 
 _COMPILED = [False, pytest.param(True, marks=pytest.mark.skipif(not hamming_kernel.available(),
                                                                  reason="numba not installed"))]

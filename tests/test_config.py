@@ -3,8 +3,9 @@
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_websim.config import ConfigError, WebsimConfig, parse_viewport
-from scrapy_websim.finalize import Finalizer
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, parse_viewport
+from scrapy_websim.result.finalize import Finalizer
 
 
 def test_defaults_match_the_spec():

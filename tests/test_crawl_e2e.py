@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
-from scrapy_websim.testing.crawl import by_url, crawl, load
+from scrapy_websim.testing.crawl import by_url, crawl, load, scrapy_env
 from tests.crawl import REPO, demo_site
 
 pytestmark = pytest.mark.crawl
@@ -52,7 +52,7 @@ def demo_crawl(tmp_path_factory):
                "-s", f"WEBSIM_FEATURES_FILE={feats}", "-s", f"WEBSIM_SCREENSHOTS_DIR={shots}"]
         for path in outs.values():
             cmd += ["-o", path]
-        env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = scrapy_env(tmp)
         proc = subprocess.run(cmd, cwd=os.path.join(REPO, "example_project"), env=env,
                               capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-6000:]
@@ -276,7 +276,7 @@ def test_any_spider_with_the_addon_is_rendered_and_clustered(tmp_path):
     items = tmp_path / "items.jsonl"
     with demo_site() as (base,):
         refused = f"http://127.0.0.1:{_refused_port()}/"
-        env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = scrapy_env(tmp_path)
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}/,{refused}", "-o", str(items),
              "-s", f"WEBSIM_OUTPUT={out}", "-s", "WEBSIM_HTTP_TIMEOUT=4", "-s", "WEBSIM_PAGE_TIMEOUT=8"],

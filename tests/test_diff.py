@@ -13,8 +13,8 @@ import pytest
 from scrapy_websim import cli
 from scrapy_websim.core.match import reasons, similarity
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, PageRecord, PairResult
-from scrapy_websim.diff import DiffError, diff_scans, load_scan, scan_from_rows, summary_lines
-from scrapy_websim.output import csv_cell
+from scrapy_websim.result.diff import DiffError, diff_scans, load_scan, scan_from_rows, summary_lines
+from scrapy_websim.result.output import csv_cell
 
 
 def row(i, url, cid="", canon=True, kind="", rule="", status=200, error=""):
@@ -91,7 +91,7 @@ def _page(seed: int, title: str) -> str:
 
 def digest_row(i, url, html, cid="", canon=True, kind="", rule="", status=200, final=""):
     from scrapy_websim.core.features import FeatureParams, compute_features
-    from scrapy_websim.output import output_row
+    from scrapy_websim.result.output import output_row
 
     rec = PageRecord(id=i, url=url, final_url=final or url, status_code=status, content_type="text/html",
                      html_len=len(html), title=f"page {i}", rendered=True)
@@ -220,7 +220,7 @@ def test_match_reason_names_the_canonical_and_the_thresholds():
 
 
 def test_the_report_data_carries_the_changes_cut_to_a_bound(tmp_path):
-    from scrapy_websim.report import writer
+    from scrapy_websim.result.report import writer
 
     n = writer.MAX_CHANGES + 7
     old = [row(i, f"http://a/{i}") for i in range(1, n + 1)]

@@ -6,12 +6,11 @@ from __future__ import annotations
 import random
 
 from scrapy_websim.core.features import FeatureParams, compute_features
-from scrapy_websim.core.page.digest import (
-    DIGEST_VERSION, ChangeParams, compare, excerpt, masked_words, parse_digest,
-)
+from scrapy_websim.core.page.digest import DIGEST_VERSION, compare, excerpt, masked_words, parse_digest
+from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.types import OUTPUT_FIELDS, PageRecord
-from scrapy_websim.diff import compare_url
-from scrapy_websim.output import output_row
+from scrapy_websim.result.diff import compare_url
+from scrapy_websim.result.output import output_row
 
 WORDS = ("river valley stone forest meadow harbour lantern orchard candle bridge mountain garden "
          "window letter morning silver thunder pebble willow basket ladder marble copper velvet").split()

@@ -7,11 +7,14 @@ import time
 
 import pytest
 
+from scrapy_websim.commands import collect as collect_command
+from scrapy_websim.commands import push as push_command
+from scrapy_websim.commands import status as status_command
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.distributed.commands import NOT_RECORDED, _encoder, collect_main, push_main, status_main
+from scrapy_websim.distributed.collect import NOT_RECORDED
 from scrapy_websim.distributed.job import Job, JobError, connect, scheduler_settings
-from scrapy_websim.distributed.queue import LeaseQueue
+from scrapy_websim.distributed.queue import LeaseQueue, entry_encoder
 from scrapy_websim.distributed.spider import WebsimWorkerSpider
 from scrapy_websim.testing.redis_server import RedisServer
 
@@ -29,7 +32,7 @@ def redis_server(tmp_path):
 def pushed(redis_server, tmp_path):
     listing = tmp_path / "urls.txt"
     listing.write_text("# list\n" + "\n".join(LIST) + "\n", encoding="utf-8")
-    assert push_main(["-l", str(listing), "--redis", redis_server.url, "--job", "j1"]) == 0
+    assert push_command.main(["-l", str(listing), "--redis", redis_server.url, "--job", "j1"]) == 0
     return Job(connect(redis_server.url), "j1"), listing
 
 
@@ -65,23 +68,23 @@ def test_push_stores_the_parsed_list_and_queues_urls_in_input_order(pushed):
 
 def test_push_refuses_an_existing_job_unless_replaced(pushed, redis_server, capsys):
     job, listing = pushed
-    assert push_main(["-l", str(listing), "--redis", redis_server.url, "--job", "j1"]) == 2
+    assert push_command.main(["-l", str(listing), "--redis", redis_server.url, "--job", "j1"]) == 2
     assert "exists already" in capsys.readouterr().err
-    assert push_main(["-l", "http://x.example/", "--redis", redis_server.url, "--job", "j1", "--replace"]) == 0
+    assert push_command.main(["-l", "http://x.example/", "--redis", redis_server.url, "--job", "j1", "--replace"]) == 0
     assert job.counts()["total"] == 1
 
 
 def test_user_mistakes_get_clear_errors(redis_server, capsys, tmp_path):
-    assert status_main(["--redis", redis_server.url, "--job", "nope"]) == 2
+    assert status_command.main(["--redis", redis_server.url, "--job", "nope"]) == 2
     assert "no job 'nope'" in capsys.readouterr().err
-    assert push_main(["-l", "http://x.example/", "--redis", "redis://127.0.0.1:1/0", "--job", "j"]) == 2
+    assert push_command.main(["-l", "http://x.example/", "--redis", "redis://127.0.0.1:1/0", "--job", "j"]) == 2
     assert "cannot reach Redis at redis://127.0.0.1:1/0" in capsys.readouterr().err
-    assert push_main(["-l", "http://x.example/", "--redis", "localhost:6379", "--job", "j"]) == 2
+    assert push_command.main(["-l", "http://x.example/", "--redis", "localhost:6379", "--job", "j"]) == 2
     assert "expected a URL like redis://HOST:6379/0" in capsys.readouterr().err
     with pytest.raises(JobError, match="without spaces"):
         scheduler_settings(redis_server.url, "a b")
     out = tmp_path / "r.json"
-    assert collect_main(["--redis", redis_server.url, "--job", "nope", "-o", str(out)]) == 2
+    assert collect_command.main(["--redis", redis_server.url, "--job", "nope", "-o", str(out)]) == 2
     assert not out.exists()
 
 
@@ -130,7 +133,7 @@ def test_job_survives_a_redis_restart_and_lost_state_is_requeued(pushed, redis_s
     assert job.counts() == before
     # state lost beyond what AOF keeps (FLUSH of queue and leases): unrecorded ids are queued again
     job.client.delete(job.queue_key, job.leases_key)
-    assert job.requeue_missing(_encoder(job)) == 2
+    assert job.requeue_missing(entry_encoder(job)) == 2
     assert sorted(r.meta["websim_id"] for r in [_queue(job).pop(), _queue(job).pop()]) == [3, 5]
 
 
@@ -140,12 +143,12 @@ def test_collect_refuses_while_urls_are_unrecorded_then_partial_marks_them(pushe
     request = q.pop()
     job.record(PageRecord(id=1, url=request.url, status_code=200, title="A", error=""), q.take_leases(1))
     out = tmp_path / "result.json"
-    assert collect_main(["--redis", redis_server.url, "--job", "j1", "-o", str(out)]) == 1
+    assert collect_command.main(["--redis", redis_server.url, "--job", "j1", "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert "2 of 3 URLs of job 'j1' have no record yet" in err and "--partial" in err and "Nothing written" in err
     assert not out.exists() and not list(tmp_path.glob("result.json*"))
     csv_out = tmp_path / "result.csv"
-    assert collect_main(["--redis", redis_server.url, "--job", "j1", "-o", str(out), "-o", str(csv_out),
+    assert collect_command.main(["--redis", redis_server.url, "--job", "j1", "-o", str(out), "-o", str(csv_out),
                          "--partial"]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     rows = data["urls"]
@@ -164,7 +167,7 @@ def test_status_shows_done_total_rate_and_eta(pushed, redis_server, capsys):
         r = q.pop()
         job.record(PageRecord(id=r.meta["websim_id"], url=r.url), q.take_leases(r.meta["websim_id"]))
     job.heartbeat("w1", {"host": "h", "pid": 1})
-    assert status_main(["--redis", redis_server.url, "--job", "j1"]) == 0
+    assert status_command.main(["--redis", redis_server.url, "--job", "j1"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith("job j1: 4/5 done (80.0%), 2 not URLs, 1 queued, 0 leased, 1 workers, ")
     rate = float(line.split(" workers, ")[1].split(" pages/s")[0])
@@ -174,12 +177,14 @@ def test_status_shows_done_total_rate_and_eta(pushed, redis_server, capsys):
 def test_addon_wires_scrapy_redis_only_with_a_redis_url():
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import Addon
-    from scrapy_websim.config import ConfigError, WebsimConfig
+    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.crawler.addon import Addon
 
     plain = Settings()
     Addon().update_settings(plain)
-    assert plain.get("SCHEDULER") == "scrapy_websim.scheduler.WebsimScheduler"  # Scrapy's, its disk writes may fail
+    # Scrapy's scheduler, its disk writes may fail
+    assert plain.get("SCHEDULER") == "scrapy_websim.crawler.scheduler.WebsimScheduler"
     settings = Settings({"WEBSIM_REDIS_URL": "redis://10.0.0.1:6379/0", "WEBSIM_REDIS_JOB": "big",
                          "SCHEDULER_PERSIST": False})
     Addon().update_settings(settings)

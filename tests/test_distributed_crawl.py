@@ -17,7 +17,7 @@ import time
 import pytest
 
 from scrapy_websim.distributed.job import Job, connect
-from scrapy_websim.testing.crawl import comparable, crawl, load, run_websim
+from scrapy_websim.testing.crawl import comparable, crawl, load, run_websim, scrapy_env
 from scrapy_websim.testing.redis_server import RedisServer
 from tests.crawl import REPO, demo_site
 
@@ -39,7 +39,7 @@ def start_worker(url: str, job: str, cwd: str, *extra: str) -> subprocess.Popen:
 
 def start_project_worker(url: str, job: str, tmp: str) -> subprocess.Popen:
     """``scrapy crawl websim-worker`` in example_project: the add-on wires scrapy-redis from the settings."""
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = scrapy_env(tmp)
     log = open(os.path.join(tmp, "project-worker.log"), "w", encoding="utf-8")
     settings = {"WEBSIM_REDIS_URL": url, "WEBSIM_REDIS_JOB": job, "WEBSIM_REDIS_LEASE_TIMEOUT": "10",
                 "WEBSIM_HTTP_TIMEOUT": "4", "WEBSIM_PAGE_TIMEOUT": "8", "WEBSIM_STABLE_TIMEOUT": "4"}

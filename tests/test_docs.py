@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 
-
 from scrapy_websim.core.types import OUTPUT_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -108,11 +107,11 @@ def test_output_page_lists_every_field_in_order():
 
 
 def test_usage_page_documents_every_option_of_the_websim_command():
-    from scrapy_websim.cli import _crawl_parser
+    from scrapy_websim.commands.crawl import build_parser
 
     text = read("docs", "usage.md")
     missing = []
-    for action in _crawl_parser()._actions:
+    for action in build_parser()._actions:
         options = [o for o in action.option_strings if o not in ("-h", "--help")]
         if options and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text) for o in options):
             missing.append("/".join(options))

@@ -1,7 +1,8 @@
 import lxml.html
 import pytest
 
-from scrapy_websim.core.page.dom import DomParams, dom_features
+from scrapy_websim.core.page.dom import dom_features
+from scrapy_websim.core.params.page import DomParams
 from scrapy_websim.core.types import DOM_COUNT_NAMES
 
 HTML = ("<html><head><script>x</script></head><body><div><p>hi <a href=x>x</a> tail</p><!-- c -->"

@@ -1,4 +1,4 @@
-"""CONCURRENT_REQUESTS_PER_DOMAIN holds with the asyncio reactor (scrapy_websim.downloader)."""
+"""CONCURRENT_REQUESTS_PER_DOMAIN holds with the asyncio reactor (scrapy_websim.crawler.downloader)."""
 
 import os
 import subprocess
@@ -54,4 +54,4 @@ def _max_in_flight(downloader: str, per_host: int) -> int:
 def test_per_host_concurrency_is_a_limit():
     # 6 requests queued at once on one host, each answered in 0.2 s: Scrapy 2.19's own Downloader
     # let all 6 go at once with the asyncio reactor; the limit of 2 must hold (and be reached)
-    assert _max_in_flight("scrapy_websim.downloader.WebsimDownloader", 2) == 2
+    assert _max_in_flight("scrapy_websim.crawler.downloader.WebsimDownloader", 2) == 2

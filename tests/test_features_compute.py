@@ -7,10 +7,9 @@ import lxml.html
 import pytest
 
 from scrapy_websim.core import fingerprints
+from scrapy_websim.core.features import FeatureParams, compute_features, content_text, first_heading, shown_fields
 from scrapy_websim.core.page import dom, lcs, pagetype, text
 from scrapy_websim.core.rules import signals
-from scrapy_websim.core.features import (FeatureParams, compute_features, content_text, first_heading,
-                                         shown_fields)
 from scrapy_websim.core.types import PageRecord
 
 PAGES = sorted((Path(__file__).parent / "data" / "pagetype").glob("*.html.gz"))

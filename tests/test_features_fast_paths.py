@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 
 import lxml.html
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_websim.core import fingerprints
 from scrapy_websim.core.page import digest
 from scrapy_websim.core.page.visible import page_body
+from scrapy_websim.core.params.rules import RuleParams
 from scrapy_websim.core.rules import signals
 
 
@@ -112,7 +114,7 @@ def reference_hits(keywords, text) -> int:
 
 #: Keywords of every rule, and text made of their pieces: CJK and accented keywords, which the
 #: screen of non-ASCII characters skips when the text lacks one of their characters.
-KEYWORDS = {rule: tuple(signals.RuleParams().keywords(rule)) for rule in signals.KEYWORD_RULES}
+KEYWORDS = {rule: tuple(RuleParams().keywords(rule)) for rule in signals.KEYWORD_RULES}
 KEYWORD_PIECES = sorted({w for words in KEYWORDS.values() for w in words}) + [
     " ", "x", "\u00e9", "\u4e2d", "-", "404", "\u30e1\u30f3\u30c6", "\u00b6"]
 keyword_texts = st.one_of(

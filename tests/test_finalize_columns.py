@@ -14,13 +14,12 @@ import random
 
 import pytest
 
-from scrapy_websim import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.match import cluster, reasons, similarity
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
-
+from scrapy_websim.result import finalize, output
 from tests import reference_assign
 
 HOSTS = ["http://a.test", "https://b.test", "http://c.test:8080", "https://d.test:8443"]

@@ -4,11 +4,11 @@ import copy
 import gzip
 from pathlib import Path
 
-from scrapy_websim import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.result import finalize, output
 
 DATA = Path(__file__).parent / "data" / "pagetype"
 NOT_FOUND = ("<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center>"

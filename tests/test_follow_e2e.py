@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from scrapy_websim.spiders.urllist import DEFAULT_MAX_PAGES, UrlListSpider, site_of
-from scrapy_websim.testing.crawl import PACKAGE_ROOT, crawl, load, run_websim
+from scrapy_websim.testing.crawl import PACKAGE_ROOT, crawl, load, run_websim, scrapy_env
 from scrapy_websim.testing.docsite import DocSite, serve
 
 TIMEOUTS = ["-s", "WEBSIM_HTTP_TIMEOUT=10", "-s", "WEBSIM_PAGE_TIMEOUT=20"]
@@ -56,7 +56,7 @@ def test_an_empty_list_is_an_empty_result(tmp_path):
     data = load(str(tmp_path / "r.json"))
     assert data["urls"] == [] and data["meta"]["total_urls"] == 0
     assert "the URL list holds no URL: the result is empty" in proc.stderr
-    env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = scrapy_env(tmp_path)
     scrapy = subprocess.run([sys.executable, "-m", "scrapy", "runspider", URLLIST, "-a", f"urls={empty}",
                              "-o", str(tmp_path / "s.json")], cwd=str(tmp_path), env=env, capture_output=True,
                             text=True, timeout=300)
@@ -66,7 +66,7 @@ def test_an_empty_list_is_an_empty_result(tmp_path):
 
 @pytest.mark.crawl
 def test_the_websim_spider_without_urls_is_a_one_line_error(tmp_path):
-    env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = scrapy_env(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "scrapy", "runspider", URLLIST, "-o", str(tmp_path / "r.json")],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1

@@ -7,7 +7,7 @@ import itertools
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
-from scrapy_websim.inputs import CHUNK, NOT_FETCHED, PROVISIONAL_ID_BASE, InputRegistry
+from scrapy_websim.crawler.inputs import CHUNK, NOT_FETCHED, PROVISIONAL_ID_BASE, InputRegistry
 
 
 def _entries(n):

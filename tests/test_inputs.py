@@ -8,7 +8,8 @@ import json
 import pytest
 
 from scrapy_websim import __version__
-from scrapy_websim.config import ConfigError, WebsimConfig, parse_networks
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, parse_networks
 from scrapy_websim.render.handler import check_url
 from scrapy_websim.testing.crawl import run_websim
 
@@ -88,7 +89,7 @@ def test_the_websim_spiders_result_feeds_become_websim_output(tmp_path):
     onto an existing result, or in a format that is no result's, is refused before the crawl."""
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import result_feeds_to_output
+    from scrapy_websim.crawler.addon import result_feeds_to_output
 
     existing = tmp_path / "result.json"
     existing.write_text('{"urls": []}')

@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 
 from scrapy_websim.core.page.lcs import (
     TAG_TABLE,
-    LcsParams,
     lcs_length,
     lcs_similarity,
     lcs_similarity_bound,
@@ -14,6 +13,7 @@ from scrapy_websim.core.page.lcs import (
     tag_char,
     tag_sequence,
 )
+from scrapy_websim.core.params.page import LcsParams
 
 
 def dp_lcs(a, b):

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim import finalize, output
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, clean_text, clean_url, clean_value
-from scrapy_websim.report import write_report
+from scrapy_websim.result import finalize, output
+from scrapy_websim.result.report.writer import write_report
 from tests.test_report import read_payload
 
 BASE = "http://127.0.0.1:8000"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from scrapy_websim.render.capture import NetworkTracker, navigation_failure, note_blocked, _trackers
+from scrapy_websim.render.capture import NetworkTracker, _trackers, navigation_failure, note_blocked
 from scrapy_websim.render.guard import ERROR_HEADER, GUARD_TOKEN
 
 

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from scrapy_websim.testing.crawl import PACKAGE_ROOT, load, run_websim
+from scrapy_websim.testing.crawl import PACKAGE_ROOT, load, run_websim, scrapy_env
 from scrapy_websim.testing.docsite import DocSite, serve
 
 pytestmark = pytest.mark.crawl
@@ -64,7 +64,7 @@ def test_a_read_only_folder_is_found_before_anything_is_rendered(tmp_path):
                           cwd=str(tmp_path), timeout=120)
         report = run_websim(["-l", "http://127.0.0.1:9/", "-o", str(tmp_path / "ok.json"), "--report", f"{ro}/report"],
                             cwd=str(tmp_path), timeout=120)
-        env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = scrapy_env(tmp_path)
         scrapy = subprocess.run([sys.executable, "-m", "scrapy", "runspider", os.path.join(
             PACKAGE_ROOT, "scrapy_websim", "spiders", "urllist.py"), "-a", "urls=http://127.0.0.1:9/",
             "-o", f"{ro}/result.json"], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
@@ -90,7 +90,7 @@ def test_a_disk_that_fills_during_the_crawl_costs_no_work(tmp_path):
         fill(disk)
         proc = run_websim(["-l", _urls(base), "-o", f"{disk}/result.json", "-o", str(tmp_path / "second.csv"),
                            "--report", report, *TIMEOUTS], cwd=str(tmp_path), timeout=300)
-        env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = scrapy_env(tmp_path)
         scrapy_dir = tmp_path / "scrapy"
         scrapy_dir.mkdir()
         scrapy = subprocess.run([sys.executable, "-m", "scrapy", "runspider", os.path.join(

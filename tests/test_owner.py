@@ -9,15 +9,16 @@ from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
-from scrapy_websim import signals as websim_signals
-from scrapy_websim.addon import Addon
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
-from scrapy_websim.extensions import NOT_FETCHED, Registered
-from scrapy_websim.finalize import Finalizer
-from scrapy_websim.recorder import WebsimRecorder
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.addon import Addon
+from scrapy_websim.crawler.extension import Registered
+from scrapy_websim.crawler.inputs import NOT_FETCHED
+from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
+from scrapy_websim.result.finalize import Finalizer
 
 
 def _crawler(**settings):
@@ -32,25 +33,25 @@ def _page(record_id: int, url: str) -> PageRecord:
 def test_records_go_in_and_the_result_comes_out_through_signals():
     crawler = _crawler()
     entries = [Entry(1, "http://a.test/", "http://a.test/"), Entry(2, "http://a.test/x", "http://a.test/x")]
-    registered = websim_signals.ask(crawler, websim_signals.inputs_declared, entries=entries)
+    registered = events.ask(crawler, events.inputs_declared, entries=entries)
     assert isinstance(registered, Registered) and registered.probed == set()
     # the list is read as the spider asks for entries; the rest gets its placeholders at the end
-    websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(1, "http://a.test/"))
+    events.ask(crawler, events.page_recorded, record=_page(1, "http://a.test/"))
     for _ in range(2):  # a page a spider fetched twice is recorded once
-        websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(0, "http://a.test/found?utm_source=x"))
-    result = websim_signals.ask(crawler, websim_signals.result_wanted)
+        events.ask(crawler, events.page_recorded, record=_page(0, "http://a.test/found?utm_source=x"))
+    result = events.ask(crawler, events.result_wanted)
     rows = {row["url"]: row for row in result.url_rows()}
     assert sorted(rows) == ["http://a.test/", "http://a.test/found?utm_source=x", "http://a.test/x"]
     assert rows["http://a.test/x"]["error"] == NOT_FETCHED  # the input that got no response
     assert rows["http://a.test/found?utm_source=x"]["normalized_url"] == "http://a.test/found"
-    assert websim_signals.ask(crawler, websim_signals.result_wanted) is result  # computed once
+    assert events.ask(crawler, events.result_wanted) is result  # computed once
     assert crawler.stats.get_value("websim/not_fetched") == 1
 
 
 def test_without_the_extension_a_record_is_refused_with_the_way_to_enable_it():
     crawler = get_crawler()
     with pytest.raises(NotConfigured, match="ADDONS"):
-        websim_signals.ask(crawler, websim_signals.page_recorded, record=_page(1, "http://a.test/"))
+        events.ask(crawler, events.page_recorded, record=_page(1, "http://a.test/"))
 
 
 def test_config_and_parameters_are_built_once_per_crawler(monkeypatch):
@@ -83,7 +84,7 @@ def test_the_failure_middleware_sees_only_final_failures():
 
 def test_one_failure_path_for_the_websim_spider_and_any_spider():
     crawler = _crawler()
-    websim_signals.ask(crawler, websim_signals.inputs_declared,
+    events.ask(crawler, events.inputs_declared,
                        entries=[Entry(3, "http://b.test/", "http://b.test/")])
     middleware = WebsimFailureDownloaderMiddleware.from_crawler(crawler)
     own = Request("http://b.test/", meta={"websim_id": 3, "websim_url": "http://b.test/", "playwright": True})
@@ -103,7 +104,7 @@ def test_one_failure_path_for_the_websim_spider_and_any_spider():
     retry = middleware.process_exception(tls, Exception("net::ERR_SSL_PROTOCOL_ERROR"))
     assert retry.url == "http://b.test:8080/" and retry.meta["playwright"] and retry.meta["websim_id"] == 4
     assert "websim_fallback_url" not in retry.meta
-    rows = {row["url"]: row for row in websim_signals.ask(crawler, websim_signals.result_wanted).url_rows()}
+    rows = {row["url"]: row for row in events.ask(crawler, events.result_wanted).url_rows()}
     assert "connection refused" in rows["http://b.test/"]["error"].lower()
     assert "connection refused" in rows["http://b.test/other"]["error"].lower()
     assert "http://b.test/theirs" not in rows and "http://b.test:6000/" not in rows

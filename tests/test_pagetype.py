@@ -4,7 +4,8 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from scrapy_websim.core.page.pagetype import PAGE_TYPES, PageTypeParams, page_features, page_type
+from scrapy_websim.core.page.pagetype import PAGE_TYPES, page_features, page_type
+from scrapy_websim.core.params.page import PageTypeParams
 
 DATA = Path(__file__).parent / "data" / "pagetype"
 

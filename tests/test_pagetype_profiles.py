@@ -4,7 +4,8 @@ import lxml.html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.core.page.pagetype import PageTypeParams, _blocks, _is_prose, _Profiles, page_features
+from scrapy_websim.core.page.pagetype import _blocks, _is_prose, _Profiles, page_features
+from scrapy_websim.core.params.page import PageTypeParams
 
 # Block tags, inline tags, links, skipped tags (a <button> may hold a <div>: its boundaries
 # still cut the surrounding block though its text does not count).

@@ -1,4 +1,4 @@
-"""Per-host politeness at websim's defaults (scrapy_websim.perhost) and the early end of the
+"""Per-host politeness at websim's defaults (scrapy_websim.crawler.perhost) and the early end of the
 stable-page wait (render/capture.py): a host's limit rises only while it answers as fast, never
 past WEBSIM_PER_HOST_MAX; the user's own per-host settings turn the rise off; a page that will
 still change (a timer due soon, a fetch after load) is waited for."""
@@ -15,10 +15,10 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 
-from scrapy_websim.addon import Addon
-from scrapy_websim.cli import _add_scan_options, _scan_settings_from_args
+from scrapy_websim.commands.crawl import add_scan_options, scan_settings_from_args
 from scrapy_websim.config import WebsimConfig
-from scrapy_websim.perhost import PER_HOST_START, HostRamp, PerHostRamp, ramp_allowed
+from scrapy_websim.crawler.addon import Addon
+from scrapy_websim.crawler.perhost import PER_HOST_START, HostRamp, PerHostRamp, ramp_allowed
 from scrapy_websim.testing.crawl import crawl
 
 # --- the rule of one host ---
@@ -63,8 +63,8 @@ def _settings(**user):
 
 def _from_cli(*argv):
     parser = argparse.ArgumentParser()
-    _add_scan_options(parser)
-    return _scan_settings_from_args(parser, parser.parse_args(list(argv)))
+    add_scan_options(parser)
+    return scan_settings_from_args(parser, parser.parse_args(list(argv)))
 
 
 def test_at_the_defaults_the_limit_starts_at_two_and_rises():

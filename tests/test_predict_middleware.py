@@ -9,10 +9,11 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError
+from scrapy_websim.config import PredictSettings
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.spidermiddlewares import PredictSettings, WebsimPredictMiddleware
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.prediction import WebsimPredictMiddleware
 
 WORDS = [f"w{i}" for i in range(2000)]
 
@@ -47,15 +48,15 @@ def make_mw(enabled=True, **params):
         return True
 
     crawler.recorded = recorded  # signal receivers are weak references
-    crawler.signals.connect(recorded, signal=websim_signals.page_recorded)
+    crawler.signals.connect(recorded, signal=events.page_recorded)
     return crawler, WebsimPredictMiddleware.from_crawler(crawler)
 
 
 def feed(crawler, url, text, status=200):
     """A page rendered: its features (the predictor learns), then its record."""
     record = PageRecord(id=0, url=url, status_code=status, rendered=True)
-    crawler.signals.send_catch_log(websim_signals.page_featured, record=record, main_text=text, spider=None)
-    crawler.signals.send_catch_log(websim_signals.page_recorded, record=record)
+    crawler.signals.send_catch_log(events.page_featured, record=record, main_text=text, spider=None)
+    crawler.signals.send_catch_log(events.page_recorded, record=record)
 
 
 def learn_forum(crawler, topics=range(120)):
@@ -112,7 +113,7 @@ def test_variant_of_a_page_that_failed_is_released():
     variant = Request("http://forum.test/t?id=951&sid=abc")
     assert run_output(mw, [base, variant]) == [base]
     failed = PageRecord(id=0, url=base.url, error="connection refused")
-    crawler.signals.send_catch_log(websim_signals.page_recorded, record=failed)
+    crawler.signals.send_catch_log(events.page_recorded, record=failed)
     assert crawler.engine.crawled == [variant]  # rendered after all
     assert not [r for r in crawler.records if r.predicted_duplicate_of]
     assert crawler.stats.get_value("websim/predict/released") == 1
@@ -253,9 +254,9 @@ def test_settings_are_validated(name, value):
         PredictSettings.from_settings(crawler.settings)
 
 
-def test_a_removed_predict_setting_names_its_key():
+def test_a_predict_name_that_is_no_setting_stops_the_crawl():
     crawler = get_crawler(Spider, {"WEBSIM_PREDICT_WARMUP": 10})
-    with pytest.raises(ConfigError, match=re.escape("use WEBSIM_PARAMS={'predict.warmup': ...}")):
+    with pytest.raises(ConfigError, match=re.escape("unknown setting WEBSIM_PREDICT_WARMUP; did you mean")):
         PredictSettings.from_settings(crawler.settings)
 
 

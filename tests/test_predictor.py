@@ -4,13 +4,8 @@ import random
 
 import pytest
 
-from scrapy_websim.core.urls.predictor import (
-    DupePredictor,
-    PredictorParams,
-    boilerplate_shingles,
-    shingles,
-    wilson_bounds,
-)
+from scrapy_websim.core.params.urls import PredictorParams
+from scrapy_websim.core.urls.predictor import DupePredictor, boilerplate_shingles, shingles, wilson_bounds
 
 CHROME_TOP = "Example Forum Home Latest Topics Members Search Log in\nSkip to the content of the page"
 CHROME_BOTTOM = "Copyright 2024 Example Forum all rights reserved\nPrivacy policy terms of use contact us"

@@ -15,11 +15,12 @@ from PIL import Image
 from scrapy.settings import Settings
 
 from scrapy_websim import cli
-from scrapy_websim.config import ConfigError, WebsimConfig
-from scrapy_websim.output import write_csv, write_json, write_jsonl
-from scrapy_websim.report import ReportError, load_result, make_thumbnail, save_thumbnail, thumbnail_stem, write_report
-from scrapy_websim.report import writer
-from scrapy_websim.report.writer import STATIC_DIR, js_payload, split_url
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError
+from scrapy_websim.result.output import write_csv, write_json, write_jsonl
+from scrapy_websim.result.report import writer
+from scrapy_websim.result.report.thumbs import make_thumbnail, save_thumbnail, thumbnail_stem
+from scrapy_websim.result.report.writer import STATIC_DIR, ReportError, js_payload, load_result, split_url, write_report
 
 HOSTILE = '</script><script>window.__pwned=1</script><!-- \u2028'
 

@@ -287,7 +287,7 @@ def _many(n_clusters=120, big=400, alone=500, failed=150):
 
 
 def test_a_report_in_many_data_files_loads_them_all(browser, tmp_path, monkeypatch):
-    from scrapy_websim.report import writer
+    from scrapy_websim.result.report import writer
 
     monkeypatch.setattr(writer, "FIRST_CHUNK_ROWS", 100)
     monkeypatch.setattr(writer, "CHUNK_ROWS", 300)
@@ -333,7 +333,7 @@ def test_a_report_in_many_data_files_loads_them_all(browser, tmp_path, monkeypat
 def test_pivots_group_and_filter_pages_by_favicon_and_certificate(browser, tmp_path):
     """Hosts that look different but share a favicon (Shodan's hash) or a certificate (SHA-256):
     the summary groups them, a bar or the pivot box filters every list by them."""
-    from scrapy_websim.report import writer
+    from scrapy_websim.result.report import writer
 
     shared_icon, other_icon = -839214753, 1485257654
     cert = "7023e0b0e7e7f55d0629d823a9abb6fe08ac8416a76c3a6bb432779d492d9e64"

@@ -13,21 +13,16 @@ from typing import Dict, Optional
 
 import lxml.html
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scrapy_websim.core.rules.signals import (
-    RULE_CODES,
-    RuleParams,
-    page_signals,
-    rule_features,
-    template_fingerprint,
-)
-from scrapy_websim.core.rules.label import special_label
-from scrapy_websim.core.page.visible import visible_text
 from scrapy_websim.core.page.text import extract_main_text
+from scrapy_websim.core.page.visible import visible_text
+from scrapy_websim.core.params.rules import RULE_CODES, RuleParams
+from scrapy_websim.core.rules.label import special_label
+from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import normalize_url
-
 from scrapy_websim.testing.servers import Fetched, apache_server, django_server, fetch, free_port, have, nginx_server
 
 PYDOC = "/usr/share/doc/python3.11/html"
@@ -394,8 +389,9 @@ def test_django_admin_login_and_404():
 
 
 def test_rule_scope_setting():
-    from scrapy_websim.config import ConfigError, WebsimConfig
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.result.finalize import Finalizer
 
     assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"
     params = Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "origin"}, WebsimConfig())
@@ -556,7 +552,7 @@ def test_chromium_refusals_are_fetched_again_without_the_browser():
     assert static_fallback_reason(Exception("net::ERR_CONNECTION_REFUSED")) == ""
     from scrapy.utils.test import get_crawler
 
-    from scrapy_websim.addon import Addon
+    from scrapy_websim.crawler.addon import Addon
 
     mw = WebsimFailureDownloaderMiddleware.from_crawler(get_crawler(settings_dict={"ADDONS": {Addon: 500}}))
     req = Request("http://127.0.0.1:8080/secret/", meta={TRACK: True, "playwright": True, "playwright_page_methods": [],

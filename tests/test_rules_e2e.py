@@ -21,7 +21,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from scrapy_websim.testing.crawl import by_url, crawl, load, run_websim
+from scrapy_websim.testing.crawl import by_url, crawl, load, run_websim, scrapy_env
 from scrapy_websim.testing.servers import apache_server, django_server, free_port, have, nginx_server
 from tests.crawl import REPO
 
@@ -204,7 +204,7 @@ def _start_strict_crawl(tmp, base: str) -> Dict:
     listing = tmp / "urls.txt"
     listing.write_text("\n".join(base + p for p in STRICT_PATHS) + "\n", encoding="utf-8")
     out = str(tmp / "out.json")
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = scrapy_env(tmp)
     proc = subprocess.Popen(
         [sys.executable, "-m", "scrapy", "crawl", "strict_login", "-a", f"urls={listing}", "-o", out, *TIMEOUTS],
         cwd=os.path.join(REPO, "example_project"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -328,7 +328,8 @@ def test_rule_features_is_signals_and_fingerprint_from_one_walk():
 
     import lxml.html
 
-    from scrapy_websim.core.rules.signals import RuleParams, page_signals, rule_features, template_fingerprint
+    from scrapy_websim.core.params.rules import RuleParams
+    from scrapy_websim.core.rules.signals import page_signals, rule_features, template_fingerprint
 
     params = RuleParams().with_keywords(extend_lists={"L1": ["members area"]})
     paths = sorted(glob.glob(os.path.join(PYDOC, "library", "*.html")))[::25] + [

@@ -7,7 +7,8 @@ import io
 import pytest
 from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS as SCRAPY_DEFAULT_HEADERS
 
-from scrapy_websim.config import ConfigError, WebsimConfig, proxy_parts
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, proxy_parts
 from scrapy_websim.core.urls.url_list import UrlListError, parse_ports, read_entries
 from scrapy_websim.render.scan import WebsimScanDownloaderMiddleware, context_kwargs, iso_time, tls_error_of_failure
 
@@ -121,8 +122,6 @@ def test_scan_settings_are_parsed_and_checked():
     ({"WEBSIM_COOKIES": "justtext"}, "WEBSIM_COOKIES: 'justtext' is not a cookie"),
     ({"USER_AGENT": "a\nb"}, "USER_AGENT must be one line"),
     ({"WEBSIM_STRICT_TLS": "maybe"}, "WEBSIM_STRICT_TLS must be a boolean"),
-    ({"WEBSIM_USER_AGENT": "ua/1"}, "WEBSIM_USER_AGENT was removed: use Scrapy's USER_AGENT setting"),
-    ({"WEBSIM_HEADERS": {"X-A": "1"}}, "WEBSIM_HEADERS was removed: use Scrapy's DEFAULT_REQUEST_HEADERS setting"),
 ])
 def test_scan_setting_errors_name_the_setting(settings, message):
     with pytest.raises(ConfigError, match=None) as info:
@@ -149,14 +148,15 @@ def test_middleware_puts_cookies_and_proxy_on_scrapy_requests():
 def test_cli_flags_map_to_scrapy_settings():
     """--user-agent is Scrapy's USER_AGENT, -H adds to Scrapy's DEFAULT_REQUEST_HEADERS (replacing a
     default of any case), --calibrate-404 and --batch-size set WEBSIM_PARAMS keys next to -s ones."""
-    from scrapy_websim.cli import _crawl_parser, _crawl_settings, _merged, _scan_settings_from_args, _settings_from_args
+    from scrapy_websim.commands.crawl import build_parser, crawl_settings, scan_settings_from_args
+    from scrapy_websim.commands.options import merged, settings_from_args
 
-    parser = _crawl_parser()
+    parser = build_parser()
     args = parser.parse_args(["-l", "u.txt", "-o", "r.json", "--user-agent", "ua/2", "-H", "accept-language: de",
                               "-H", "X-Scan: 1", "--calibrate-404", "--batch-size", "50", "--visual-fallback-threshold",
                               "1.01", "-s", 'WEBSIM_PARAMS={"cluster.passes": 2}'])
-    settings = _merged(_crawl_settings(args, None), _scan_settings_from_args(parser, args),
-                       _settings_from_args(parser, args))
+    settings = merged(crawl_settings(args, None), scan_settings_from_args(parser, args),
+                      settings_from_args(parser, args))
     assert settings["USER_AGENT"] == "ua/2"
     assert settings["DEFAULT_REQUEST_HEADERS"] == {"Accept": SCRAPY_DEFAULT_HEADERS["Accept"],
                                                    "accept-language": "de", "X-Scan": "1"}
@@ -177,7 +177,7 @@ def test_tls_helpers():
 def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
     from scrapy.settings import Settings
 
-    from scrapy_websim.addon import Addon
+    from scrapy_websim.crawler.addon import Addon
 
     settings = Settings({"WEBSIM_PROXY": "http://u:p@127.0.0.1:3128", "WEBSIM_STRICT_TLS": True})
     Addon().update_settings(settings)
@@ -191,7 +191,7 @@ def test_addon_sets_proxy_strict_tls_and_politeness_and_the_user_wins():
                                                           "password": "p"}
     assert settings["DOWNLOADER_CLIENTCONTEXTFACTORY"].endswith("BrowserLikeContextFactory")
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 2
-    assert settings["DOWNLOADER"] == "scrapy_websim.downloader.WebsimDownloader"
+    assert settings["DOWNLOADER"] == "scrapy_websim.crawler.downloader.WebsimDownloader"
     assert "scrapy_websim.render.scan.WebsimScanDownloaderMiddleware" in str(settings.getdict("DOWNLOADER_MIDDLEWARES"))
 
     mine = Settings()

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from scrapy_websim.core.page.visual import decode_image, phash_image, phash_png
-from scrapy_websim.report.thumbs import make_thumbnail
+from scrapy_websim.result.report.thumbs import make_thumbnail
 
 
 def _page_like(fmt: str, **save) -> bytes:

@@ -9,8 +9,16 @@ import sys
 
 import pytest
 
-from scrapy_websim.config import (PARAM_KEYS, PARAMS, REPLACED, SETTINGS, SETTINGS_BY_NAME, ConfigError,
-                                  PredictSettings, WebsimConfig, params_markdown)
+from scrapy_websim.config import (
+    PARAM_KEYS,
+    PARAMS,
+    SETTINGS,
+    SETTINGS_BY_NAME,
+    PredictSettings,
+    WebsimConfig,
+    params_markdown,
+)
+from scrapy_websim.config_values import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,8 +70,8 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
     """Each row (a setting or a WEBSIM_PARAMS key) is built from one field declaration (default,
     range, description); a value just outside a row's numeric range is refused with an error
     naming the setting or the key and that range."""
-    from scrapy_websim.core.params import parse_range
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.core.params.base import parse_range
+    from scrapy_websim.result.finalize import Finalizer
 
     assert {s.param.split(".")[0] for s in SETTINGS if s.param} == {"text", "decision", "rules"}
     assert WebsimConfig.from_settings({}) == WebsimConfig()
@@ -96,14 +104,12 @@ def test_settings_are_few_and_the_internals_are_keys():
     assert len(SETTINGS) <= 37
     assert {"dom.max_paths", "cluster.passes", "text.max_link_density", "decision.rule2_visual",
             "crawl.batch_size", "predict.warmup"} <= set(PARAM_KEYS)
-    assert not set(SETTINGS_BY_NAME) & set(REPLACED)
-    for name, target in REPLACED.items():
-        assert target in PARAM_KEYS or target in ("USER_AGENT", "DEFAULT_REQUEST_HEADERS"), name
 
 
 def test_params_reach_the_objects_and_python_objects_still_work():
-    from scrapy_websim.core.params import ClusterParams, DomParams, TextParams
-    from scrapy_websim.finalize import Finalizer
+    from scrapy_websim.core.params.match import ClusterParams
+    from scrapy_websim.core.params.page import DomParams, TextParams
+    from scrapy_websim.result.finalize import Finalizer
 
     p = Finalizer.params_from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,
                                                           "text.max_link_density": "0.4",
@@ -138,16 +144,14 @@ def test_a_bad_params_key_or_value_stops_the_crawl_at_start(params, message):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("WEBSIM_DOM_MAX_PATHS", "WEBSIM_DOM_MAX_PATHS was removed: use WEBSIM_PARAMS={'dom.max_paths': ...}"),
-    ("WEBSIM_CLUSTER_PASSES", "use WEBSIM_PARAMS={'cluster.passes': ...}"),
-    ("WEBSIM_PREDICT_WARMUP", "use WEBSIM_PARAMS={'predict.warmup': ...}"),
-    ("WEBSIM_USER_AGENT", "WEBSIM_USER_AGENT was removed: use Scrapy's USER_AGENT setting"),
-    ("WEBSIM_HEADERS", "WEBSIM_HEADERS was removed: use Scrapy's DEFAULT_REQUEST_HEADERS setting"),
+    ("WEBSIM_TEXT_TRESHOLD", "unknown setting WEBSIM_TEXT_TRESHOLD; did you mean WEBSIM_TEXT_THRESHOLD?"),
+    ("WEBSIM_PREDICT_WARMUP", "unknown setting WEBSIM_PREDICT_WARMUP; did you mean WEBSIM_PREDICT_ENABLED?"),
+    ("WEBSIM_QQQQQ_ZZZZ", "unknown setting WEBSIM_QQQQQ_ZZZZ (docs/settings.md lists them all)"),
 ])
-def test_a_removed_setting_names_its_replacement(name, message):
+def test_an_unknown_setting_stops_the_crawl_at_start(name, message):
     with pytest.raises(ConfigError) as err:
         WebsimConfig.from_settings({name: 1})
-    assert message in str(err.value)
+    assert str(err.value) == message
 
 
 def test_the_docs_list_the_params_keys_as_the_code_does():

@@ -4,12 +4,12 @@ One BLAKE2b-64 helper (core.types.blake2b64) for every token/URL hash: the value
 features files, thumbnail names and cluster ids must not move when callers share it. The expected
 values were computed with each caller's own hashlib code before they were folded into the helper."""
 
-from scrapy_websim.core.match import assign
-from scrapy_websim.core.params import parse_range
 from scrapy_websim.core import fingerprints
 from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.match import assign
+from scrapy_websim.core.params.base import parse_range
 from scrapy_websim.core.types import hex64
-from scrapy_websim.report.thumbs import thumbnail_stem
+from scrapy_websim.result.report.thumbs import thumbnail_stem
 
 URL = "http://127.0.0.1/a?b=1"
 
@@ -45,8 +45,9 @@ def test_range_specs_read_as_the_error_message():
 def test_cluster_parameter_errors_name_the_key():
     # ClusterParams raises the shared FieldError form, which build_params rewrites to the name the
     # user wrote (here the WEBSIM_PARAMS key).
-    from scrapy_websim.config import ConfigError, build_params
-    from scrapy_websim.core.match.cluster import ClusterParams
+    from scrapy_websim.config import build_params
+    from scrapy_websim.config_values import ConfigError
+    from scrapy_websim.core.params.match import ClusterParams
 
     try:
         build_params({"WEBSIM_PARAMS": {"cluster.simhash_distance": 20}}, ClusterParams)

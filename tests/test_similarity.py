@@ -2,29 +2,30 @@ import re
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrapy_websim.core.match.similarity import (
     DEFAULT_DECISION_PARAMS,
     SEED_DECISION_PARAMS,
-    DecisionParams,
     behavior_sim,
     compare,
     cosine,
     decide,
+    fields_differ,
     heading_sim,
-    title_names_heading,
-    prose_lengths_differ,
     items_differ,
     judge,
-    structure_sim,
-    title_items_differ,
-    fields_differ,
+    prose_lengths_differ,
     query_items_differ,
+    structure_sim,
     text_sim,
+    title_items_differ,
+    title_names_heading,
     visual_sim,
     weighted_jaccard,
 )
+from scrapy_websim.core.params.match import DecisionParams
 from scrapy_websim.core.types import PageRecord
 
 h64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
@@ -184,8 +185,8 @@ def test_rule2_ignores_blank_screenshots():
     from PIL import Image, ImageDraw
 
     from scrapy_websim.core.match.similarity import compare, informative_phash
-    from scrapy_websim.core.types import PageRecord
     from scrapy_websim.core.page.visual import phash_png
+    from scrapy_websim.core.types import PageRecord
 
     def png(draw_header: bool) -> bytes:
         im = Image.new("RGB", (1280, 800), "white")
@@ -208,8 +209,8 @@ def test_rule2_ignores_blank_screenshots():
 
 
 def test_rule2_not_between_pages_whose_minhash_text_differs():
-    from scrapy_websim.core.match.similarity import compare
     from scrapy_websim.core.fingerprints import minhash, minhash_hex
+    from scrapy_websim.core.match.similarity import compare
     from scrapy_websim.core.types import PageRecord
 
     ph = 0x0F0F0F0F0F0F0F0F

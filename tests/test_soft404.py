@@ -11,7 +11,6 @@ import json
 import mmh3
 import pytest
 
-from scrapy_websim import finalize
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.soft404 import Soft404Calibration, is_root_url, probe_urls
@@ -19,6 +18,7 @@ from scrapy_websim.core.store import FeatureStore, iter_jsonl
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.render.capture import favicon_hash
 from scrapy_websim.render.scan import der_identity
+from scrapy_websim.result import finalize
 
 BASE = "http://127.0.0.1:8123"
 

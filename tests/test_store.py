@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from scrapy_websim.core.match.cluster import ClusterParams, build_keys, cluster, key_row
+from scrapy_websim.core.match.cluster import build_keys, cluster, key_row
+from scrapy_websim.core.params.match import ClusterParams
 from scrapy_websim.core.store import (
     FEATURES_HEADER,
     FeatureStore,

@@ -17,7 +17,9 @@ import pytest
 
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match import assign, cluster, similarity, template
-from scrapy_websim.core.match.template import TemplateParams, templates_of_records
+from scrapy_websim.core.match.assign_arrays import PageTable
+from scrapy_websim.core.match.template import templates_of_records
+from scrapy_websim.core.params.match import TemplateParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.types import PageRecord
 
@@ -204,7 +206,7 @@ index : {repo}</td><td>{desc}</td></tr></table><div class="content"><table class
 
 def _special_table(records):
     params = assign.AssignParams()
-    table = assign.PageTable()
+    table = PageTable()
     for r in records:
         assign.add_page(table, r, params)
     by_id = {r.id: r for r in records}

@@ -1,16 +1,18 @@
-from dataclasses import replace
 import gzip
 import json
 import os
 import re
 from collections import Counter
+from dataclasses import replace
 
 import lxml.html
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from scrapy_websim.core.page.text import TextParams, extract_main_text
 from scrapy_websim.core.fingerprints import hamming, simhash64, tokens
+from scrapy_websim.core.page.text import extract_main_text
+from scrapy_websim.core.params.page import TextParams
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "articles")
 

@@ -17,8 +17,8 @@ import shutil
 import socket
 import ssl
 import subprocess
-import threading
 import sys
+import threading
 import time
 from typing import Any, Dict, Iterator, List
 

@@ -1,9 +1,11 @@
 """URL normalisation (U1 and the normalized_url output field)."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scrapy_websim.core.urls.normalize import UrlParams, is_tracking_param, normalize_url, url_origin
+from scrapy_websim.core.params.urls import UrlParams
+from scrapy_websim.core.urls.normalize import is_tracking_param, normalize_url, url_origin
 
 
 @pytest.mark.parametrize("a, b", [

@@ -2,15 +2,8 @@
 
 import pytest
 
-from scrapy_websim.core.urls.simhash import (
-    UrlSimhashParams,
-    dedupe_urls,
-    generalise,
-    main,
-    url_features,
-    url_similarity,
-    url_simhash,
-)
+from scrapy_websim.core.params.urls import UrlSimhashParams
+from scrapy_websim.core.urls.simhash import dedupe_urls, generalise, main, url_features, url_simhash, url_similarity
 
 
 def test_pattern_examples_share_a_hash():

@@ -41,11 +41,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 import lxml.html
 
+from scrapy_websim.core.fingerprints import simhash64
 from scrapy_websim.core.page.dom import dom_features
 from scrapy_websim.core.page.text import extract_main_text
-from scrapy_websim.core.fingerprints import simhash64
-from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.page.visual import phash_png
+from scrapy_websim.core.types import PageRecord
 
 DOCROOT = "/usr/share/doc/python3.11/html"
 CHROMIUM = "/usr/bin/chromium"

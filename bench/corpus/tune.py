@@ -21,12 +21,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 from scrapy_websim.core.match.similarity import (
     DEFAULT_DECISION_PARAMS,
     SEED_DECISION_PARAMS,
-    DecisionParams,
     decide,
     structure_sim,
     text_sim,
     visual_sim,
 )
+from scrapy_websim.core.params.match import DecisionParams
 from scrapy_websim.core.types import PageRecord
 
 DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "corpus", "features.jsonl.gz")

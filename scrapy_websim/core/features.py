@@ -16,10 +16,12 @@ import lxml.html
 from . import fingerprints
 from .page import digest, dom, lcs, pagetype, text, visible, visual
 from .page.prose import prose_text
+from .params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from .params.rules import RuleParams
+from .params.urls import UrlParams
 from .rules import signals
 from .types import PageRecord
 from .urls import normalize
-
 
 #: Elements whose proxies :func:`compute_features` keeps alive (bounds its memory on huge pages).
 KEEP_ALIVE_ELEMENTS = 50_000
@@ -27,12 +29,12 @@ KEEP_ALIVE_ELEMENTS = 50_000
 
 @dataclass(frozen=True)
 class FeatureParams:
-    text: text.TextParams = field(default_factory=text.TextParams)
-    dom: dom.DomParams = field(default_factory=dom.DomParams)
-    lcs: lcs.LcsParams = field(default_factory=lcs.LcsParams)
-    pagetype: pagetype.PageTypeParams = field(default_factory=pagetype.PageTypeParams)
-    rules: signals.RuleParams = field(default_factory=signals.RuleParams)
-    urls: normalize.UrlParams = field(default_factory=normalize.UrlParams)
+    text: TextParams = field(default_factory=TextParams)
+    dom: DomParams = field(default_factory=DomParams)
+    lcs: LcsParams = field(default_factory=LcsParams)
+    pagetype: PageTypeParams = field(default_factory=PageTypeParams)
+    rules: RuleParams = field(default_factory=RuleParams)
+    urls: UrlParams = field(default_factory=UrlParams)
 
 
 def _html_parser() -> lxml.html.HTMLParser:
@@ -71,7 +73,7 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
         record.normalized_url = ""
 
 
-def content_text(doc, main_text: str, page_type: str, params: text.TextParams,
+def content_text(doc, main_text: str, page_type: str, params: TextParams,
                  measured: Optional[text.Measured] = None) -> str:
     """The text a page is judged by (length, SimHash, MinHash, exact-copy hash, rules' main length).
 
@@ -195,20 +197,25 @@ def shown_fields(doc) -> dict:
         name = element.get("name")
         if not name or name in out:
             continue
-        if element.tag == "input":
-            if (element.get("type") or "text").strip().lower() in _UNSHOWN_INPUTS:
-                continue
-            value = element.get("value") or ""
-        elif element.tag == "select":
-            options = list(islice(element.iter("option"), 1000))
-            chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
-            value = "" if chosen is None else (chosen.get("value") if chosen.get("value") is not None
-                                                else chosen.text_content())
-        else:
-            value = element.text_content()
-        if _hidden(element):
+        value = _shown_value(element)
+        if value is None or _hidden(element):
             continue
         out[name[:FIELD_VALUE_CHARS]] = " ".join(value.split())[:FIELD_VALUE_CHARS]
         if len(out) >= MAX_FIELDS:
             break
     return out
+
+
+def _shown_value(element) -> Optional[str]:
+    """The value a form control shows (None: an input of a type no person reads)."""
+    if element.tag == "input":
+        if (element.get("type") or "text").strip().lower() in _UNSHOWN_INPUTS:
+            return None
+        return element.get("value") or ""
+    if element.tag == "select":
+        options = list(islice(element.iter("option"), 1000))
+        chosen = next((o for o in options if o.get("selected") is not None), options[0] if options else None)
+        if chosen is None:
+            return ""
+        return chosen.get("value") if chosen.get("value") is not None else chosen.text_content()
+    return element.text_content()

@@ -1,6 +1,6 @@
 """On-disk feature store: PageRecord JSON in SQLite, with the clustering keys in columns.
 
-The pipeline adds one record per page during the crawl; at most ``batch_size`` records are held
+The crawl adds one record per page as it goes; at most ``batch_size`` records are held
 in memory before they are written in one transaction, so memory does not grow with the crawl.
 The key columns (:data:`scrapy_websim.core.match.cluster.KEY_FIELDS`) let the closing step build the
 compact clustering input without parsing a million JSON documents; :meth:`FeatureStore.get`

@@ -1,9 +1,9 @@
 """The records that flow through scrapy-websim, and their JSON form.
 
 One :class:`PageRecord` per input URL flows one way: the spider/renderer fills the fetch fields,
-the pipeline fills the feature fields (and drops the HTML and screenshot), the closing step
-clusters the compact features and labels the pages, and the exporters write
-:meth:`PageRecord.output_row` plus one row per :class:`Cluster`.
+the recorder fills the feature fields (and drops the HTML and screenshot), the end of the crawl
+labels the pages and clusters the compact features, and the result files get one row per record
+plus one row per :class:`Cluster`.
 
 64-bit hashes are Python ints in memory and 16-digit lower-case hex strings in JSON, so that
 JavaScript readers (which lose precision above 2**53) read them correctly.

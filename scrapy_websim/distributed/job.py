@@ -39,7 +39,7 @@ from scrapy_websim.core.types import PageRecord
 
 PREFIX = "websim"
 BATCH = 1000
-#: zlib level of stored records: a 7.8 KB record JSON becomes ~1.4 KB (tests/data/corpus, 141 pages).
+#: zlib level of stored records (docs/distributed.md has what a record takes in Redis).
 ZLIB_LEVEL = 6
 
 
@@ -244,7 +244,7 @@ class Job:
             yield decompress_record(blob)
 
     def unrecorded_ids(self) -> List[int]:
-        """Fetchable ids with no record, ascending (from the ``recorded`` bitmap: 1.25 MB at 10M ids)."""
+        """Fetchable ids with no record, ascending (from the ``recorded`` bitmap: one bit per id)."""
         bitmap = self.client.get(self.recorded_key) or b""
         missing = []
         for page_id, _raw, url, _error in self.iter_inputs():

@@ -19,7 +19,9 @@ from typing import Any, Dict, List, Optional
 from scrapy import Request
 from scrapy_redis.queue import FifoQueue
 
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.job import Job
+from scrapy_websim.distributed.spider import WebsimWorkerSpider
 
 #: The request meta that goes through Redis (everything else is rebuilt by the worker).
 PORTABLE_META = ("websim_id", "websim_url", "websim_static", "handle_httpstatus_all", "dont_redirect")
@@ -38,8 +40,6 @@ class LeaseQueue(FifoQueue):
 
     def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None) -> None:
         if not hasattr(spider, "prepare_request"):
-            from scrapy_websim.config import ConfigError  # noqa: PLC0415
-
             raise ConfigError(f"WEBSIM_REDIS_URL is set, so this crawl is a worker of a distributed job: run the "
                               f"'websim-worker' spider, not {getattr(spider, 'name', spider)!r} (or unset it)")
         super().__init__(server, spider, key, serializer)
@@ -79,3 +79,10 @@ class LeaseQueue(FifoQueue):
     def renew(self) -> int:
         members = [m for ms in self.held.values() for m in ms]
         return self.job.renew(members, self.lease_seconds)
+
+
+def entry_encoder(job: Job) -> Any:
+    """The function that turns an input entry into the encoded request scrapy-redis's queue holds."""
+    spider = WebsimWorkerSpider()
+    LeaseQueue(job.client, spider, job.queue_key)  # sets spider.websim_queue
+    return spider.encode_entry

@@ -5,7 +5,7 @@ Run it with ``websim worker --redis URL --job NAME`` or, in a Scrapy project wit
 (``SPIDER_MODULES`` must list ``scrapy_websim.distributed.spider``). The add-on then runs
 scrapy-redis's ``Scheduler`` on the job's queue with :class:`~scrapy_websim.distributed.queue.LeaseQueue`.
 
-Each page goes through the same rendering, pipeline and features as in a single crawl; its record
+Each page goes through the same rendering, recorder and features as in a single crawl; its record
 is written to the job's ``records`` hash in Redis instead of the local store, and nothing is
 clustered here (``websim collect`` does that). A worker stops when every URL of the job has a
 record; while other workers still hold leases it waits, and re-queues the leases that expire.
@@ -23,10 +23,11 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 
-from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import ConfigError, WebsimConfig
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
+from scrapy_websim.crawler import events
 from scrapy_websim.distributed.job import Job, JobError, connect, worker_id
 from scrapy_websim.spiders.urllist import UrlListSpider
 
@@ -93,7 +94,7 @@ class WebsimWorkerSpider(UrlListSpider):
     # ------------------------------------------------------------------ requests
     def entry_request(self, entry: Entry) -> Request:
         """What ``websim push`` queues for one input entry: plain values, no callbacks (the worker's
-        :meth:`prepare_request` sets them; Scrapy's lookup of callback names costs ~5 ms a request)."""
+        :meth:`prepare_request` sets them, sparing Scrapy's lookup of callback names per request)."""
         return Request(entry.url, dont_filter=True, meta={"websim_id": entry.id, "websim_url": entry.raw})
 
     def encode_entry(self, entry: Entry) -> bytes:
@@ -115,7 +116,7 @@ class WebsimWorkerSpider(UrlListSpider):
                               "enable the add-on and set WEBSIM_REDIS_URL")
         self.sink = RecordSink(self.job, queue)
         counts = self.job.counts()
-        websim_signals.ask(self.crawler, websim_signals.sink_opened, sink=self.sink, total_inputs=counts["fetchable"])
+        events.ask(self.crawler, events.sink_opened, sink=self.sink, total_inputs=counts["fetchable"])
         logger.info("websim: worker %s on job %r: %d of %d URLs left, %d queued, %d leased (lease %.0f s)",
                     self.worker_id, self.job.name, counts["unrecorded"], counts["fetchable"], counts["queued"],
                     counts["leased"], self.lease_seconds)

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord, clean_text, is_html_type
 from scrapy_websim.render.capture import CHROME_ERROR_PAGE, CaptureOptions, capture, make_init_callback, short_error
 from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, guard_reason
-from scrapy_websim.render.scan import (apply_tls, context_kwargs, tls_error_of_failure, tls_from_certificate,
-                                       tls_from_security_details)
+from scrapy_websim.render.scan import (
+    apply_tls,
+    context_kwargs,
+    tls_error_of_failure,
+    tls_from_certificate,
+    tls_from_security_details,
+)
 
-__all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options", "short_error"]
+__all__ = ["render_meta", "record_from_response", "record_from_failure", "capture_options"]
 
 _init_callbacks: Dict[CaptureOptions, Any] = {}
 
@@ -164,6 +169,15 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
     failed = _failed_navigation(response, cap)
     if failed is not None:
         return failed_navigation_record(response, record_id, url, failed), "", b""
+    record, html = _page_record(response, record_id, url, cap)
+    if response.url.lower().startswith("https:"):
+        _apply_response_tls(record, response, cap)
+    record.clean()
+    return record, html, cap.get("screenshot") or b""
+
+
+def _page_record(response: Any, record_id: int, url: str, cap: Dict[str, Any]) -> Tuple[PageRecord, str]:
+    """The record of a page of its own (before TLS and cleaning), and its HTML ("" when not HTML)."""
     content_type = _header(response, "Content-Type") or cap.get("content_type", "")
     is_html = _is_html(response, content_type)
     html = clean_text(_html_of(response, cap)) if is_html else ""  # the features parse it
@@ -187,10 +201,7 @@ def record_from_response(response: Any, record_id: int, url: str) -> tuple:
         favicon_url=cap.get("favicon_url") or "",
         favicon_hash=cap.get("favicon_hash"),
     )
-    if response.url.lower().startswith("https:"):
-        _apply_response_tls(record, response, cap)
-    record.clean()
-    return record, html, cap.get("screenshot") or b""
+    return record, html
 
 
 def record_from_failure(request: Any, exc: BaseException, record_id: int, url: str) -> PageRecord:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-import sys
 import shutil
+import sys
 from typing import Callable, List, Optional, Sequence, Tuple
 
 #: Names looked up on PATH, in order, when neither the setting nor Playwright's own browser is there.

@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 # Installs the DOM mutation counter of the stable-page checks once per document: child lists,
 # text and the attributes that show or swap content. Counting costs the renderer nothing, where
 # serialising the document (outerHTML) and measuring its text (innerText forces a layout) on every
-# check cost ~1-10 ms of renderer CPU each on a 100 KB page.
+# check costs renderer CPU that grows with the page.
 _DOM_COUNTER_JS = """
   let s = window.__websimDom;
   if (!s) {
@@ -622,9 +622,9 @@ async def favicon_of(page: Any) -> tuple:
     return url, value
 
 
-#: JPEG quality of the screenshot when no PNG is asked for. On 40 documentation pages the pHash of
-#: this JPEG is the PNG's on 85 % of them and never more than 2 bits away, for half of Chromium's
-#: encoding CPU (docs/performance.md, ``python bench/screenshot.py``).
+#: JPEG quality of the screenshot when no PNG is asked for: its pHash is the PNG's or a few bits
+#: away, for less of Chromium's encoding CPU (docs/performance.md, "Where the time goes";
+#: ``python bench/screenshot.py``).
 SCREENSHOT_JPEG_QUALITY = 80
 
 

@@ -28,7 +28,7 @@ import logging
 import secrets
 import socket
 import weakref
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 logger = logging.getLogger(__name__)
@@ -149,53 +149,22 @@ class GuardProxy:
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: Optional[asyncio.StreamWriter] = None
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            line, _, rest = head.partition(b"\r\n")
-            method, target, version = line.decode("latin-1").split(" ", 2)
-            if method.upper() == "CONNECT":
-                host, _, port_text = target.rpartition(":")
-                port = int(port_text)
-                head_out = b""
-            else:
-                parts = urlsplit(target)
-                if parts.scheme not in ("http", "ws"):
-                    await self._refuse(writer, f"blocked: scheme {parts.scheme!r}")
-                    return
-                host, port = parts.hostname or "", parts.port or 80
-                path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-                headers = [h for h in rest.split(b"\r\n") if h and not h.lower().startswith(
-                    (b"proxy-connection:", b"connection:", b"keep-alive:"))]
-                head_out = (f"{method} {path} {version}\r\n".encode("latin-1") + b"\r\n".join(headers)
-                            + b"\r\nConnection: close\r\n\r\n")
-            if self.denied is None:
-                self.refused += 1
-                logger.debug("websim: the browser's own request to %s:%s refused (no page asked for it)", host, port)
-                await self._refuse(writer, "refused: the browser's own request")
+            request = _parse_request(await reader.readuntil(b"\r\n\r\n"))
+            if isinstance(request, str):
+                await self._refuse(writer, request)
                 return
-            address, blocked, failed = await resolve_checked(host, port, self.denied, self.hosts)
-            if blocked or failed:
-                self._note(host, port, blocked or failed)
-                if blocked:
-                    self.blocked += 1
-                    logger.info("websim: %s", blocked)
-                await self._refuse(writer, blocked or failed, status="403 Forbidden" if blocked else "502 Bad Gateway",
-                                   header=BLOCKED_HEADER if blocked else ERROR_HEADER)
+            host, port, head_out = request
+            opened = await self._open_upstream(writer, host, port)
+            if opened is None:
                 return
-            try:
-                up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT)
-            except (OSError, asyncio.TimeoutError) as exc:
-                reason = connect_error(exc, host, port)
-                self._note(host, port, reason)
-                await self._refuse(writer, reason, status="502 Bad Gateway", header=ERROR_HEADER)
-                return
-            upstream = up_writer
+            up_reader, upstream = opened
             if head_out:
-                up_writer.write(head_out)
+                upstream.write(head_out)
             else:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             # one exchange per connection: when either side is done, both are closed (Chromium opens
             # a new connection for its next request)
-            pipes = [asyncio.ensure_future(_pipe(reader, up_writer)), asyncio.ensure_future(_pipe(up_reader, writer))]
+            pipes = [asyncio.ensure_future(_pipe(reader, upstream)), asyncio.ensure_future(_pipe(up_reader, writer))]
             _, pending = await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
             for task in pending:
                 task.cancel()
@@ -205,6 +174,32 @@ class GuardProxy:
             for w in (writer, upstream):
                 if w is not None:
                     w.close()
+
+    async def _open_upstream(self, writer: asyncio.StreamWriter, host: str, port: int
+                             ) -> Optional[Tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+        """The connection to ``host:port``, or None once the client was told why not (the
+        browser's own request, a denied network, a name or a port that does not answer)."""
+        if self.denied is None:
+            self.refused += 1
+            logger.debug("websim: the browser's own request to %s:%s refused (no page asked for it)", host, port)
+            await self._refuse(writer, "refused: the browser's own request")
+            return None
+        address, blocked, failed = await resolve_checked(host, port, self.denied, self.hosts)
+        if blocked or failed:
+            self._note(host, port, blocked or failed)
+            if blocked:
+                self.blocked += 1
+                logger.info("websim: %s", blocked)
+            await self._refuse(writer, blocked or failed, status="403 Forbidden" if blocked else "502 Bad Gateway",
+                               header=BLOCKED_HEADER if blocked else ERROR_HEADER)
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT)
+        except (OSError, asyncio.TimeoutError) as exc:
+            reason = connect_error(exc, host, port)
+            self._note(host, port, reason)
+            await self._refuse(writer, reason, status="502 Bad Gateway", header=ERROR_HEADER)
+            return None
 
     @staticmethod
     async def _refuse(writer: asyncio.StreamWriter, reason: str, status: str = "403 Forbidden",
@@ -232,6 +227,26 @@ def failure_for(url: str) -> str:
         if reason:
             return reason
     return ""
+
+
+def _parse_request(head: bytes) -> Union[str, Tuple[str, int, bytes]]:
+    """``(host, port, what to send upstream)`` of a proxy request's head (``b""`` for CONNECT:
+    the client's bytes go through as they are); for a scheme other than http/ws, why it is refused
+    (a string). ValueError for a head that is no request."""
+    line, _, rest = head.partition(b"\r\n")
+    method, target, version = line.decode("latin-1").split(" ", 2)
+    if method.upper() == "CONNECT":
+        host, _, port_text = target.rpartition(":")
+        return host, int(port_text), b""
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "ws"):
+        return f"blocked: scheme {parts.scheme!r}"
+    path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    headers = [h for h in rest.split(b"\r\n") if h and not h.lower().startswith(
+        (b"proxy-connection:", b"connection:", b"keep-alive:"))]
+    head_out = (f"{method} {path} {version}\r\n".encode("latin-1") + b"\r\n".join(headers)
+                + b"\r\nConnection: close\r\n\r\n")
+    return parts.hostname or "", parts.port or 80, head_out
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

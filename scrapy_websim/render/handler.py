@@ -27,13 +27,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import ipaddress
 import inspect
+import ipaddress
 import logging
 import socket
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urljoin, urlsplit
 
 from scrapy import Request
@@ -42,7 +42,8 @@ from scrapy.http.headers import Headers
 from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 
-from scrapy_websim.config import ConfigError, Network, WebsimConfig, proxy_parts
+from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config_values import ConfigError, Network, proxy_parts
 from scrapy_websim.core.served import page_signature, renders_as_served, response_key, spellings, swap_host
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
@@ -213,7 +214,21 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.refuser: Optional[GuardProxy] = None
         self._proxies: List[Tuple[GuardProxy, socket.socket]] = []
         #: the proxy of every page context; the browser's own requests never use it
-        self._context_proxy: Optional[dict] = None
+        self._context_proxy: Optional[Dict[str, str]] = None
+        users_proxy = self._set_up_proxies(websim)
+        #: render each distinct page once (see _fetch_first), unless WEBSIM_RENDER_ALL or the
+        #: document cannot be fetched as the browser would: through the user's own browser proxy, a
+        #: remote browser, a SOCKS proxy (Scrapy's client has none) or with certificate errors fatal
+        self.share: Optional[RenderShare] = None
+        self._fetch_proxy, self._fetch_proxy_auth = _proxy_and_auth(
+            websim.proxy or (self._context_proxy["server"] if self._context_proxy else ""))
+        if not (websim.render_all or users_proxy or self.config.cdp_url or self.config.connect_url
+                or websim.strict_tls or websim.proxy.lower().startswith("socks")):
+            self.share = RenderShare()
+
+    def _set_up_proxies(self, websim: WebsimConfig) -> bool:
+        """The pages' proxy (the guard, or ``WEBSIM_PROXY``) and the refuser of the browser's own
+        requests, in the launch options; whether the user gave the browser a proxy of their own."""
         launch = dict(self.config.launch_options)
         args = list(launch.get("args", []))
         users_proxy = bool(launch.get("proxy")) or any(a.startswith("--proxy-server") for a in args)
@@ -233,15 +248,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             args += [f"--proxy-server={self._serve(self.refuser)}", "--proxy-bypass-list=<-loopback>"]
         launch["args"] = args
         self.config.launch_options = launch
-        #: render each distinct page once (see _fetch_first), unless WEBSIM_RENDER_ALL or the
-        #: document cannot be fetched as the browser would: through the user's own browser proxy, a
-        #: remote browser, a SOCKS proxy (Scrapy's client has none) or with certificate errors fatal
-        self.share: Optional[RenderShare] = None
-        self._fetch_proxy, self._fetch_proxy_auth = _proxy_and_auth(
-            websim.proxy or (self._context_proxy or {}).get("server", ""))
-        if not (websim.render_all or users_proxy or self.config.cdp_url or self.config.connect_url
-                or websim.strict_tls or websim.proxy.lower().startswith("socks")):
-            self.share = RenderShare()
+        return users_proxy
 
     def _serve(self, proxy: GuardProxy) -> str:
         """A socket for ``proxy`` (served once the browser is launched); its URL."""
@@ -813,13 +820,8 @@ def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str
     one whose script changed the page without fetching data is a candidate, shared once a render
     on another host says the same (``candidate``: the first); anything else (a script fetched
     data, the page went elsewhere, a capture failed, two renders differ) is never shared."""
-    pm = _capture_method(request)
-    cap = getattr(pm, "result", None)
-    if not isinstance(cap, dict) or cap.get("capture_error") or not cap.get("screenshot"):
-        return NEVER, None
-    if "playwright" not in (rendered.flags or ()) or rendered.status != fetched.status:
-        return NEVER, None
-    if _url_key(rendered.url) != _url_key(fetched.url):
+    cap = _shareable_capture(request, fetched, rendered)
+    if cap is None:
         return NEVER, None
     html = cap.get("html") or rendered.text
     try:
@@ -836,6 +838,17 @@ def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str
     if renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
         return SHARED, render
     return (NEVER, None) if scripted_data else (CANDIDATE, render)
+
+
+def _shareable_capture(request: Any, fetched: Response, rendered: Response) -> Optional[dict]:
+    """The render's capture if other pages could take it: captured whole, with a screenshot, by
+    the browser, at the fetched document's status and URL; else None."""
+    cap = getattr(_capture_method(request), "result", None)
+    if not isinstance(cap, dict) or cap.get("capture_error") or not cap.get("screenshot"):
+        return None
+    if "playwright" not in (rendered.flags or ()) or rendered.status != fetched.status:
+        return None
+    return cap if _url_key(rendered.url) == _url_key(fetched.url) else None
 
 
 def _served_title(html: str) -> str:

@@ -3,7 +3,7 @@
 With the add-on on, :class:`WebsimRenderSpiderMiddleware` adds scrapy-websim's render meta to every
 request a spider yields (unless ``meta["websim"] = False``), and
 :class:`WebsimCaptureSpiderMiddleware` sends each such response's page to the recorder (signal
-:data:`~scrapy_websim.signals.page_captured`) before anything else of the spider sees it (below
+:data:`~scrapy_websim.crawler.events.page_captured`) before anything else of the spider sees it (below
 Scrapy's HttpErrorMiddleware: an error page the spider does not handle is recorded all the same).
 The spider's own requests, callbacks and items are otherwise as without the add-on: its items, and
 only they, reach its item pipelines and feeds. The ``websim`` spider captures its own pages and is
@@ -21,11 +21,11 @@ from typing import Any, AsyncIterator, Iterable, Iterator
 
 from scrapy import Request
 
-from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import url_origin
-from scrapy_websim.items import PageItem
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.items import PageItem
 from scrapy_websim.render import record_from_failure, record_from_response, render_meta, static_fallback_reason
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class WebsimCaptureSpiderMiddleware:
             return
         try:
             record, html, screenshot = record_from_response(response, 0, response.request.url)
-            websim_signals.ask(self.crawler, websim_signals.page_captured,
+            events.ask(self.crawler, events.page_captured,
                                page=PageItem(record=record, html=html, screenshot=screenshot),
                                spider=self.crawler.spider)
         except Exception:  # the spider's callback runs whatever happened to websim's record
@@ -175,5 +175,5 @@ class WebsimFailureDownloaderMiddleware:
         meta[RECORDED] = True
         record = failure_record(request, exception)
         logger.info("websim: %s failed: %s", request.url, record.error)
-        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        events.ask(self.crawler, events.page_recorded, record=record)
         return None

@@ -1,9 +1,9 @@
 """Browser tabs reused from one page to the next (``WEBSIM_PARAMS`` key ``crawl.tab_reuse``).
 
 scrapy-playwright opens a new tab for every request and closes it after. Each new tab costs
-Chromium a new renderer process (start-up, a fresh V8 heap and Blink document machinery): on
-documentation pages of one host, about 0.2 s of Chromium CPU per page out of ~0.6 s
-(docs/performance.md). A tab that navigates to the next URL of the same site keeps its renderer.
+Chromium a new renderer process (start-up, a fresh V8 heap and Blink document machinery), a good
+part of a page's Chromium CPU (docs/performance.md, "Where the time goes"). A tab that navigates to
+the next URL of the same site keeps its renderer.
 
 :class:`TabPool` keeps the tabs of finished pages, per browser context, for the next request.
 A kept tab still holds its page slot (``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT``, released when the

@@ -8,19 +8,23 @@ import logging
 from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
+import numpy as np
 import scrapy
 from scrapy import signals
 from scrapy.http import Request, Response, TextResponse
+from scrapy.settings import SETTINGS_PRIORITIES
 from w3lib.url import canonicalize_url
 
-from scrapy_websim import signals as websim_signals
-from scrapy_websim.config import FOLLOW_MAX_PAGES, ConfigError, WebsimConfig, get_bool, get_number
+from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, get_bool, get_number
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.match.soft404 import probe_urls
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.normalize import link_target, url_origin
 from scrapy_websim.core.urls.url_list import Entry, UrlList, UrlListError, open_list, parse_ports
-from scrapy_websim.items import PageItem
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.addon import Addon
+from scrapy_websim.crawler.items import PageItem
 from scrapy_websim.render import record_from_response, render_meta
 from scrapy_websim.render.middlewares import RECORDED, failure_record
 
@@ -119,8 +123,6 @@ class UrlListSpider(scrapy.Spider):
         """With ``follow``: the start URLs' sites and the input URLs, from one pass over the list
         before the crawl (a link to an input URL is not followed). The URLs are kept as 64-bit
         digests."""
-        import numpy as np  # noqa: PLC0415
-
         digests, sites = [], set()
         for entry in self.input_entries():
             if entry.url:
@@ -130,8 +132,6 @@ class UrlListSpider(scrapy.Spider):
         self._input_urls = np.unique(np.array(digests, dtype=np.uint64))
 
     def _is_input(self, url: str) -> bool:
-        import numpy as np  # noqa: PLC0415
-
         known = self._input_urls
         if isinstance(known, set):
             return url in known
@@ -143,10 +143,6 @@ class UrlListSpider(scrapy.Spider):
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
         # The spider works without a project: make sure the add-on is on (never removes the user's).
-        from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415
-
-        from scrapy_websim.addon import Addon  # noqa: PLC0415
-
         settings.setdefault_in_component_priority_dict("ADDONS", Addon, 500)
         # at the spider's priority: `scrapy runspider` lays the process's settings (an empty ADDONS
         # at default priority) over the crawler's again, which dropped the add-on
@@ -170,7 +166,7 @@ class UrlListSpider(scrapy.Spider):
             return  # the extension says why and fails the crawl
             yield  # an async generator all the same
         read = _Counted(self.input_entries())
-        registered = websim_signals.ask(self.crawler, websim_signals.inputs_declared, entries=read)
+        registered = events.ask(self.crawler, events.inputs_declared, entries=read)
         probes = ProbeCounter(self.config, registered.probed)
         max_len = self.crawler.settings.getint("URLLENGTH_LIMIT")
         logger.info("websim: rendering the URL list as it is read")
@@ -230,7 +226,7 @@ class UrlListSpider(scrapy.Spider):
                                                         meta.get("websim_url", requested))
         record.expanded_from = meta.get("websim_expanded_from", "")
         record.probe_for = meta.get("websim_probe", "")
-        websim_signals.ask(self.crawler, websim_signals.page_captured,
+        events.ask(self.crawler, events.page_captured,
                            page=PageItem(record=record, html=html, screenshot=screenshot), spider=self)
         if record.probe_for:
             return  # a soft-404 probe: its links are not the site's
@@ -238,7 +234,7 @@ class UrlListSpider(scrapy.Spider):
             yield from self.follow_links(response)
 
     def _record(self, record: PageRecord) -> None:
-        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        events.ask(self.crawler, events.page_recorded, record=record)
 
     def in_site(self, url: str) -> bool:
         """Whether a link stays within a start URL's site (:func:`site_of`)."""
@@ -307,8 +303,6 @@ class ProbeCounter:
     BATCH = 20_000
 
     def __init__(self, config: WebsimConfig, probed: Iterable[str] = ()) -> None:
-        import numpy as np  # noqa: PLC0415
-
         self.per_origin = config.soft404_probes
         self.enabled = bool(config.soft404_probes)
         self.threshold = config.soft404_min_urls
@@ -336,8 +330,6 @@ class ProbeCounter:
         return self._count() if self._batch else []
 
     def _count(self) -> List[Tuple[str, str]]:
-        import numpy as np  # noqa: PLC0415
-
         keys, counts = np.unique(np.array(self._batch, dtype=np.uint64), return_counts=True)
         merged = np.concatenate([self._keys, keys])
         totals = np.concatenate([self._counts, counts])

@@ -51,6 +51,14 @@ def entry_points_dir(tmp_path: Any) -> str:
     return folder
 
 
+def scrapy_env(tmp_path: Any) -> Dict[str, str]:
+    """The environment of a ``python -m scrapy`` subprocess that runs this checkout: its package
+    and its own metadata (:func:`entry_points_dir`: the ``scrapy list`` command it installs) first on
+    PYTHONPATH, whatever copy of the package is installed."""
+    path = os.pathsep.join([entry_points_dir(tmp_path), PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path)
+
+
 def crawl(tmp_path: Any, urls: Sequence[str], output: str = "result.json", extra: Sequence[str] = (),
           timeout: float = 300) -> Dict[str, Any]:
     """Crawl ``urls`` (written to a .txt list) and return the parsed output and the process."""

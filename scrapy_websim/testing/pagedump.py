@@ -18,8 +18,8 @@ from typing import Any
 
 from scrapy import signals
 
-from scrapy_websim import signals as websim_signals
-from scrapy_websim.items import PageItem
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.items import PageItem
 
 #: The environment variable naming the file the pages go to.
 ENV = "WEBSIM_BENCH_PAGES"
@@ -35,7 +35,7 @@ class PageDump:
         dump = cls(os.environ.get(ENV, ""))
         crawler.signals.connect(dump.open_spider, signal=signals.spider_opened)
         crawler.signals.connect(dump.close_spider, signal=signals.spider_closed)
-        crawler.signals.connect(dump.page_captured, signal=websim_signals.page_captured)
+        crawler.signals.connect(dump.page_captured, signal=events.page_captured)
         return dump
 
     def open_spider(self, spider: Any = None) -> None:

@@ -203,6 +203,22 @@ class DocSpec:
 
 def doc_site(spec: DocSpec) -> Site:
     site = Site()
+    titles = _add_section_files(site, spec)
+    k = 0
+    for name, (_root, pages) in sorted(spec.sections.items()):
+        for page in pages:
+            site.add_group(_page_group(site, spec, name, page, k, titles))
+            k += 1
+        # the section's directory listing: the same on A, B and C (C adds a signature line)
+        site.add_group([f"A:/d/{name}/", f"B:/d/{name}/", f"C:/d/{name}/"])
+    for page in spec.cjk:
+        site.files[f"cjk/{page}"] = read(os.path.join(DEBREF, page))
+        site.add_group([f"A:/cjk/{page}", f"B:/cjk/{page}"])
+    return site
+
+
+def _add_section_files(site: Site, spec: DocSpec) -> List[str]:
+    """Every section's pages, and the files that fill its listing, into ``site``; their titles."""
     titles: List[str] = []
     for name, (root, pages) in sorted(spec.sections.items()):
         suffix = pages[0].split(".", 1)[1]  # "html", or "zh-cn.html": the section's own language
@@ -211,29 +227,25 @@ def doc_site(spec: DocSpec) -> Site:
             html = read(os.path.join(root, page))
             site.files[f"d/{name}/{os.path.basename(page)}"] = html
             titles.append(title_of(html) or page)
-    k = 0
-    for name, (root, pages) in sorted(spec.sections.items()):
-        for page in pages:
-            path = f"/d/{name}/{os.path.basename(page)}"
-            members = [f"A:{path}"]
-            if k % spec.mirror_b == 0:
-                members.append(f"B:{path}")
-            if spec.mirror_c and k % spec.mirror_c == 1:
-                members.append(f"C:{path}")
-            if spec.noisy and k % spec.noisy == 0:
-                noisy = f"n/{name}/{os.path.basename(page)}"
-                site.files[noisy] = noisy_copy(site.files[path[1:]], titles, seed=k, ssi=True)
-                members.append(f"A:/{noisy}")
-            if k < spec.redirects:
-                members.append(f"A:/old/{name}/{os.path.basename(page)}")
-            site.add_group(members)
-            k += 1
-        # the section's directory listing: the same on A, B and C (C adds a signature line)
-        site.add_group([f"A:/d/{name}/", f"B:/d/{name}/", f"C:/d/{name}/"])
-    for page in spec.cjk:
-        site.files[f"cjk/{page}"] = read(os.path.join(DEBREF, page))
-        site.add_group([f"A:/cjk/{page}", f"B:/cjk/{page}"])
-    return site
+    return titles
+
+
+def _page_group(site: Site, spec: DocSpec, name: str, page: str, k: int, titles: List[str]) -> List[str]:
+    """The ``k``-th page's group: on A, on the mirrors every so many pages, its noisy copy (added
+    to ``site``) and its old redirecting URL for the first ones."""
+    path = f"/d/{name}/{os.path.basename(page)}"
+    members = [f"A:{path}"]
+    if k % spec.mirror_b == 0:
+        members.append(f"B:{path}")
+    if spec.mirror_c and k % spec.mirror_c == 1:
+        members.append(f"C:{path}")
+    if spec.noisy and k % spec.noisy == 0:
+        noisy = f"n/{name}/{os.path.basename(page)}"
+        site.files[noisy] = noisy_copy(site.files[path[1:]], titles, seed=k, ssi=True)
+        members.append(f"A:/{noisy}")
+    if k < spec.redirects:
+        members.append(f"A:/old/{name}/{os.path.basename(page)}")
+    return members
 
 
 NGINX_A = """

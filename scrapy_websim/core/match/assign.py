@@ -18,20 +18,21 @@ from __future__ import annotations
 import array
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
-from ..rules.signals import RuleParams
-from ..rules.label import Item, special_label
-from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 import numpy as np
 
 from ..fingerprints import TEMPLATE_SHINGLES, blake2b64, blake2b_digest, decode_shingle_set
-from ..urls.normalize import UrlParams, normalize_url, url_origin
+from ..params.rules import RuleParams
+from ..params.urls import UrlParams
+from ..rules.label import Item, special_label
+from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
+from ..urls.normalize import normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
 from .similarity import own_sim, structure_sim
 
-__all__ = ["AssignParams", "PageTable", "add_page", "assign_table", "combine", "content_cluster_id",
+__all__ = ["AssignParams", "add_page", "assign_table", "combine", "content_cluster_id",
            "merge_similar_templates", "rule_cluster_prefix", "template_similarity"]
 
 #: Cluster id prefix per rule.
@@ -169,44 +170,60 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     Everything is read from the page before the table changes: if reading it raises, the table
     is as it was (see :func:`unlabelled`)."""
     label = special_label(r, params.rules, item)
-    if soft404 is not None:
-        label = soft404.relabel(r, label)
+    label = soft404.relabel(r, label) if soft404 is not None else label
     pos = len(table.ids)
     if pos and r.id <= table.ids[-1]:
         raise ValueError(f"page ids must come in increasing order: {r.id} after {table.ids[-1]}")
     norm = _normalized(r, params)
     route = _route(r, norm)
-    flags = (1 if r.final_url else 0) | (2 if norm and not _routes_on_fragment(r) else 0) | (4 if route else 0)
-    origin = _digest(_origin(r))
+    digests = _url_digests(r, norm, route)
+    flags = _url_flags(r, norm, route)
     key = _rule_key(label, r, params.rules.scope) if label is not None else ("", "")
-    name = "-".join(part for part in (RULE_PREFIX[label], *key) if part) if label is not None else ""
     text_len = int(r.text_len or 0)
     table.ids.append(r.id)
     table.not200.append(0 if r.status_code == 200 else 1)
     table.text_len.append(text_len)
-    table.url += _digest(r.url)
-    table.final += _digest(r.final_url) if r.final_url else _ZERO
-    table.norm += _digest(norm) if norm else _ZERO
-    table.route += _digest(route) if route else _ZERO
+    table.url += digests[0]
+    table.final += digests[1]
+    table.norm += digests[2]
+    table.route += digests[3]
     table.flags.append(flags)
-    table.origin += origin
+    table.origin += digests[4]
     if label is not None:
-        group = table.group_index.get(name)
-        if group is None:
-            group = table.group_index[name] = len(table.group_names)
-            table.group_names.append(name)
-            table.group_codes.append(label)
-            table.group_scope.append(key[0])
-            table.group_first.append(pos)
-            table.group_size.append(0)
-        table.group_size[group] += 1
-        table.spec_pos.append(pos)
-        table.spec_group.append(group)
-        table.spec_len.append(r.html_len or r.content_length or 0)
+        _add_special(table, pos, label, key, r.html_len or r.content_length or 0)
     if r.predicted_duplicate_of:
         table.pred_pos.append(pos)
         table.pred_key += _digest(r.predicted_duplicate_of)
     return label
+
+
+def _url_digests(r: PageRecord, norm: str, route: str) -> Tuple[bytes, bytes, bytes, bytes, bytes]:
+    """The digests of the page's URL, final URL, normalised URL, route and origin (zero for none)."""
+    return (_digest(r.url), _digest(r.final_url) if r.final_url else _ZERO, _digest(norm) if norm else _ZERO,
+            _digest(route) if route else _ZERO, _digest(_origin(r)))
+
+
+def _url_flags(r: PageRecord, norm: str, route: str) -> int:
+    """Which URL columns of the page take part in R1 / U1: 1 its final URL, 2 its normalised URL
+    (not for a fragment rendered to text), 4 its route."""
+    return (1 if r.final_url else 0) | (2 if norm and not _routes_on_fragment(r) else 0) | (4 if route else 0)
+
+
+def _add_special(table: PageTable, pos: int, label: str, key: Tuple[str, str], length: int) -> None:
+    """The page at ``pos`` joins (or starts) the group of its rule ``label`` and ``key``."""
+    name = "-".join(part for part in (RULE_PREFIX[label], *key) if part)
+    group = table.group_index.get(name)
+    if group is None:
+        group = table.group_index[name] = len(table.group_names)
+        table.group_names.append(name)
+        table.group_codes.append(label)
+        table.group_scope.append(key[0])
+        table.group_first.append(pos)
+        table.group_size.append(0)
+    table.group_size[group] += 1
+    table.spec_pos.append(pos)
+    table.spec_group.append(group)
+    table.spec_len.append(length)
 
 
 #: The rules whose pages are grouped by template similarity (T1 is keyed by the page's own words,
@@ -259,6 +276,26 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
     rules = params.rules
     if len(table.group_names) < 2:
         return 0
+    classes, reps = _template_classes(table, get)
+    target = list(range(len(table.group_names)))
+    joined = 0
+    for (code, _scope, _status), members in classes.items():
+        text_min = _template_text_min(code, rules)
+        if len(members) < 2 or text_min > 1.0:
+            continue
+        members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))
+        joined += _join_alike(members, reps, text_min, rules.template_structure_similarity, target)
+    if joined:
+        remap = np.asarray(target, np.int64)
+        groups = np.frombuffer(table.spec_group, np.int64)
+        table.spec_group = array.array("q", remap[groups].tobytes()) if groups.shape[0] else table.spec_group
+    return joined
+
+
+def _template_classes(table: PageTable, get: Callable[[int], PageRecord]
+                      ) -> Tuple[Dict[Tuple[str, str, int], List[int]], Dict[int, PageRecord]]:
+    """The groups whose templates may join, by class (rule, scope and, for E1/E3, status), and
+    each group's first page."""
     classes: Dict[Tuple[str, str, int], List[int]] = {}
     reps: Dict[int, PageRecord] = {}
     for g, code in enumerate(table.group_codes):
@@ -267,41 +304,51 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
         rep = reps[g] = get(int(table.ids[table.group_first[g]]))
         status = int(rep.status_code or 0) if code in ("E1", "E3") else 0
         classes.setdefault((code, table.group_scope[g], status), []).append(g)
-    target = list(range(len(table.group_names)))
+    return classes, reps
+
+
+def _join_alike(members: List[int], reps: Dict[int, PageRecord], text_min: float, structure_min: float,
+                target: List[int]) -> int:
+    """In one class (``members`` largest first), each group left takes the groups alike to it
+    (``target[h] = g``); how many were joined."""
+    sets = {g: decode_shingle_set(reps[g].fingerprint_shingles) for g in members}
+    order = {g: i for i, g in enumerate(members)}
+    index = _probe_index(members, sets) if len(members) > _ALL_PAIRS_MAX else {}
+    done: Set[int] = set()
     joined = 0
-    for (code, _scope, _status), members in classes.items():
-        text_min = _template_text_min(code, rules)
-        if len(members) < 2 or text_min > 1.0:
+    for i, g in enumerate(members):
+        if g in done:
             continue
-        members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))
-        sets = {g: decode_shingle_set(reps[g].fingerprint_shingles) for g in members}
-        order = {g: i for i, g in enumerate(members)}
-        index: Dict[int, List[int]] = {}
-        if len(members) > _ALL_PAIRS_MAX:
-            for g in members:
-                for v in sets[g][:_PROBES].tolist():
-                    index.setdefault(v, []).append(g)
-        done = set()
-        for i, g in enumerate(members):
-            if g in done:
-                continue
-            done.add(g)
-            if index:
-                cands = sorted({h for v in sets[g][:_PROBES].tolist() for h in index.get(v, ()) if h not in done},
-                               key=order.__getitem__)
-            else:
-                cands = [h for h in members[i + 1:] if h not in done]
-            for h in cands:
-                text, structure = template_similarity(reps[g], reps[h])
-                if text >= text_min and structure >= rules.template_structure_similarity:
-                    target[h] = g
-                    done.add(h)
-                    joined += 1
-    if joined:
-        remap = np.asarray(target, np.int64)
-        groups = np.frombuffer(table.spec_group, np.int64)
-        table.spec_group = array.array("q", remap[groups].tobytes()) if groups.shape[0] else table.spec_group
+        done.add(g)
+        if index:
+            cands = sorted(_probed(g, sets, index) - done, key=order.__getitem__)
+        else:
+            cands = [h for h in members[i + 1:] if h not in done]
+        alike = [h for h in cands if _templates_alike(reps[g], reps[h], text_min, structure_min)]
+        for h in alike:
+            target[h] = g
+        done.update(alike)
+        joined += len(alike)
     return joined
+
+
+def _templates_alike(a: PageRecord, b: PageRecord, text_min: float, structure_min: float) -> bool:
+    text, structure = template_similarity(a, b)
+    return text >= text_min and structure >= structure_min
+
+
+def _probed(g: int, sets: Dict[int, Any], index: Dict[int, List[int]]) -> Set[int]:
+    """The groups that share one of their smallest shingle values with ``g``."""
+    return {h for v in sets[g][:_PROBES].tolist() for h in index.get(v, ())}
+
+
+def _probe_index(members: List[int], sets: Dict[int, Any]) -> Dict[int, List[int]]:
+    """Smallest shingle value -> the groups holding it among their :data:`_PROBES` smallest."""
+    index: Dict[int, List[int]] = {}
+    for g in members:
+        for v in sets[g][:_PROBES].tolist():
+            index.setdefault(v, []).append(g)
+    return index
 
 
 def unlabelled(r: PageRecord) -> PageRecord:

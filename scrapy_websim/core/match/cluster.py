@@ -18,14 +18,19 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .copies import attach_exact_copies, copy_counts, exact_representatives
-from .candidates import (
-    _compress, _expand, _length_ok, _segments, _union, hamming_pairs, popcount64,
-)
 from ..fingerprints import text_hash
 from ..params.match import ClusterParams
 from ..types import MASK64, Assignment, Cluster, PageRecord, PairResult, is_html_type
-
+from .candidates import (
+    _compress,
+    _expand,
+    _length_ok,
+    _segments,
+    _union,
+    hamming_pairs,
+    popcount64,
+)
+from .copies import attach_exact_copies, copy_counts, exact_representatives
 
 CompareFn = Callable[[int, int], PairResult]
 

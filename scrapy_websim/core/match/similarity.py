@@ -19,15 +19,13 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import numpy as np
 
-from ..fingerprints import (SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex,
-                            tokens)
+from ..fingerprints import SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
 from ..rules.signals import mask_tokens
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
-    "DecisionParams",
     "DEFAULT_DECISION_PARAMS",
     "SEED_DECISION_PARAMS",
     "same_text",
@@ -439,6 +437,24 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     ta, tb = _title_words(a), _title_words(b)
     if not ta or not tb or ta == tb:
         return False
+    prefix, suffix = _frame(ta, tb)
+    if not prefix or not suffix:
+        return False
+    own_a = set(ta[prefix:len(ta) - suffix]) - {"0"}
+    own_b = set(tb[prefix:len(tb) - suffix]) - {"0"}
+    if own_a == own_b:
+        return False
+    ha, hb = _h1(a), _h1(b)
+    return not (ha and ha == hb)  # one h1: the page says the same of itself, the titles differ by something else
+
+
+def _h1(record: PageRecord) -> str:
+    """The page's first h1 as its signals keep it, white space collapsed."""
+    return " ".join((record.signals.get("h1", "") if isinstance(record.signals, dict) else "").split())
+
+
+def _frame(ta: list, tb: list) -> Tuple[int, int]:
+    """``(words both start with, words both end with)`` of two word lists, not overlapping."""
     n = min(len(ta), len(tb))
     prefix = 0
     while prefix < n and ta[prefix] == tb[prefix]:
@@ -446,14 +462,7 @@ def title_items_differ(a: PageRecord, b: PageRecord) -> bool:
     suffix = 0
     while suffix < n - prefix and ta[-1 - suffix] == tb[-1 - suffix]:
         suffix += 1
-    if not prefix or not suffix:
-        return False
-    own_a = set(ta[prefix:len(ta) - suffix]) - {"0"}
-    own_b = set(tb[prefix:len(tb) - suffix]) - {"0"}
-    if own_a == own_b:
-        return False
-    ha, hb = (" ".join((r.signals.get("h1", "") if isinstance(r.signals, dict) else "").split()) for r in (a, b))
-    return not (ha and ha == hb)  # one h1: the page says the same of itself, the titles differ by something else
+    return prefix, suffix
 
 
 def _query_items(record: PageRecord) -> dict:
@@ -585,15 +594,8 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
     visual = visual_sim(a, b, params)
     jaccard = has_minhash(a, b)
     identical = same_text(a, b)
-    allow_rule2 = informative_phash(a.phash, params) and informative_phash(b.phash, params)
-    blocked = "" if allow_rule2 else "screenshot"
-    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
-    rule2_floor = params.rule2_min_jaccard
-    if own is not None:
-        templated = templated_threshold(text_threshold, max(own.template_share(0), own.template_share(1)), params)
-        text_threshold, rule2_floor = max(text_threshold, templated), max(rule2_floor, templated)
-    if allow_rule2 and jaccard and content < rule2_floor:
-        allow_rule2, blocked = False, "text"
+    text_threshold, rule2_floor = _text_thresholds(params, jaccard, own)
+    allow_rule2, blocked = _rule2_gate(a, b, params, jaccard, content, rule2_floor)
     rule = decide(content, structure, visual, params, allow_rule2, jaccard, text_threshold)
     decision = PairDecision(
         result=PairResult(),
@@ -609,27 +611,8 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
     # text, or for pages that say the same words give or take a phrase (a table "sorted by
     # name" in the order it had, a page's printable view): :func:`_same_words`
     same_words = decision.same_words = _same_words(a, b, own)
-    if (rule or full) and not identical and not same_words:
-        decision.checked = True
-        if params.heading_min_jaccard > 0:
-            heading = decision.heading = heading_sim(a, b)
-            if heading is not None and heading < params.heading_min_jaccard:
-                decision.title_names_heading = title_names_heading(a, b)
-                decision.heading_veto = not decision.title_names_heading
-        decision.prose_lengths = (a.prose_len, b.prose_len)
-        vetoed = decision.heading_veto
-        # in order, each only while no earlier one kept the pair apart (all of them with ``full``)
-        for flag, differ in (("prose_veto", lambda: prose_lengths_differ(a, b, params)),
-                             ("more_veto", lambda: says_much_more(a, b, own, params)),
-                             ("items_veto", lambda: items_differ(a, b)),
-                             ("title_items_veto", lambda: title_items_differ(a, b)),
-                             ("fields_veto", lambda: fields_differ(a, b)),
-                             ("query_veto", lambda: query_items_differ(a, b))):
-            if not vetoed or full:
-                setattr(decision, flag, differ())
-                vetoed = vetoed or getattr(decision, flag)
-        if vetoed:
-            rule = ""
+    if (rule or full) and not identical and not same_words and _vetoed(decision, a, b, params, own, full):
+        rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),
         structure_sim=round(structure, 6),
@@ -642,6 +625,51 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
         decision.result.template_share = round(max(own.template_share(0), own.template_share(1)), 4)
         decision.result.shared, decision.result.own_a, decision.result.own_b = own.both, own.own_a, own.own_b
     return decision
+
+
+def _text_thresholds(params: DecisionParams, jaccard: bool, own: Optional[OwnText]) -> Tuple[float, float]:
+    """``(rule 1's text threshold, rule 2's text floor)``, raised for a pair of templated pages."""
+    text_threshold = params.rule1_jaccard if jaccard else params.rule1_text
+    rule2_floor = params.rule2_min_jaccard
+    if own is not None:
+        templated = templated_threshold(text_threshold, max(own.template_share(0), own.template_share(1)), params)
+        text_threshold, rule2_floor = max(text_threshold, templated), max(rule2_floor, templated)
+    return text_threshold, rule2_floor
+
+
+def _rule2_gate(a: PageRecord, b: PageRecord, params: DecisionParams, jaccard: bool, content: float,
+                rule2_floor: float) -> Tuple[bool, str]:
+    """Whether rule 2 may join the pair, and if not why: ``"screenshot"`` (one is missing or
+    near-uniform) or ``"text"`` (below rule 2's text floor)."""
+    if not (informative_phash(a.phash, params) and informative_phash(b.phash, params)):
+        return False, "screenshot"
+    if jaccard and content < rule2_floor:
+        return False, "text"
+    return True, ""
+
+
+def _vetoed(decision: PairDecision, a: PageRecord, b: PageRecord, params: DecisionParams, own: Optional[OwnText],
+            full: bool) -> bool:
+    """Work out the checks on ``decision`` (each only while no earlier one kept the pair apart,
+    all of them with ``full``); whether one keeps the pair apart."""
+    decision.checked = True
+    if params.heading_min_jaccard > 0:
+        heading = decision.heading = heading_sim(a, b)
+        if heading is not None and heading < params.heading_min_jaccard:
+            decision.title_names_heading = title_names_heading(a, b)
+            decision.heading_veto = not decision.title_names_heading
+    decision.prose_lengths = (a.prose_len, b.prose_len)
+    vetoed = decision.heading_veto
+    for flag, differ in (("prose_veto", lambda: prose_lengths_differ(a, b, params)),
+                         ("more_veto", lambda: says_much_more(a, b, own, params)),
+                         ("items_veto", lambda: items_differ(a, b)),
+                         ("title_items_veto", lambda: title_items_differ(a, b)),
+                         ("fields_veto", lambda: fields_differ(a, b)),
+                         ("query_veto", lambda: query_items_differ(a, b))):
+        if not vetoed or full:
+            setattr(decision, flag, differ())
+            vetoed = vetoed or getattr(decision, flag)
+    return vetoed
 
 
 def compare(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS,

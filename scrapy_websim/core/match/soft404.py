@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
+from ..params.rules import RuleParams
 from ..rules.label import special_label
-from ..rules.signals import RuleParams
 from ..types import MASK64, PageRecord, hex64
 from ..urls.normalize import url_origin
 

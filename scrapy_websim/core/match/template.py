@@ -46,7 +46,7 @@ from ..params.match import TemplateParams
 from ..types import MASK64, PageRecord, is_html_type
 from .cluster import host_of
 
-__all__ = ["TemplateParams", "TemplateSampler", "Templates", "Kind", "build_templates", "templates_of_records",
+__all__ = ["TemplateSampler", "Templates", "Kind", "build_templates", "templates_of_records",
            "page_kinds", "path_set"]
 
 _EMPTY = np.zeros(0, np.uint32)
@@ -230,23 +230,36 @@ def build_templates(samples: Dict[str, List[int]],
     (:meth:`TemplateSampler.scales`), for each kind's estimated size."""
     out = Templates(params=params)
     for site, ids in samples.items():
-        got = {pid: (decode_shingle_set(shingles), path_set(paths)) for pid, shingles, paths in pages_of(ids)}
-        pages = [got[pid] for pid in ids if pid in got]
+        pages = _sampled_pages(ids, pages_of)
         with_text = [p[0] for p in pages if p[0].shape[0]]
         template = template_of(with_text, params) if len(with_text) >= params.min_pages else _EMPTY
         if template.shape[0]:
             out.by_site[site] = template
-        kinds = []
-        for kind in page_kinds([p[1] for p in pages], params):
-            if len(kind) < 2:
-                continue
-            sets = [pages[i][0] for i in kind if pages[i][0].shape[0]]
-            kind_template = template_of(sets, params) if len(kind) < len(pages) else _EMPTY
-            kinds.append(Kind(pages[kind[0]][1], len(kind), kind_template,
-                              len(kind) * (scales or {}).get(site, 1.0)))
+        kinds = _site_kinds(pages, params, (scales or {}).get(site, 1.0))
         if kinds:
             out.kinds[site] = kinds
     return out
+
+
+def _sampled_pages(ids: List[int], pages_of: Callable[[List[int]], Iterable[Tuple[int, str, Any]]]
+                   ) -> List[Tuple[Any, Any]]:
+    """``(shingle set, tag paths)`` of the sampled pages that could be read, in ``ids``' order."""
+    got = {pid: (decode_shingle_set(shingles), path_set(paths)) for pid, shingles, paths in pages_of(ids)}
+    return [got[pid] for pid in ids if pid in got]
+
+
+def _site_kinds(pages: List[Tuple[Any, Any]], params: TemplateParams, scale: float) -> List[Kind]:
+    """The kinds of a site's sampled pages (``(shingle set, tag paths)`` each) seen at least twice,
+    each with its own template when it is not all the pages (``scale``: the site's pages per
+    sampled page)."""
+    kinds = []
+    for kind in page_kinds([p[1] for p in pages], params):
+        if len(kind) < 2:
+            continue
+        sets = [pages[i][0] for i in kind if pages[i][0].shape[0]]
+        kind_template = template_of(sets, params) if len(kind) < len(pages) else _EMPTY
+        kinds.append(Kind(pages[kind[0]][1], len(kind), kind_template, len(kind) * scale))
+    return kinds
 
 
 def templates_of_records(records: Iterable[PageRecord], params: Optional[TemplateParams] = None,

@@ -25,7 +25,7 @@ The digest is one string, ``d1.N.SKETCH.E.ENTRIES.L.STRUCTURE.PHASH``:
     the screenshot's pHash (hex; ``-`` without a screenshot).
 
 :func:`parse_digest` reads the string back and :func:`compare` compares two digests of one URL;
-what counts as a change is decided in ``scrapy_websim/diff.py`` with the thresholds of
+what counts as a change is decided in ``scrapy_websim/result/diff.py`` with the thresholds of
 :class:`~scrapy_websim.core.params.page.ChangeParams`.
 
 Pure: no Scrapy import; deterministic (BLAKE2b hashes, stable across runs and platforms).
@@ -43,11 +43,10 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 import numpy as np
 
 from ..fingerprints import CJK_CHARS, blake2b64, hamming, hash_shingles
-from ..params.page import ChangeParams
 from ..types import hex64
 from .visible import _CHROME, _PAGE, _hidden, _region, _tag, page_body
 
-__all__ = ["ChangeParams", "DIGEST_VERSION", "Digest", "DigestDelta", "masked_words", "line_words", "content_digest",
+__all__ = ["DIGEST_VERSION", "Digest", "DigestDelta", "masked_words", "line_words", "content_digest",
            "parse_digest", "compare", "excerpt"]
 
 #: The first part of every digest string; a digest of another version is not compared.

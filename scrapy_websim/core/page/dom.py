@@ -20,7 +20,7 @@ from typing import Dict, List, TypedDict
 from ..params.page import DomParams
 from ..types import DOM_COUNT_NAMES
 
-__all__ = ["DomParams", "dom_features"]
+__all__ = ["dom_features"]
 
 
 DEFAULT_DOM_PARAMS = DomParams()
@@ -40,13 +40,21 @@ def _root(doc):
     return root if root is not None else doc
 
 
+def _text_nodes(el, depth: int) -> int:
+    """The text nodes of an element's own: its text, and its tail (within the root)."""
+    n = 1 if el.text and not el.text.isspace() else 0
+    if el.tail and not el.tail.isspace() and depth > 0:
+        n += 1
+    return n
+
+
 def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
                  params: DomParams = DEFAULT_DOM_PARAMS) -> DomFeatures:
     """``{"dom_counts": [...], "tag_paths": {...}, "depth_hist": [...]}`` of a parsed page."""
     counts = [0] * len(DOM_COUNT_NAMES)
     paths: Dict[str, int] = {}
-    hist: List[int] = []
     max_depth = params.max_depth
+    hist = [0] * (max_depth + 1)
     max_path_depth = params.max_path_depth
     root = _root(doc)
     # iterative walk: (element, depth, path of its parent)
@@ -67,21 +75,16 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
         idx = _COUNTED.get(tag)
         if idx is not None:
             counts[idx] += 1
-        if el.text and not el.text.isspace():
-            text_nodes += 1
-        if el.tail and not el.tail.isspace() and depth > 0:
-            text_nodes += 1
-        path = f"{parent_path}>{tag}" if parent_path else tag
-        if depth >= max_path_depth:
-            path = parent_path  # truncated: count under the deepest kept path
+        text_nodes += _text_nodes(el, depth)
+        # beyond max_path_depth, counted under the deepest kept path
+        path = parent_path if depth >= max_path_depth else (f"{parent_path}>{tag}" if parent_path else tag)
         paths[path] = paths.get(path, 0) + 1
-        bucket = depth if depth < max_depth else max_depth
-        while len(hist) <= bucket:
-            hist.append(0)
-        hist[bucket] += 1
+        hist[depth if depth < max_depth else max_depth] += 1
         children = list(el)
         for child in reversed(children):
             stack.append((child, depth + 1, path))
+    while hist and not hist[-1]:  # as deep as the page goes (every depth above the deepest has an element)
+        hist.pop()
     counts[0] = nodes
     counts[1] = text_nodes
     if len(paths) > max_paths:

@@ -38,11 +38,9 @@ Decision (thresholds are :class:`PageTypeParams`):
   least ``list_min_share`` of the non-furniture text.
 * otherwise ``unknown`` (thin pages, forms, error pages, pages that are neither).
 
-Measured (thresholds chosen on these same pages, so expect somewhat lower on unseen sites):
-Python 3.11 docs index pages (genindex*, py-modindex, contents; list) 32/32; library chapter
-pages with a table of contents (list) 30/33; library module pages (detail) 275/284; the 181
-article-extraction-benchmark pages (detail) 173/181. Reproduce with
-``python -m scrapy_websim.core.page.pagetype --expect detail FILE...`` (see :func:`main`).
+The thresholds were chosen on Python documentation pages and on the article-extraction
+benchmark's pages (docs/decision.md, "Features of a page", has the figures); check a set of pages
+with ``python -m scrapy_websim.core.page.pagetype --expect detail FILE...`` (see :func:`main`).
 """
 
 from __future__ import annotations
@@ -283,10 +281,8 @@ def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tu
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            n = 0 if skip_depth else _tlen(item)
-            if n:
-                cur[0] += n + 1  # + 1: the space between runs
-                cur[1] += (n + 1) if link_depth else 0
+            if not skip_depth:
+                _add_run(cur, item, link_depth)
             continue
         if kind is tuple:
             _, tag, cuts, top_boiler, member = item
@@ -305,12 +301,21 @@ def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tu
             skip_depth += step
         elif tag == "a":
             link_depth += step
-        boiler_depth += step if top_boiler else 0
-        item_depth += step if member else 0
+        boiler_depth += step * top_boiler  # both flags are bools: 0 or the step
+        item_depth += step * member
         region = "boiler" if boiler_depth else "items" if item_depth else "content"
     if cur[0]:
         regions[region].append(cur)
     return regions, links
+
+
+def _add_run(cur: List[int], text: str, link_depth: int) -> None:
+    """A text run into the current block ``[chars, link chars]`` (+ 1: the space between runs)."""
+    n = _tlen(text)
+    if n:
+        cur[0] += n + 1
+        if link_depth:
+            cur[1] += n + 1
 
 
 def _region_features(feats: Dict[str, float], regions: Dict[str, List[List[int]]], n_members: int,
@@ -387,6 +392,18 @@ def _end_profile(tag: Optional[str], density: float, profile: tuple) -> tuple:
         return (cut, lc, lc, long_ if density >= 1.0 else 0, long_, sc, sc, tc, tc,
                 True if first is not None else None, links + 1)
     return profile
+
+
+def _close_runs(runs: Tuple[Tuple[int, int], ...], sc: int, sl: int, long_: int, prose: int, min_chars: int,
+                density: float) -> Tuple[int, int, int, int]:
+    """Runs ``(chars, link chars)`` closed into blocks at a block element's end: the closed
+    chars and link chars, long blocks and prose blocks, each added to."""
+    for c, lk in runs:
+        if c:
+            sc += c
+            sl += lk
+            long_, prose = _count_block(c, lk, min_chars, density, long_, prose)
+    return sc, sl, long_, prose
 
 
 class _Profiles:
@@ -470,11 +487,7 @@ class _Profiles:
                 else:
                     lc += n + 1
         if is_block:  # the end boundary closes the trail (the lead is empty: cut at the start)
-            for c, lk in ((lc, ll), (tc, tl)):
-                if c:
-                    sc += c
-                    sl += lk
-                    long_, prose = _count_block(c, lk, min_chars, density, long_, prose)
+            sc, sl, long_, prose = _close_runs(((lc, ll), (tc, tl)), sc, sl, long_, prose, min_chars, density)
             lc = ll = tc = tl = 0
         return _end_profile(tag, density, (cut, lc, ll, prose, long_, sc, sl, tc, tl, first, links))
 

@@ -32,7 +32,6 @@ from ..params.page import TextParams
 from .visible import EMBED_TAGS, NON_TEXT_TAGS, page_body
 
 __all__ = [
-    "TextParams",
     "Measured",
     "extract_main_text",
     "list_text",
@@ -82,6 +81,12 @@ def _is_skipped(el) -> bool:
         return not (tag == "header" and len(el.findall(".//p")) >= 3)
     if not el.keys():  # most elements have no attributes: nothing below can skip them
         return False
+    return _skipped_by_attributes(el, tag)
+
+
+def _skipped_by_attributes(el, tag: str) -> bool:
+    """An element is hidden, or named or given a role of navigation and the like (and does not
+    hold the page's main block)."""
     get = el.get
     if get("hidden") is not None or get("aria-hidden") == "true":
         return True
@@ -237,8 +242,9 @@ def _semantic_roots(body, infos) -> List:
     return roots
 
 
-def _density_best(body, infos) -> Tuple[object, float, Dict]:
-    """The best-scoring block, its score and every scored element's score (readability style)."""
+def _paragraph_scores(infos) -> Dict:
+    """Each paragraph-like block's score (commas, length), given to its parent and half to its
+    grandparent."""
     scores: Dict = {}
     for el, info in infos.items():
         tag = el.tag.lower()
@@ -255,6 +261,12 @@ def _density_best(body, infos) -> Tuple[object, float, Dict]:
             grand = parent.getparent()
             if grand is not None and grand in infos:
                 scores[grand] = scores.get(grand, 0.0) + score / 2.0
+    return scores
+
+
+def _density_best(body, infos) -> Tuple[object, float, Dict]:
+    """The best-scoring block, its score and every scored element's score (readability style)."""
+    scores = _paragraph_scores(infos)
     best, best_score = None, 0.0
     for el, info in infos.items():
         s = scores.get(el, 0.0)

@@ -7,7 +7,6 @@ import re
 from functools import lru_cache
 from typing import Any, List, Optional, Tuple
 
-
 #: The one skip-tag set: elements whose content is never read as page text (code, head, embedded
 #: documents and drawings). Each reader adds its own on top, named for what it reads:
 #: ``_NOT_VISIBLE_TAGS`` here, ``_NOT_MAIN_TEXT_TAGS`` in ``core.page.text`` and
@@ -28,6 +27,8 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _WS = re.compile(r"\s+")
 #: Not in the template skeleton (the fingerprint): what a template does not show.
 _SKELETON_SKIP = frozenset({"script", "style", "noscript", "template", "link", "meta"})
+#: Not in the skeleton: the skipped tags, and what is no element (a comment, a PI: tag "").
+_NOT_IN_SKELETON = _SKELETON_SKIP | {""}
 _CONTROL_WEIGHT = 20  # characters a visible form control counts for in form_share
 
 
@@ -179,24 +180,32 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     while stack:
         el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:
-            if el.tail:
-                _add_text(out, el.tail, in_form, heading, region)
+            _add_tail(out, el, in_form, heading, region)
             continue
         tag = _walk_tag(el)
-        if tag and _trail(el):
-            if phase == _ENTER and el is not start and el.tail:
+        entering = phase == _ENTER and el is not start
+        if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
+            if entering and el.tail:
                 push((el, in_form, heading, _TAIL, depth, region))
-            continue  # a breadcrumb trail: where the visitor has been, not what the page is
-        visible = False
-        if phase == _ENTER:
-            if el is not start:
-                push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
-            visible = bool(tag) and tag not in skip_tags and not _hidden(el, tag)
-        if skel is not None and tag and tag not in _SKELETON_SKIP:
+            continue
+        if entering:
+            push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
+        visible = phase == _ENTER and _visible(el, tag, skip_tags)
+        if skel is not None and tag not in _NOT_IN_SKELETON:
             _add_skeleton(skel, push, el, tag, visible, depth, region)
         if visible:
             _enter(out, push, el, tag, in_form, heading, depth, region)
     return out
+
+
+def _add_tail(out: _Walk, el, in_form: bool, heading: int, region: int) -> None:
+    if el.tail:
+        _add_text(out, el.tail, in_form, heading, region)
+
+
+def _visible(el, tag: str, skip_tags: Any) -> bool:
+    """An element a person sees (its text and its children's, unless they hide themselves)."""
+    return bool(tag) and tag not in skip_tags and not _hidden(el, tag)
 
 
 def _walk_tag(el) -> str:

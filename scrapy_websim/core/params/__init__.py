@@ -9,8 +9,8 @@
   :mod:`.rules` (``RuleParams``, ``RULE_CODES``, the keyword lists) and :mod:`.urls`
   (``UrlParams``, ``UrlSimhashParams``, ``PredictorParams``).
 
-The algorithm modules import their object from here and re-export it (``from
-scrapy_websim.core.page.text import TextParams`` keeps working); ``config.py`` builds the
+Every module imports an object from the module that declares it (``from
+scrapy_websim.core.params.page import TextParams``); ``config.py`` builds the
 ``WEBSIM_*`` settings table and the ``WEBSIM_PARAMS`` keys (``"text.max_link_density"``: the
 object's key in ``config.PARAM_OBJECTS`` and the field's name) from these declarations. A new
 tunable is one ``param(...)`` field in the module of its package; it is a ``WEBSIM_PARAMS`` key at
@@ -18,31 +18,3 @@ once, or its own setting with ``setting="WEBSIM_X"`` (see :func:`.base.param`).
 
 Pure package: no Scrapy import, and no import of the algorithm modules (they import it).
 """
-
-from .base import FieldError, Params, Range, check_fields, check_ranges, param, parse_range
-from .match import ClusterParams, DecisionParams, TemplateParams
-from .page import ChangeParams, DomParams, LcsParams, PageTypeParams, TextParams
-from .rules import RuleParams
-from .urls import PredictorParams, UrlParams, UrlSimhashParams
-
-__all__ = [
-    "Range",
-    "parse_range",
-    "check_ranges",
-    "param",
-    "check_fields",
-    "Params",
-    "FieldError",
-    "TextParams",
-    "PageTypeParams",
-    "DomParams",
-    "LcsParams",
-    "ChangeParams",
-    "DecisionParams",
-    "ClusterParams",
-    "TemplateParams",
-    "RuleParams",
-    "UrlParams",
-    "UrlSimhashParams",
-    "PredictorParams",
-]

@@ -52,44 +52,37 @@ class DecisionParams(Params):
     #: and all such pages would look identical.
     rule2_min_phash_bits: int = param(8, "int [0, 32]", "rule 2: pHash bits set and unset at least")
     #: two pages with text below this Jaccard are different pages that merely share a first
-    #: viewport (a doc site's header over the fold). Measured: python3-doc keyword.html and
-    #: fnmatch.html share a pHash at text 0.008 (bench/sites.py); two nginx listings of different
-    #: directories (one header, a few entries each) reach 0.30 by the noise-forgiving measure
-    #: (tests/test_text.py). 0 = rule 2 on the screenshot alone.
+    #: viewport (a doc site's header over the fold, two directory listings of one server);
+    #: 0 = rule 2 on the screenshot alone (docs/decision.md, "How the thresholds were chosen").
     rule2_min_jaccard: float = param(0.5, "[0, 1]", "rule 2: minimum MinHash text similarity")
     #: first ``<h1>`` headings, token Jaccard; not when their judged text is identical, nor when
     #: either page has no h1, nor when both carry one title that holds half the words of one of
-    #: their h1s (``similarity.title_names_heading``: a noisy copy whose h1 lost a word, 14 of 786
-    #: copies in bench/textsim.py). Two pages of one template that say they are about different
-    #: things (a wiki's revision histories or page information of two articles share 55-80 % of
-    #: their text and look alike; bench/wiki.py).
+    #: their h1s (``similarity.title_names_heading``: a noisy copy whose h1 lost a word). Two pages
+    #: of one template that say they are about different things (a wiki's revision histories of
+    #: two articles share most of their text and look alike; docs/decision.md, "The heading check").
     heading_min_jaccard: float = param(
         0.6, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
     #: between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged text on both),
     #: when the shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text
     #: is identical: the longer page says a quarter more (a later revision of an article, a page
-    #: with a new section) and is a page of its own. Measured (bench/textsim.py, 786 pages of 8
-    #: templates): a noisy copy's prose is >= 0.91 of its page's at >= 1000 characters; a wiki's
-    #: first revision (60 % of the text) is ~0.65 of its article's (bench/wiki.py).
+    #: with a new section) and is a page of its own (docs/decision.md, "The prose length check").
     prose_min_len_ratio: float = param(
         0.8, "[0, 1]", "no duplicate between prose pages whose prose lengths differ more (shorter / longer), 0 = off")
     prose_len_min_chars: int = param(
         1000, "int [0, 10000000]", "the prose length check needs this much prose on the shorter page")
     #: the text measure forgives the page with more text of its own up to this many word
     #: 3-shingles that the other page lacks: what a server adds to one response and not another
-    #: (a banner with an id, a "generated at" line, five "recommended" links: 50-80 shingles in
-    #: bench/textsim.py). Measured on 786 pages of 8 templates: plain Jaccard (0) cannot separate a
-    #: short page's noisy copy (0.37) from two pages of one boilerplate (0.52) or one man page
-    #: from another that shares its options (0.72); 100 puts every copy at >= 0.75 and every two
-    #: different pages at < 0.75.
+    #: (a banner with an id, a "generated at" line, five "recommended" links). Plain Jaccard (0)
+    #: cannot tell a short page's noisy copy from two pages of one boilerplate (docs/decision.md,
+    #: "Why forgive 100 shingles, and a text threshold of 0.7").
     text_noise_shingles: int = param(
         100, "int [0, 100000]", "text measure: shingles of per-request noise forgiven, 0 = plain Jaccard")
 
     #: two pages of which one says more than this many shingles the other lacks (beyond
     #: ``text_noise_shingles``) are two pages however much of the other it holds: a log and its
     #: short form (each entry's description more), a listing and the same listing with more
-    #: entries; a server's noise adds 50-80 shingles, an edit a few, and a benchmark's noisy copy
-    #: of a long source listing up to about 400. 0 = off
+    #: entries; a server's noise and an edit add far fewer (docs/decision.md, 'The "says much more"
+    #: check'). 0 = off
     max_more_shingles: int = param(500, "int [0, 1000000]",
                                    "decision: shingles beyond the noise allowance one page may say more")
 
@@ -118,15 +111,14 @@ class ClusterParams(Params):
     min_text_len: int = param(THIN_TEXT_CHARS, "int >= 0", "eligibility: main-text characters",
                               set_by="rules.thin_text_chars")
     #: pages with the same first ``<h1>`` are candidates whatever their SimHash (a noisy copy of a
-    #: short list page moves 12-14 bits), when at most this many eligible pages share it (a
-    #: site-wide logo heading is no evidence and would make one group of the site); 0 = off
+    #: short list page moves it far), when at most this many eligible pages share it (a site-wide
+    #: logo heading is no evidence and would make one group of the site); 0 = off
     heading_max_pages: int = param(32, "int [0, 10000]",
                                    "same-h1 candidates when at most this many pages share the h1, 0 = off")
     #: the length check passes whenever the texts differ by at most this many characters, whatever
     #: ``length_diff`` says: what a server adds to one response (a banner, a "generated at" line,
-    #: five "recommended" links) is bounded, and on a short page it is more than half the text.
-    #: Measured (bench/textsim.py, 786 pages of 8 templates): noisy copies add -86 to 694
-    #: characters; four short pages (222-332 characters) failed the 50 % check by 335-398.
+    #: five "recommended" links) is bounded, and on a short page it is more than half the text
+    #: (docs/clustering.md, "Candidate pairs").
     length_noise_chars: int = param(600, "int [0, 10000000]",
                                     "candidate length check: characters of difference always allowed")
 

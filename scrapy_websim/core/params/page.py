@@ -31,8 +31,8 @@ class TextParams(Params):
     semantic_min_share: float = param(0.5, "[0, 1]", "share of text article/main must hold")
     semantic_min_chars: int = param(140, "[0, 1000000]", "minimum characters of such a container")
     max_link_density: float = param(0.5, "(0, 1]", "blocks with more link text are dropped")
-    #: "websim" is this module (~1 ms/page), "trafilatura" has a better F1 and is ~10x slower
-    #: (bench/extraction.py).
+    #: "websim" is this package's extractor, "trafilatura" a better and much slower one
+    #: (docs/decision.md, "Features of a page").
     extractor: str = param("websim", "", "main-text extractor", choices=("websim", "trafilatura"),
                            needs={"trafilatura": ("trafilatura", "trafilatura")}, setting="WEBSIM_TEXT_EXTRACTOR")
     #: A page that is not a list page is judged by its visible text (link texts included) when its

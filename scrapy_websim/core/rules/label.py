@@ -43,8 +43,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Tuple, Union
 
+from ..params.rules import RuleParams
 from ..types import is_html_type
-from .signals import RuleParams
 
 __all__ = ["special_label"]
 
@@ -98,12 +98,24 @@ def _login_page(signals, ok: bool, short: bool, params: RuleParams, one_sentence
     has_control = bool(signals.get("inputs") or signals.get("forms"))
     if not ok:
         return bool(signals.get("pw")) or bool((title or heading or body >= 2) and has_control)
-    if signals.get("pw") and (float(signals.get("fs", 0.0)) >= params.form_share or short
-                              or (title or heading) and body >= 2):
-        return True  # a password field of its own, and the page is that form, short, or all about logging in
-    if one_sentence and (title or heading or body >= 2) and (signals.get("pw") or signals.get("pwc")):
+    if _password_form(signals, short, bool(title or heading), body, params):
+        return True
+    if one_sentence and _asks_to_log_in(signals, bool(title or heading), body):
         return True
     return short and bool(title or heading) and has_control
+
+
+def _asks_to_log_in(signals, named: bool, phrases: int) -> bool:
+    """Login words in the title or headings (``named``) or two login phrases, and a password
+    field on the page, its own or the site's in its chrome."""
+    return (named or phrases >= 2) and bool(signals.get("pw") or signals.get("pwc"))
+
+
+def _password_form(signals, short: bool, named: bool, phrases: int, params: RuleParams) -> bool:
+    """A password field of its own, and the page is that form, short, or all about logging in
+    (``named``: login words in its title or headings; ``phrases``: login phrases in its text)."""
+    return bool(signals.get("pw")) and (float(signals.get("fs", 0.0)) >= params.form_share or short
+                                        or named and phrases >= 2)
 
 
 #: Own visible text of a page that says one sentence (a client-rendered app's "Sorry, we couldn't
@@ -177,6 +189,17 @@ def special_label(record, params: RuleParams = RuleParams(), item: Item = False)
     if decided:
         return label
     ok = status < 300
+    label = _page_label(record, params, enabled, ok, item)
+    if label is not None:
+        return label
+    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item if ok else False):
+        return "T1"
+    return None
+
+
+def _page_label(record, params: RuleParams, enabled: Tuple[str, ...], ok: bool, item: Item) -> Optional[str]:
+    """L1, W1, M1 or E3 from what the page says (``ok``: its status is 2xx; ``item``: as
+    :func:`special_label` takes it), else None."""
     signals = record.signals or {}
     short = _short(record, params)
     if "L1" in enabled and _login_page(signals, ok, short, params, _one_sentence(record)):
@@ -186,6 +209,4 @@ def special_label(record, params: RuleParams = RuleParams(), item: Item = False)
             return rule
     if "E3" in enabled and (not ok or _soft_404(signals, short, _one_sentence(record), item)):
         return "E3"
-    if "T1" in enabled and (ok or status in (401, 403)) and _thin(record, params, item if ok else False):
-        return "T1"
     return None

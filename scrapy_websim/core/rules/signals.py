@@ -36,12 +36,10 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..params.rules import RULE_CODES, RuleParams
 from ..page.visible import _WS, _Walk, _walk  # the page walk the rules read
+from ..params.rules import RuleParams
 
 __all__ = [
-    "RULE_CODES",
-    "RuleParams",
     "page_signals",
     "rule_features",
     "rule_features_and_text",
@@ -189,19 +187,7 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
     head_list = walk.headings[0] if main == 0 else walk.headings[0] + walk.headings[1]
     headings = " | ".join(h for h in _drop_echoes(head_list, url, memo) if h)
     title = _drop_title_echo(_WS.sub(" ", title or "").strip(), url)
-    low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in (title, headings, text))
-    keywords = {rule: tuple(params.keywords(rule)) for rule in KEYWORD_RULES}
-    numbers = _url_numbers(url, _keyword_numbers(tuple(keywords.values()))) if url else None
-    if numbers is not None:
-        low = tuple(numbers.sub(" ", part) for part in low)
-    wide = tuple(map(_wide_chars, low))
-    kw: Dict[str, List[int]] = {}
-    for rule in KEYWORD_RULES:
-        words = keywords[rule]
-        counts = [_title_hits(words, low[0], wide[0]), _title_hits(words, low[1], wide[1]),
-                  _hits(words, low[2], wide[2])]
-        if any(counts):
-            kw[rule] = counts
+    kw = _keyword_hits((title, headings, text), params, url)
     n = params.signal_text_chars
     total = pick(walk.total_weight)
     share = pick(walk.form_weight) / total if total else 0.0
@@ -219,6 +205,25 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
     if main == 0 and walk.password_inputs[1]:
         out["pwc"] = walk.password_inputs[1]  # the site's login form in its chrome (a sidebar, a header)
     return out
+
+
+def _keyword_hits(parts: Tuple[str, str, str], params: RuleParams, url: str) -> Dict[str, List[int]]:
+    """Each keyword rule's hits in the title, the headings and the text (the rules with any); the
+    numbers of the page's URL are no keywords."""
+    low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in parts)
+    keywords = {rule: tuple(params.keywords(rule)) for rule in KEYWORD_RULES}
+    numbers = _url_numbers(url, _keyword_numbers(tuple(keywords.values()))) if url else None
+    if numbers is not None:
+        low = tuple(numbers.sub(" ", part) for part in low)
+    wide = tuple(map(_wide_chars, low))
+    kw: Dict[str, List[int]] = {}
+    for rule in KEYWORD_RULES:
+        words = keywords[rule]
+        counts = [_title_hits(words, low[0], wide[0]), _title_hits(words, low[1], wide[1]),
+                  _hits(words, low[2], wide[2])]
+        if any(counts):
+            kw[rule] = counts
+    return kw
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,19 +400,28 @@ def _echo_words(url: str) -> Optional["re.Pattern[str]"]:
         parts = urlsplit(url)
     except ValueError:
         return None
+    found = {variant.lower() for variant in _spellings(_url_pieces(parts))
+             if _CJK.search(variant) or " " in variant or variant != variant.lower()}
+    alternatives = [alt for alt in map(_echo_alternative, sorted(found, key=lambda e: (-len(e), e))) if alt]
+    return re.compile("|".join(alternatives)) if alternatives else None
+
+
+def _url_pieces(parts: Any) -> List[str]:
+    """What a URL may carry a name in: the decoded path, whole and by segment (and after a
+    namespace colon), the query values and the fragment."""
     path = unquote(parts.path)
     raw = [path, path.strip("/")] + [seg for seg in path.split("/") if seg]
     raw += [seg.rsplit(":", 1)[1] for seg in raw[2:] if ":" in seg]
-    raw += [v for _k, v in parse_qsl(parts.query)] + [unquote(parts.fragment)]
-    found = {variant.lower() for variant in _spellings(raw)
-             if _CJK.search(variant) or " " in variant or variant != variant.lower()}
-    alternatives = []
-    for echo in sorted(found, key=lambda e: (-len(e), e)):
-        if _CJK.search(echo) and len(echo) >= 2:
-            alternatives.append(re.escape(echo))
-        elif len(echo) >= 3 and any(ch.isalnum() for ch in echo) or _CJK.search(echo):
-            alternatives.append(rf"(?<!\w){re.escape(echo)}(?!\w)")
-    return re.compile("|".join(alternatives)) if alternatives else None
+    return raw + [v for _k, v in parse_qsl(parts.query)] + [unquote(parts.fragment)]
+
+
+def _echo_alternative(echo: str) -> str:
+    """The pattern of one echoed name ("" for one too short to take out)."""
+    if _CJK.search(echo) and len(echo) >= 2:
+        return re.escape(echo)
+    if len(echo) >= 3 and any(ch.isalnum() for ch in echo) or _CJK.search(echo):
+        return rf"(?<!\w){re.escape(echo)}(?!\w)"
+    return ""
 
 
 def _strip_echo_words(text: str, url: str) -> str:

@@ -42,7 +42,7 @@ _TRACKER_PREFIXES = re.compile(
     r"^(?:ads?|mc|ga|gs|itm|mkt|ml|mtm|oly|pk|utm|vero|hsa|_hs)_"
 )
 
-__all__ = ["UrlParams", "normalize_url", "url_origin", "is_tracking_param", "link_target"]
+__all__ = ["normalize_url", "url_origin", "is_tracking_param", "link_target"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 

@@ -44,20 +44,19 @@ import bisect
 import math
 import re
 from collections import Counter
+from itertools import chain
 from statistics import NormalDist
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 from datasketch import MinHash
 from w3lib.url import canonicalize_url
 
+from ..fingerprints import CJK_CHARS, blake2b64
 from ..params.urls import PredictorParams
-from ..fingerprints import CJK_CHARS
-from ..fingerprints import blake2b64
 
 __all__ = [
-    "PredictorParams",
     "DupePredictor",
     "DupStat",
     "url_key",
@@ -460,48 +459,58 @@ class DupePredictor:
         canon, path, query = _parse(url)
         if canon in self._pages:
             return 1.0, canon
+        offers = self._path_offers(path)
+        if len(query) <= self.params.max_params:
+            offers = chain(offers, self._param_offers(path, query), self._rest_offers(path, _qkey(query)))
         best: Tuple[float, Optional[str]] = (0.0, None)
-
-        def offer(prob: float, dupe: str) -> None:
-            nonlocal best
+        for prob, dupe in offers:  # the first of the most probable
             if prob > best[0]:
                 best = (prob, dupe)
+        return best
 
+    def _path_offers(self, path: str) -> Iterator[Tuple[float, str]]:
+        """A page of the same path (the path rule)."""
         sample = self._by_path.get(path)
         partner = sample.first() if sample is not None and sample.entries else self._pending_path.get(path)
         if partner is not None:
-            offer(self._bounds(self.path_stats.get(path))[0], partner)
-        if len(query) > self.params.max_params:
-            return best
+            yield self._bounds(self.path_stats.get(path))[0], partner
+
+    def _param_offers(self, path: str, query: Dict[str, str]) -> Iterator[Tuple[float, str]]:
+        """For each parameter of the URL, a page without it (or with another value of it)."""
         for param, value in query.items():
             rest = _qkey(query, param)
             base = self._exact.get((path, rest)) or self._pending_exact.get((path, rest))
-            chain = self._param_chain(path, param, rest)
+            chain_ = self._param_chain(path, param, rest)
             values = self._value_chain(path, param, value)
             if base is not None:
                 # u is base + param=value: the value-level rule, and the parameter rule unless
                 # this value has been seen to matter
-                offer(max(self._combine(values), self._combine(chain, values)), base)
+                yield max(self._combine(values), self._combine(chain_, values)), base
                 continue
-            group = self._by_rest.get((path, rest), {}).get(param)
-            other = group.first() if group and group.entries else None
-            if other is None:
-                pending = self._pending_rest.get((path, rest), {}).get(param)
-                other = pending[0][1] if pending else None
+            other = self._other_value(path, rest, param)
             if other is not None:
-                offer(self._combine(chain, values), other)
-        qkey = _qkey(query)
+                yield self._combine(chain_, values), other
+
+    def _other_value(self, path: str, rest: QKey, param: str) -> Optional[str]:
+        """A page of ``path`` with the other parameters ``rest`` and another value of ``param``."""
+        group = self._by_rest.get((path, rest), {}).get(param)
+        if group and group.entries:
+            return group.first()
+        pending = self._pending_rest.get((path, rest), {}).get(param)
+        return pending[0][1] if pending else None
+
+    def _rest_offers(self, path: str, qkey: QKey) -> Iterator[Tuple[float, str]]:
+        """The pages that are this URL with one parameter more."""
         for param, group in self._by_rest.get((path, qkey), {}).items():
-            chain = self._param_chain(path, param, qkey)
+            chain_ = self._param_chain(path, param, qkey)
             for _h, other, value in group.entries:
                 values = self._value_chain(path, param, value)
-                offer(max(self._combine(values), self._combine(chain, values)), other)
+                yield max(self._combine(values), self._combine(chain_, values)), other
         for param, pending in self._pending_rest.get((path, qkey), {}).items():
-            chain = self._param_chain(path, param, qkey)
+            chain_ = self._param_chain(path, param, qkey)
             for value, other in pending:
                 values = self._value_chain(path, param, value)
-                offer(max(self._combine(values), self._combine(chain, values)), other)
-        return best
+                yield max(self._combine(values), self._combine(chain_, values)), other
 
     def _forget_if_unreferenced(self, canon: str, page: _Page) -> None:
         path_sample = self._by_path.get(page.path)

@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from ..fingerprints import CJK_CHARS, hamming
+from ..fingerprints import CJK_CHARS, blake2b64, hamming
 from ..params.urls import UrlSimhashParams
-from ..fingerprints import blake2b64
 
 __all__ = [
-    "UrlSimhashParams",
     "url_features",
     "url_simhash",
     "url_similarity",
@@ -75,37 +73,52 @@ def _split_url(url: str):
 def url_features(url: str, params: UrlSimhashParams = DEFAULT_PARAMS) -> List[Tuple[str, float]]:
     """The weighted, type-generalised features of ``url``: ``[(feature, weight), ...]``."""
     parts = _split_url(url)
-    feats: List[Tuple[str, float]] = []
+    feats: List[Tuple[str, float]] = [(f"s:{parts.scheme.lower()}", params.scheme_weight)]
+    _spread(feats, "h", _host_tokens(parts), params.host_weight, False)
+    _spread(feats, "p", _path_tokens(parts.path), params.path_weight, True)
+    _spread(feats, "q", _query_tokens(parts.query), params.query_weight, False)
+    if parts.fragment:
+        _spread(feats, "f", [generalise(x) for x in parts.fragment.split("/") if x] or ["-"],
+                params.fragment_weight, False)
+    return feats
 
-    def spread(prefix: str, tokens: Sequence[str], weight: float, positional: bool) -> None:
-        if not tokens or weight <= 0:
-            return
-        each = weight / len(tokens)
-        for i, tok in enumerate(tokens):
-            feats.append((f"{prefix}{i}:{tok}" if positional else f"{prefix}:{tok}", each))
 
-    feats.append((f"s:{parts.scheme.lower()}", params.scheme_weight))
+def _spread(feats: List[Tuple[str, float]], prefix: str, tokens: Sequence[str], weight: float,
+            positional: bool) -> None:
+    """One component's tokens as features, its weight split evenly over them."""
+    if not tokens or weight <= 0:
+        return
+    each = weight / len(tokens)
+    for i, tok in enumerate(tokens):
+        feats.append((f"{prefix}{i}:{tok}" if positional else f"{prefix}:{tok}", each))
+
+
+def _host_tokens(parts: Any) -> List[str]:
+    """The host's labels (and port), positional from the right: the registrable domain is stable."""
     host = (parts.hostname or "").lower()
     labels = [generalise(x) if x.isdigit() else x for x in host.split(".") if x]
     if parts.port is not None:
         labels.append(f":{parts.port}")
-    # host labels are positional from the right (the registrable domain is stable)
-    spread("h", [f"{len(labels) - i}={lab}" for i, lab in enumerate(labels)], params.host_weight, False)
-    segments = [generalise(unquote(s) if not _ENC_RE.search(s) else s) for s in parts.path.split("/") if s]
-    if parts.path.endswith("/") and segments:
+    return [f"{len(labels) - i}={lab}" for i, lab in enumerate(labels)]
+
+
+def _path_tokens(path: str) -> List[str]:
+    """The path's segments, generalised (a trailing slash kept on the last)."""
+    segments = [generalise(unquote(s) if not _ENC_RE.search(s) else s) for s in path.split("/") if s]
+    if path.endswith("/") and segments:
         segments[-1] += "/"
-    spread("p", segments, params.path_weight, True)
-    query = []
-    for pair in parts.query.split("&"):
+    return segments
+
+
+def _query_tokens(query: str) -> List[str]:
+    """The query's ``name=value`` pairs, names lower-cased, values generalised, sorted."""
+    tokens = []
+    for pair in query.split("&"):
         if not pair:
             continue
         name, _, value = pair.partition("=")
-        query.append(f"{name.lower()}={generalise(value)}")
-    spread("q", sorted(query), params.query_weight, False)
-    if parts.fragment:
-        spread("f", [generalise(x) for x in parts.fragment.split("/") if x] or ["-"],
-               params.fragment_weight, False)
-    return feats
+        tokens.append(f"{name.lower()}={generalise(value)}")
+    return sorted(tokens)
 
 
 def _hash64(feature: str) -> int:

@@ -11,7 +11,7 @@ from scrapy_websim.core.types import PageRecord
 class PageItem:
     """A page's record plus what its features are computed from.
 
-    Sent with the :data:`~scrapy_websim.signals.page_captured` signal, never yielded as a Scrapy
+    Sent with the :data:`~scrapy_websim.crawler.events.page_captured` signal, never yielded as a Scrapy
     item (it would reach the user's pipelines and feeds). The recorder computes the features,
     empties ``html`` and ``screenshot`` and keeps only ``record``: nothing large outlives it.
     """

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.types import hex64
-from scrapy_websim.safefile import write_bytes
+from scrapy_websim.result.safefile import write_bytes
 
 #: File name extension of each format.
 EXTENSIONS = {"webp": ".webp", "jpeg": ".jpg"}
@@ -29,7 +29,7 @@ def thumbnail_stem(url: str) -> str:
 
 def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int = 60) -> bytes:
     """``image`` (PNG or any format Pillow reads, as bytes, or a decoded PIL image such as the
-    pipeline's :func:`~scrapy_websim.core.page.visual.decode_image`, left open) scaled to ``width``
+    recorder's :func:`~scrapy_websim.core.page.visual.decode_image`, left open) scaled to ``width``
     pixels wide, encoded as ``fmt``.
 
     Raises ``ValueError`` for bytes that are not an image.
@@ -51,7 +51,7 @@ def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int
             if small.mode != "RGB":  # after the resize: fewer pixels to convert
                 small = small.convert("RGB")
             if fmt == "webp":
-                small.save(out, "WEBP", quality=quality, method=2)  # method 2: ~half the time of 4, ~2 % larger
+                small.save(out, "WEBP", quality=quality, method=2)  # method 2: faster than 4, barely larger
             else:
                 small.save(out, "JPEG", quality=quality, optimize=True)
     except (UnidentifiedImageError, OSError) as exc:

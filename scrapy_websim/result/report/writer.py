@@ -25,20 +25,20 @@ whatever the number of URLs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import functools
 import json
 import os
 import re
 from collections import Counter
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from scrapy_websim.core.types import OUTPUT_FIELDS
-from scrapy_websim.output import read_csv_rows, read_jsonl_rows
-from scrapy_websim.safefile import Staged, write_bytes
+from scrapy_websim.result.output import read_csv_rows, read_jsonl_rows
+from scrapy_websim.result.safefile import Staged, write_bytes
 
 from .thumbs import list_thumbnails, thumbnail_stem
 
@@ -204,9 +204,7 @@ class _Builder:
         get = row.get
         url = _text(get("url"))
         final = _text(get("final_url"))
-        host, origin = split_url(final or _text(get("normalized_url")) or url)
-        if not host:
-            host, origin = split_url(_text(get("normalized_url")) or url)
+        host, origin = _host_of(url, final, _text(get("normalized_url")))
         thumb = self.thumbs.get(thumbnail_stem(url), "") if self.thumbs else ""
         if thumb:
             self.used_thumbs.append(thumb)
@@ -214,28 +212,42 @@ class _Builder:
         page_id = _int(get("id")) or index + 1
         if page_id not in self.by_id:
             self.by_id[page_id] = index
-        title = _text(get("title"))
-        error = _text(get("error"))
         canonical = get("is_canonical")
         if get("render_from"):
             self.took_render += 1
         self.rows.append([
-            page_id, url if len(url) <= MAX_URL else _cut(url, MAX_URL),
-            title if len(title) <= MAX_TITLE else _cut(title, MAX_TITLE), _int(get("status_code")), -1,
+            page_id, _short(url, MAX_URL), _short(_text(get("title")), MAX_TITLE), _int(get("status_code")), -1,
             self.rules(_text(get("match_rule"))),
             _sim(get("content_sim")), _sim(get("structure_sim")), _sim(get("visual_sim")), _sim(get("behavior_sim")),
-            error if len(error) <= MAX_ERROR else _cut(error, MAX_ERROR), self.hosts(host), thumb,
+            _short(_text(get("error")), MAX_ERROR), self.hosts(host), thumb,
             "" if final == url else _cut(final, MAX_URL), _extras(row), _cut(_text(get("match_reason")), MAX_REASON),
         ])
         self.origin_of.append(origin)
         self.canonical.append(canonical is True or canonical == "true")
         self.cluster_of_row.append(_text(get("cluster_id")))
         self.kind_of_row.append(_text(get("cluster_kind")))
-        favicon, cert = get("favicon_hash"), _text(get("tls_sha256"))
+        self._add_pivots(row, self.rows[-1][11])
+
+    def _add_pivots(self, row: Dict[str, Any], host: int) -> None:
+        """The page's favicon hash and certificate, for the pivots across hosts."""
+        favicon, cert = row.get("favicon_hash"), _text(row.get("tls_sha256"))
         if favicon not in (None, ""):
-            _pivot(self.favicons, _cut(_text(favicon), 20), self.rows[-1][11], "")
+            _pivot(self.favicons, _cut(_text(favicon), 20), host, "")
         if cert:
-            _pivot(self.certs, _cut(cert, 64), self.rows[-1][11], _cut(_text(get("tls_subject")), 120))
+            _pivot(self.certs, _cut(cert, 64), host, _cut(_text(row.get("tls_subject")), 120))
+
+
+def _host_of(url: str, final: str, normalized: str) -> Tuple[str, str]:
+    """``(host, origin)`` of a row: of its final URL, else of its normalised or listed URL."""
+    host, origin = split_url(final or normalized or url)
+    if not host:
+        host, origin = split_url(normalized or url)
+    return host, origin
+
+
+def _short(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` (a text within it as it is)."""
+    return text if len(text) <= limit else _cut(text, limit)
 
 
 def _pivot(table: Dict[str, list], key: str, host: int, label: str) -> None:
@@ -283,6 +295,16 @@ def _member_rows(b: _Builder, c: Dict[str, Any]) -> List[int]:
         if index is not None:
             members.append(index)
     members = sorted(set(members), key=lambda i: b.rows[i][0])
+    canonical = _canonical_row(b, c, members)
+    if canonical is not None:
+        members.remove(canonical)
+        members.insert(0, canonical)
+    return members
+
+
+def _canonical_row(b: _Builder, c: Dict[str, Any], members: List[int]) -> Optional[int]:
+    """The row of a cluster's canonical: by the cluster's ``canonical_id``, else the member row
+    that says it is canonical, else by the cluster's ``canonical_url``."""
     canonical = None
     if c.get("canonical_id") is not None:
         canonical = b.by_id.get(_int(c.get("canonical_id")))
@@ -290,10 +312,7 @@ def _member_rows(b: _Builder, c: Dict[str, Any]) -> List[int]:
         canonical = next((i for i in members if b.canonical[i]), None)
     if canonical is None and c.get("canonical_url"):
         canonical = next((i for i in members if b.rows[i][1] == c["canonical_url"]), None)
-    if canonical is not None:
-        members.remove(canonical)
-        members.insert(0, canonical)
-    return members
+    return canonical
 
 
 def _origins(b: _Builder, c: Dict[str, Any], members: Sequence[int]) -> Tuple[List[str], int]:
@@ -309,17 +328,8 @@ def _origins(b: _Builder, c: Dict[str, Any], members: Sequence[int]) -> Tuple[Li
 def _layout(b: _Builder, clusters: List[Dict[str, Any]]):
     """Order rows (cluster heads, then the rest of each cluster, then the rest) and the cluster table."""
     kinds = _Table()
-    entries = []
     placed = [False] * len(b.rows)
-    for c in clusters:
-        members = [i for i in _member_rows(b, c) if not placed[i]]
-        if not members:
-            continue
-        for i in members:
-            placed[i] = True
-        kind = str(c.get("kind") or b.kind_of_row[members[0]] or "content")
-        entries.append((str(c.get("cluster_id") or ""), kind, members, c))
-    entries.sort(key=lambda e: (-len(e[2]), e[0]))
+    entries = _cluster_entries(b, clusters, placed)
     order: List[int] = []
     table = []
     for number, (cid, kind, members, c) in enumerate(entries):
@@ -335,6 +345,22 @@ def _layout(b: _Builder, clusters: List[Dict[str, Any]]):
     alone_start = len(order)
     order.extend(i for i in range(len(b.rows)) if not placed[i])
     return order, table, kinds.names, entries, alone_start
+
+
+def _cluster_entries(b: _Builder, clusters: List[Dict[str, Any]], placed: List[bool]) -> List[tuple]:
+    """``(cluster id, kind, member rows, cluster)`` of every cluster with rows not placed yet
+    (marked placed), largest first."""
+    entries = []
+    for c in clusters:
+        members = [i for i in _member_rows(b, c) if not placed[i]]
+        if not members:
+            continue
+        for i in members:
+            placed[i] = True
+        kind = str(c.get("kind") or b.kind_of_row[members[0]] or "content")
+        entries.append((str(c.get("cluster_id") or ""), kind, members, c))
+    entries.sort(key=lambda e: (-len(e[2]), e[0]))
+    return entries
 
 
 def _kind_rows(entries) -> List[list]:
@@ -354,11 +380,7 @@ def _summary(b: _Builder, entries, meta: Dict[str, Any], thumbs: int) -> Dict[st
     content_clusters = next((k[2] for k in by_kind if k[0] == "content"), 0)
     clustered = sum(len(e[2]) for e in entries)
     alone = len(b.rows) - clustered
-    failed_alone = sum(1 for r in b.rows if r[4] < 0 and r[10])
-    failed = sum(1 for r in b.rows if r[10])
-    status_counts = Counter(status_class(r[3]) for r in b.rows)
-    host_counts = Counter(r[11] for r in b.rows)
-    rule_counts = Counter(r[5] for r in b.rows)
+    failed_alone, failed = _failed_counts(b)
     kept = len(entries) + alone  # one page per cluster, plus every page in no cluster
     return {
         "urls": len(b.rows),
@@ -374,6 +396,21 @@ def _summary(b: _Builder, entries, meta: Dict[str, Any], thumbs: int) -> Dict[st
         "eligible": _int(meta.get("eligible_html_urls")),
         "thumbnails": thumbs,
         "by_kind": by_kind,
+        **_breakdowns(b),
+    }
+
+
+def _failed_counts(b: _Builder) -> Tuple[int, int]:
+    """``(pages in no cluster that failed, pages that failed)``."""
+    return sum(1 for r in b.rows if r[4] < 0 and r[10]), sum(1 for r in b.rows if r[10])
+
+
+def _breakdowns(b: _Builder) -> Dict[str, list]:
+    """The pages by match rule, status class and host; the favicons and certificates many hosts share."""
+    status_counts = Counter(status_class(r[3]) for r in b.rows)
+    host_counts = Counter(r[11] for r in b.rows)
+    rule_counts = Counter(r[5] for r in b.rows)
+    return {
         "by_rule": [[b.rules.names[r], n] for r, n in rule_counts.most_common()],
         "by_status": [[s, status_counts[s]] for s in ("2xx", "3xx", "4xx", "5xx", "none") if status_counts[s]],
         "by_host": [[b.hosts.names[h], n] for h, n in host_counts.most_common(TOP_HOSTS)],
@@ -425,7 +462,7 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
 
     ``thumbs_dir`` holds thumbnails named by :func:`thumbs.thumbnail_stem`; default: ``out_dir/thumbs``
     (where a crawl with ``WEBSIM_REPORT_DIR`` writes them). ``changes``: a diff from ``websim diff``
-    (``scrapy_websim/diff.py``), shown in a "Changes" view, each changed URL with its screenshot
+    (:mod:`scrapy_websim.result.diff`), shown in a "Changes" view, each changed URL with its screenshot
     before (from ``old_thumbs_dir``, the earlier scan's thumbnails, copied to ``thumbs-old/``) and
     after.
     """
@@ -463,18 +500,23 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
     if builder.used_thumbs:
         _copy_thumbs(builder.used_thumbs, thumbs_dir, dest_thumbs)
     summary = _summary(builder, entries, meta, len(builder.used_thumbs))
+    chunks = _write_row_chunks(staged, data_dir, builder, order)
+    payload = _meta_payload(source, meta, summary, kinds, builder.rules.names, alone_start, table, chunks)
+    if changes is not None:
+        payload["changes"] = _changes_with_thumbs(changes, builder.thumbs, old_thumbs_dir, out_dir)
+    staged.write(os.path.join(data_dir, "clusters.js"),
+                 js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
+    staged.write(os.path.join(data_dir, "meta.js"), js_payload(payload))
+    info = ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
+                      thumbnails=len(builder.used_thumbs), seconds=0.0, bytes=0)
+    return info, [os.path.basename(c[0]) for c in chunks]
 
-    chunks: List[List[Any]] = []  # [file, rows]
-    start = 0
-    while start < len(order) or not chunks:
-        size = FIRST_CHUNK_ROWS if not chunks else CHUNK_ROWS
-        part = [builder.rows[i] for i in order[start:start + size]]
-        name = f"rows-{len(chunks):03d}.js"
-        staged.write(os.path.join(data_dir, name),
-                     js_payload({"type": "rows", "chunk": len(chunks), "start": start, "rows": part}))
-        chunks.append(["data/" + name, len(part)])
-        start += size
-    payload = {
+
+def _meta_payload(source: str, meta: Dict[str, Any], summary: Dict[str, Any], kinds: List[str], rules: List[str],
+                  alone_start: int, table: List[list], chunks: List[List[Any]]) -> Dict[str, Any]:
+    """What the report's page reads first (``data/meta.js``): the summary, the first clusters, the
+    chunk files, the result's meta (each value cut)."""
+    return {
         "type": "meta",
         "version": 1,
         "source": _cut(source, 500),
@@ -484,7 +526,7 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
         "summary": summary,
         "kinds": kinds,
         "kind_names": {k: KIND_NAMES.get(k, k) for k in kinds},
-        "rules": builder.rules.names,
+        "rules": rules,
         "head": HEAD,
         "alone_start": alone_start,
         "clusters": table[:FIRST_CLUSTERS],
@@ -492,18 +534,32 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
         "chunks": chunks,
         "changes": None,
     }
-    if changes is not None:
-        old_thumbs = list_thumbnails(old_thumbs_dir)
-        payload["changes"] = _changes_payload(changes, builder.thumbs, old_thumbs)
-        used_old = [u["old_thumb"] for u in payload["changes"]["lists"]["urls_changed"] if u["old_thumb"]]
-        if used_old and old_thumbs_dir:
-            _copy_thumbs(used_old, old_thumbs_dir, os.path.join(out_dir, "thumbs-old"))
-    staged.write(os.path.join(data_dir, "clusters.js"),
-                 js_payload({"type": "clusters", "clusters": table, "hosts": builder.hosts.names}))
-    staged.write(os.path.join(data_dir, "meta.js"), js_payload(payload))
-    info = ReportInfo(path=os.path.join(out_dir, "index.html"), urls=len(builder.rows), clusters=len(entries),
-                      thumbnails=len(builder.used_thumbs), seconds=0.0, bytes=0)
-    return info, [os.path.basename(c[0]) for c in chunks]
+
+
+def _write_row_chunks(staged: Staged, data_dir: str, builder: _Builder, order: List[int]) -> List[List[Any]]:
+    """The rows in report order, in chunk files (a small first one: the first screen loads it
+    alone); ``[file, rows]`` of each."""
+    chunks: List[List[Any]] = []
+    start = 0
+    while start < len(order) or not chunks:
+        size = FIRST_CHUNK_ROWS if not chunks else CHUNK_ROWS
+        part = [builder.rows[i] for i in order[start:start + size]]
+        name = f"rows-{len(chunks):03d}.js"
+        staged.write(os.path.join(data_dir, name),
+                     js_payload({"type": "rows", "chunk": len(chunks), "start": start, "rows": part}))
+        chunks.append(["data/" + name, len(part)])
+        start += size
+    return chunks
+
+
+def _changes_with_thumbs(changes: Dict[str, Any], new_thumbs: Dict[str, str], old_thumbs_dir: Optional[str],
+                         out_dir: str) -> Dict[str, Any]:
+    """The Changes view's payload; the earlier scan's thumbnails it shows copied to ``thumbs-old/``."""
+    payload = _changes_payload(changes, new_thumbs, list_thumbnails(old_thumbs_dir))
+    used_old = [u["old_thumb"] for u in payload["lists"]["urls_changed"] if u["old_thumb"]]
+    if used_old and old_thumbs_dir:
+        _copy_thumbs(used_old, old_thumbs_dir, os.path.join(out_dir, "thumbs-old"))
+    return payload
 
 
 def _thumb_of(thumbs: Dict[str, str], url_key: str) -> str:
@@ -549,12 +605,7 @@ def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str
     ext = os.path.splitext(path)[1].lower()
     try:
         if ext == ".json":
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            if not isinstance(data, dict) or not isinstance(data.get("urls"), list):
-                raise ReportError(f"{path!r} is not a scrapy-websim result (expected {{\"urls\": [...], ...}})")
-            clusters = data.get("clusters")
-            return data["urls"], clusters if isinstance(clusters, list) else None, data.get("meta") or {}
+            return _read_json(path)
         if ext in (".jsonl", ".jsonlines"):
             with open(path, encoding="utf-8") as fh:
                 return read_jsonl_rows(fh), None, {}
@@ -565,6 +616,15 @@ def load_result(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str
             raise
         raise ReportError(f"{path!r} cannot be read as a result file: {exc}") from None
     raise ReportError(f"{path!r}: the result file must end in .json, .jsonl or .csv")
+
+
+def _read_json(path: str) -> Tuple[List[Dict[str, Any]], Optional[List[Dict[str, Any]]], Dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not isinstance(data.get("urls"), list):
+        raise ReportError(f"{path!r} is not a scrapy-websim result (expected {{\"urls\": [...], ...}})")
+    clusters = data.get("clusters")
+    return data["urls"], clusters if isinstance(clusters, list) else None, data.get("meta") or {}
 
 
 def _read_csv(path: str) -> List[Dict[str, Any]]:

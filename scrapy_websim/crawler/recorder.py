@@ -1,10 +1,10 @@
 """The recorder: the four feature groups and the rule signals of every rendered page, then its record.
 
-A page reaches it with the :data:`~scrapy_websim.signals.page_captured` signal (sent by the
+A page reaches it with the :data:`~scrapy_websim.crawler.events.page_captured` signal (sent by the
 ``websim`` spider and by the render spider middleware for any other spider), never as a Scrapy
 item: nothing of websim's goes through the user's item pipelines, feeds or item log lines. The HTML
 and the screenshot are dropped here, right after the features are taken; the record goes on to
-the extension (:data:`~scrapy_websim.signals.page_recorded`).
+the extension (:data:`~scrapy_websim.crawler.events.page_recorded`).
 
 Screenshots (``WEBSIM_SCREENSHOTS_DIR``) and thumbnails (the report's) are written here. The first
 write that fails stops that kind of file for the rest of the crawl (one error logged, the stats
@@ -19,15 +19,15 @@ import os
 import time
 from typing import Any
 
-from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.features import compute_features
 from scrapy_websim.core.page.visual import decode_image
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.finalize import Finalizer
-from scrapy_websim.items import PageItem
-from scrapy_websim.report.thumbs import save_thumbnail
-from scrapy_websim.safefile import describe, write_bytes
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.items import PageItem
+from scrapy_websim.result.finalize import Finalizer
+from scrapy_websim.result.report.thumbs import save_thumbnail
+from scrapy_websim.result.safefile import describe, write_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class WebsimRecorder:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimRecorder":
         recorder = cls(crawler)
-        crawler.signals.connect(recorder.page_captured, signal=websim_signals.page_captured)
+        crawler.signals.connect(recorder.page_captured, signal=events.page_captured)
         return recorder
 
     def page_captured(self, page: PageItem, spider: Any = None) -> bool:
@@ -73,22 +73,26 @@ class WebsimRecorder:
                 image.close()
             self._recorded(record)
             return True
-        if self.screenshots_dir and page.screenshot:
-            self._file("screenshots", self.screenshots_dir, lambda: write_bytes(
-                os.path.join(self.screenshots_dir, f"{record.id}.png"), page.screenshot))
-        if self.thumbnails_dir and image is not None:
-            self._thumbnail(record, image)
-        if image is not None:
-            image.close()
+        self._keep_images(record, page.screenshot, image)
         if page.html and not record.error:  # first: the predictor knows the page is rendered when it is recorded
             self.crawler.signals.send_catch_log(
-                websim_signals.page_featured, record=record, main_text=main_text, spider=spider)
+                events.page_featured, record=record, main_text=main_text, spider=spider)
         self._recorded(record)
         page.html, page.screenshot = "", b""
         return True
 
+    def _keep_images(self, record: PageRecord, screenshot: bytes, image: Any) -> None:
+        """The screenshot and the thumbnail kept where asked; the decoded image closed."""
+        if self.screenshots_dir and screenshot:
+            self._file("screenshots", self.screenshots_dir, lambda: write_bytes(
+                os.path.join(self.screenshots_dir, f"{record.id}.png"), screenshot))
+        if self.thumbnails_dir and image is not None:
+            self._thumbnail(record, image)
+        if image is not None:
+            image.close()
+
     def _recorded(self, record: PageRecord) -> None:
-        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        events.ask(self.crawler, events.page_recorded, record=record)
 
     def _decode(self, record: PageRecord, screenshot: bytes) -> Any:
         """The screenshot decoded once, for the pHash and the thumbnail (None: none or undecodable)."""

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import IO, Any, Optional
 
-logger = logging.getLogger("scrapy_websim.extensions")
+logger = logging.getLogger("scrapy_websim.crawler.extension")
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -1,11 +1,11 @@
 """Spider middleware: do not render pages that a learned URL model predicts to be duplicates.
 
 :class:`WebsimPredictMiddleware` (on only with ``WEBSIM_PREDICT_ENABLED``) learns from every
-featured page (signal :data:`scrapy_websim.signals.page_featured`) which URL components do not
+featured page (signal :data:`scrapy_websim.crawler.events.page_featured`) which URL components do not
 change content (:class:`scrapy_websim.core.urls.predictor.DupePredictor`), and skips a request
 whose duplicate probability is at least ``WEBSIM_PREDICT_THRESHOLD``: the URL is still one record
 (``predicted_duplicate_of`` names the page it duplicates, sent with
-:data:`~scrapy_websim.signals.page_recorded`), in that page's cluster at the end, but it is never
+:data:`~scrapy_websim.crawler.events.page_recorded`), in that page's cluster at the end, but it is never
 fetched nor rendered.
 
 A URL is skipped only as a duplicate of a page that was rendered (and learned from): never of one
@@ -34,11 +34,12 @@ from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Set, Tupl
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
-from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import PredictSettings
 from scrapy_websim.core.fingerprints import blake2b64
+from scrapy_websim.core.params.urls import PredictorParams
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.core.urls.predictor import DupePredictor, PredictorParams, url_key
+from scrapy_websim.core.urls.predictor import DupePredictor, url_key
+from scrapy_websim.crawler import events
 
 logger = logging.getLogger(__name__)
 
@@ -75,15 +76,15 @@ class WebsimPredictMiddleware:
         if not settings.enabled:
             raise NotConfigured  # off: not listed among the enabled middlewares, no warning
         mw = cls(crawler, settings)
-        crawler.signals.connect(mw.page_featured, signal=websim_signals.page_featured)
-        crawler.signals.connect(mw.page_recorded, signal=websim_signals.page_recorded)
+        crawler.signals.connect(mw.page_featured, signal=events.page_featured)
+        crawler.signals.connect(mw.page_recorded, signal=events.page_recorded)
         crawler.signals.connect(mw.spider_idle, signal=signals.spider_idle)
         return mw
 
     # ------------------------------------------------------------------ learning
 
     def page_featured(self, record: PageRecord, main_text: str, spider: Any = None) -> None:
-        """Learn from a rendered page (connected to :data:`~scrapy_websim.signals.page_featured`)."""
+        """Learn from a rendered page (connected to :data:`~scrapy_websim.crawler.events.page_featured`)."""
         if record.error or not 200 <= record.status_code < 300 or not main_text:
             return
         self.stats.inc_value(STATS + "learned")
@@ -156,7 +157,7 @@ class WebsimPredictMiddleware:
         logger.debug("websim: not rendering %s (predicted duplicate of %s)", request.url, original)
         record = PageRecord(id=request.meta.get("websim_id", 0), url=request.meta.get("websim_url", request.url),
                             rendered=False, predicted_duplicate_of=original, error="")
-        websim_signals.ask(self.crawler, websim_signals.page_recorded, record=record)
+        events.ask(self.crawler, events.page_recorded, record=record)
 
     def _release(self, request: Request) -> None:
         """A held request goes to the scheduler after all (its original was not rendered)."""
@@ -172,7 +173,7 @@ class WebsimPredictMiddleware:
             self.stats.inc_value(STATS + "opted_out")
             return request
         key = _key(request.url)
-        if not request.dont_filter and (key in self._passed or key in self._held_keys or key in self._skipped):
+        if not request.dont_filter and self._seen(key):
             self.stats.inc_value(STATS + "repeats")
             return request if key in self._passed else None  # a requested one: the dupefilter's business
         predictor = self.predictor
@@ -182,15 +183,30 @@ class WebsimPredictMiddleware:
                 return self._pass(request, key)
             predictor = self._build()
         self.stats.inc_value(STATS + "checked")
-        prob, dupe = predictor.predict(request.url)
-        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(request.url):
-            # (an exact repeat is the dupefilter's business, not a prediction)
+        dupe = self._predicted_original(predictor, request.url)
+        if dupe is None:
             return self._pass(request, key)
-        if self._explore(request.url):
+        return self._held_or_skipped(request, key, dupe)
+
+    def _seen(self, key: int) -> bool:
+        """The URL was requested, is held back or was skipped already."""
+        return key in self._passed or key in self._held_keys or key in self._skipped
+
+    def _predicted_original(self, predictor: DupePredictor, url: str) -> Optional[str]:
+        """The URL whose duplicate ``url`` is predicted to be, when confident and not explored."""
+        prob, dupe = predictor.predict(url)
+        if dupe is None or prob < self.settings.threshold or url_key(dupe) == url_key(url):
+            return None  # (an exact repeat is the dupefilter's business, not a prediction)
+        if self._explore(url):
             self.stats.inc_value(STATS + "explored")
             if len(self._explored) < 100_000:
-                self._explored[url_key(request.url)] = dupe
-            return self._pass(request, key)
+                self._explored[url_key(url)] = dupe
+            return None
+        return dupe
+
+    def _held_or_skipped(self, request: Request, key: int, dupe: str) -> Optional[Request]:
+        """A request predicted to duplicate ``dupe``: skipped when ``dupe`` was learned, held back
+        while it is requested and not recorded, else let through."""
         original = _key(dupe)
         if original in self._learned:
             self._skip(request, self._learned[original])

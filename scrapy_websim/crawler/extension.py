@@ -1,17 +1,17 @@
 """The extension that owns the end of the crawl: every page's compact record, the clustering, the report.
 
-The other components reach it only through the signals of :mod:`scrapy_websim.signals`:
+The other components reach it only through the signals of :mod:`scrapy_websim.crawler.events`:
 
 * ``inputs_declared`` (from the ``websim`` spider) hands over the input list as a stream: the
   answer's ``pending`` yields the entries to request, each with a placeholder record stored first
   (``inputs.InputRegistry``), so a URL whose request is lost (dropped by a middleware, crawl
   interrupted) still gets a record with ``error`` set, and the entries never reached get theirs at
   the end: no input URL is ever missing from the output.
-* ``page_recorded`` (from the pipeline and the failure middleware) stores a page's record, in place
-  of its placeholder.
-* ``result_wanted`` (from the CLI) is answered with the result, computed once. It is computed at
-  the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the ``websim``
-  spider's ``-o``), the features file and the HTML report are written then.
+* ``page_recorded`` (from the recorder, the failure middleware and the duplicate predictor) stores
+  a page's record, in place of its placeholder.
+* ``result_wanted`` (from the ``websim`` command) is answered with the result, computed once. It is
+  computed at the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the
+  ``websim`` spider's ``-o``), the features file and the HTML report are written then.
 
 Before anything is rendered it checks that every output can be written (a file is created and
 removed where each goes) and that the spider's arguments are usable; if not, it logs one
@@ -35,20 +35,32 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Se
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_websim import signals as websim_signals
 from scrapy_websim.config import WebsimConfig, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
-from scrapy_websim.core.store import StoreWriteError
+from scrapy_websim.core.store import FeatureStore, StoreWriteError
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.inputs import NOT_FETCHED, InputRegistry
-from scrapy_websim.progress import Progress
-from scrapy_websim.safefile import Written, fallback_dirs, output_error, probe_dir, probe_file, write_with_fallback
+from scrapy_websim.crawler import events
+from scrapy_websim.crawler.addon import feed_problems, own_spider
+from scrapy_websim.crawler.inputs import InputRegistry
+from scrapy_websim.crawler.progress import Progress
+from scrapy_websim.result.finalize import Finalizer, renumber_discovered
+from scrapy_websim.result.output import WRITERS
+from scrapy_websim.result.report.writer import ReportError, write_report
+from scrapy_websim.result.safefile import (
+    Written,
+    fallback_dirs,
+    output_error,
+    probe_dir,
+    probe_file,
+    write_with_fallback,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["NOT_FETCHED", "Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
+__all__ = ["Registered", "STORE_NAME", "WebsimExtension", "default_result_file", "fail_crawl"]
 
 #: The record store's file name inside ``JOBDIR``.
 STORE_NAME = "websim-store.sqlite"
@@ -79,11 +91,21 @@ def default_result_file(spider: Any) -> str:
     return f"websim-{name}.json"
 
 
+def _record_kind(record: PageRecord) -> str:
+    """The stat a record counts in (``websim/KIND``), or ``""``."""
+    if record.error:
+        return "failed"
+    if record.predicted_duplicate_of:
+        return "predicted"
+    if record.rendered:
+        return "rendered"
+    if record.html_len:
+        return "static"
+    return "non_html" if record.status_code else ""
+
+
 class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
-        from scrapy_websim.core.store import FeatureStore  # noqa: PLC0415
-        from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
-
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WebsimConfig.from_crawler(crawler)
@@ -122,10 +144,10 @@ class WebsimExtension:
         for handler, signal in ((self.spider_opened, signals.spider_opened),
                                 (self.spider_closed, signals.spider_closed),
                                 (self.engine_stopped, signals.engine_stopped),
-                                (self.add_record, websim_signals.page_recorded),
-                                (self.register_inputs, websim_signals.inputs_declared),
-                                (self.finalize, websim_signals.result_wanted),
-                                (self.open_sink, websim_signals.sink_opened)):
+                                (self.add_record, events.page_recorded),
+                                (self.register_inputs, events.inputs_declared),
+                                (self.finalize, events.result_wanted),
+                                (self.open_sink, events.sink_opened)):
             crawler.signals.connect(handler, signal=signal)
 
     @classmethod
@@ -138,8 +160,6 @@ class WebsimExtension:
         """``[(path, format)]`` of the result files this crawl writes: ``WEBSIM_OUTPUT`` (the
         ``websim`` spider's ``-o`` among them); with a user's spider and none set,
         :func:`default_result_file`. None for a distributed worker (``websim collect`` writes)."""
-        from scrapy_websim.addon import own_spider  # noqa: PLC0415
-
         if self.config.redis_url:
             return []
         paths = list(self.config.output)
@@ -150,8 +170,6 @@ class WebsimExtension:
     def _start_problems(self, spider: Any) -> List[str]:
         """Why this crawl must not start: the spider's arguments, the websim spider's ``-o``, and
         every output that cannot be created where it goes."""
-        from scrapy_websim.addon import feed_problems  # noqa: PLC0415
-
         problems = [getattr(spider, "websim_usage_error", "")] + feed_problems(self.crawler)
         config = self.config
         places = [("the result file", path, probe_file) for path, _fmt in self.result_files]
@@ -230,31 +248,10 @@ class WebsimExtension:
         has a record already is dropped: a page fetched twice is recorded once. True: the record is
         taken care of."""
         if record.probe_for:  # a soft-404 probe: kept apart, never a url record
-            if self.sink is None:
-                try:
-                    self.store.add_probe(record)
-                except StoreWriteError as exc:
-                    self._store_failed(exc)
-            self.stats.inc_value("websim/soft404_probes")
+            self._add_probe(record)
             return True
-        if record.id <= 0:
-            digest = blake2b64(record.url)
-            if digest in self._discovered:
-                earlier = self._predicted.get(digest)
-                if earlier is None or record.predicted_duplicate_of:
-                    return True
-                # the page was rendered after all: its record replaces the prediction
-                del self._predicted[digest]
-                for key in ("websim/predicted", "websim/records"):
-                    self.stats.inc_value(key, -1)
-                record.id = earlier
-                self.recorded -= 1
-            else:
-                self._discovered.add(digest)
-                record.id = self._next_discovered_id
-                self._next_discovered_id += 1
-                if record.predicted_duplicate_of:
-                    self._predicted[digest] = record.id
+        if record.id <= 0 and not self._number_discovered(record):
+            return True
         fill_normalized_url(record, self.params.features)
         self.inputs.recorded(record.id)
         self.recorded += 1
@@ -266,19 +263,42 @@ class WebsimExtension:
         except StoreWriteError as exc:
             self._store_failed(exc)
         self.stats.inc_value("websim/records")
-        if record.error:
-            self.stats.inc_value("websim/failed")
-        elif record.predicted_duplicate_of:
-            self.stats.inc_value("websim/predicted")
-        elif record.rendered:
-            self.stats.inc_value("websim/rendered")
-            if record.render_from:
-                self.stats.inc_value("websim/rendered_from_another")
-        elif record.html_len:
-            self.stats.inc_value("websim/static")
-        elif record.status_code:
-            self.stats.inc_value("websim/non_html")
+        kind = _record_kind(record)
+        if kind:
+            self.stats.inc_value(f"websim/{kind}")
+        if kind == "rendered" and record.render_from:
+            self.stats.inc_value("websim/rendered_from_another")
         self._progress()
+        return True
+
+    def _add_probe(self, record: PageRecord) -> None:
+        if self.sink is None:
+            try:
+                self.store.add_probe(record)
+            except StoreWriteError as exc:
+                self._store_failed(exc)
+        self.stats.inc_value("websim/soft404_probes")
+
+    def _number_discovered(self, record: PageRecord) -> bool:
+        """Give a discovered page its provisional id; False when its URL has a record already (a
+        rendered page replaces a prediction: it gets the prediction's id)."""
+        digest = blake2b64(record.url)
+        if digest not in self._discovered:
+            self._discovered.add(digest)
+            record.id = self._next_discovered_id
+            self._next_discovered_id += 1
+            if record.predicted_duplicate_of:
+                self._predicted[digest] = record.id
+            return True
+        earlier = self._predicted.get(digest)
+        if earlier is None or record.predicted_duplicate_of:
+            return False
+        # the page was rendered after all: its record replaces the prediction
+        del self._predicted[digest]
+        for key in ("websim/predicted", "websim/records"):
+            self.stats.inc_value(key, -1)
+        record.id = earlier
+        self.recorded -= 1
         return True
 
     def _progress(self) -> None:
@@ -311,8 +331,6 @@ class WebsimExtension:
         engine = getattr(self.crawler, "engine", None)
         if engine is None or getattr(engine, "spider", None) is None or not getattr(engine, "running", False):
             return
-        from scrapy.utils.defer import deferred_from_coro  # noqa: PLC0415
-
         deferred_from_coro(engine.close_spider_async(reason="store_unwritable"))
 
     # --- at the end ---
@@ -321,8 +339,6 @@ class WebsimExtension:
         """The result, computed on the first call; also sets the stats ``websim/total_urls``,
         ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
         if self._result is None:
-            from scrapy_websim.finalize import Finalizer  # noqa: PLC0415
-
             started = time.monotonic()
             self._close_inputs()
             self._result = Finalizer(self.params).run(self.store, self.total_inputs)
@@ -348,8 +364,6 @@ class WebsimExtension:
     def _close_inputs(self) -> None:
         """Before the result: every input has its record (the list read to its end), the pages
         discovered by following links have their final ids, everything is written."""
-        from scrapy_websim.finalize import renumber_discovered  # noqa: PLC0415
-
         for _attempt in range(3):
             try:
                 self.inputs.finish()
@@ -402,8 +416,6 @@ class WebsimExtension:
 
     def write_result_files(self, result: Any) -> None:
         """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
-        from scrapy_websim.output import WRITERS  # noqa: PLC0415
-
         for path, fmt in self.result_files:
             written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
             if written.path:
@@ -416,8 +428,6 @@ class WebsimExtension:
         """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
         report that cannot be written is an output error naming how to write it again from the
         result file (which holds everything the report shows)."""
-        from scrapy_websim.report import ReportError, write_report  # noqa: PLC0415
-
         folder = self.config.report_dir
         try:
             info = write_report(folder, result.url_rows(), result.cluster_rows(), result.meta,

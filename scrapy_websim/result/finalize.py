@@ -26,20 +26,19 @@ from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, S
 
 import numpy as np
 
-from scrapy_websim.config import ConfigError, WebsimConfig, build_params, rule_keywords
-from scrapy_websim import output
-from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
+from scrapy_websim.config import WebsimConfig, build_params, rule_keywords
+from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.features import FeatureParams
-from scrapy_websim.core.rules.signals import RuleParams
-from scrapy_websim.core.store import FeatureStore
-from scrapy_websim.core.page.text import TextParams
-from scrapy_websim.core.page.dom import DomParams
-from scrapy_websim.core.page.lcs import LcsParams
-from scrapy_websim.core.page.pagetype import PageTypeParams
-from scrapy_websim.core.urls.normalize import UrlParams
-from scrapy_websim.core.match.assign_arrays import Assigned
+from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
+from scrapy_websim.core.match.assign_arrays import Assigned, PageTable
 from scrapy_websim.core.match.soft404 import Soft404Calibration, root_fingerprint_rows
+from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
+from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
+from scrapy_websim.core.params.rules import RuleParams
+from scrapy_websim.core.params.urls import UrlParams
+from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, PairResult
+from scrapy_websim.result import output
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +50,10 @@ PROVISIONAL_ID_BASE = 1 << 40
 class FinalParams:
     config: WebsimConfig = field(default_factory=WebsimConfig)
     features: FeatureParams = field(default_factory=FeatureParams)
-    decision: similarity.DecisionParams = field(default_factory=similarity.DecisionParams)
+    decision: DecisionParams = field(default_factory=DecisionParams)
     cluster: Any = None
     assign: assign.AssignParams = field(default_factory=assign.AssignParams)
-    template: template.TemplateParams = field(default_factory=template.TemplateParams)
+    template: TemplateParams = field(default_factory=TemplateParams)
 
 
 @dataclass
@@ -134,7 +133,7 @@ class Finalizer:
             rules = rules.with_keywords(replace_lists=replace_lists, extend_lists=extend)
         except ValueError as exc:
             raise ConfigError(f"WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE: {exc}") from None
-        decision = build_params(settings, similarity.DecisionParams)
+        decision = build_params(settings, DecisionParams)
         features = FeatureParams(
             text=build_params(settings, TextParams),
             dom=build_params(settings, DomParams),
@@ -151,7 +150,7 @@ class Finalizer:
         visual_distance = (-1 if decision.rule2_visual > 1.0 else
                            cluster.phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
         cluster_params = build_params(
-            settings, cluster.ClusterParams,
+            settings, ClusterParams,
             same_host_only=config.same_host_only,
             visual_distance=min(11, visual_distance),
             min_html_len=rules.thin_html_bytes, min_text_len=rules.thin_text_chars,  # thin or clustered
@@ -161,13 +160,14 @@ class Finalizer:
         return FinalParams(
             config=config, features=features, decision=decision, cluster=cluster_params,
             assign=assign.AssignParams(rules=rules, urls=features.urls),
-            template=build_params(settings, template.TemplateParams),
+            template=build_params(settings, TemplateParams),
         )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
         """The stages below, in order. Memory holds columns per page (ids, hashes, lengths,
-        cluster numbers: about 150 bytes a page with the clustering keys) and what content
-        clustering holds for its clustered pages; records are read from ``store`` one at a time.
+        cluster numbers, the clustering keys) and what content clustering holds for its clustered
+        pages; records are read from ``store`` one at a time (docs/performance.md, "The end of a
+        large crawl").
 
         A record that one stage cannot handle gets ``error`` saying so and the others go on. If a
         stage fails as a whole, the result is :func:`unclustered`: every record, in no cluster,
@@ -231,15 +231,15 @@ def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optio
 
 
 def label_rules(store: FeatureStore, params: assign.AssignParams,
-                cluster_params: Optional[cluster.ClusterParams] = None,
+                cluster_params: Optional[ClusterParams] = None,
                 soft404: Optional[Soft404Calibration] = None,
                 templates: Optional[template.Templates] = None,
-                ) -> Tuple[cluster.ClusterKeys, assign.PageTable]:
+                ) -> Tuple[cluster.ClusterKeys, PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
     :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
-    table = assign.PageTable()
+    table = PageTable()
     failed: Dict[int, str] = {}
     cp = cluster_params or cluster.DEFAULT_PARAMS
     short_items = table.short_items
@@ -282,8 +282,8 @@ def _item_of(record, templates: Optional[template.Templates]) -> Callable[[], bo
     return item
 
 
-def site_templates(store: FeatureStore, params: template.TemplateParams,
-                   cluster_params: Optional[cluster.ClusterParams] = None) -> template.Templates:
+def site_templates(store: FeatureStore, params: TemplateParams,
+                   cluster_params: Optional[ClusterParams] = None) -> template.Templates:
     """Each site's template and kinds of pages (:mod:`scrapy_websim.core.match.template`): one
     pass over the store's key columns picks each site's sample, whose shingle sets and tag paths
     are then read."""
@@ -295,8 +295,8 @@ def site_templates(store: FeatureStore, params: template.TemplateParams,
     return template.build_templates(sampler.samples(), store.template_pages, params, sampler.scales())
 
 
-def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: similarity.DecisionParams,
-                    cluster_params: Optional[cluster.ClusterParams] = None,
+def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: DecisionParams,
+                    cluster_params: Optional[ClusterParams] = None,
                     failed: Optional[list] = None,
                     templates: Optional[template.Templates] = None,
                     short_items: AbstractSet[int] = frozenset()) -> cluster.ClusterResult:
@@ -319,7 +319,7 @@ def cluster_content(keys: cluster.ClusterKeys, store: FeatureStore, decision: si
     return cluster.cluster(keys, compare, cluster_params or cluster.DEFAULT_PARAMS)
 
 
-def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: assign.PageTable,
+def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: PageTable,
                     params: assign.AssignParams) -> Assigned:
     """Every page's one cluster (or none): content clusters and rule clusters (R1, U1, predicted
     pages) combined by :func:`core.match.assign.assign_table`, on the columns of ``table``."""

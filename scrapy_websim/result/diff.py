@@ -68,10 +68,12 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_websim.core.match.reasons import RULE_NAMES, SPECIAL_CODES
-from scrapy_websim.core.page.digest import ChangeParams, Digest, DigestDelta, compare, masked_words, parse_digest
+from scrapy_websim.core.page.digest import Digest, DigestDelta, compare, masked_words, parse_digest
+from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.urls.normalize import normalize_url
+from scrapy_websim.result.report.writer import ReportError, load_result
 
-__all__ = ["DiffError", "Scan", "ChangeParams", "KINDS", "KIND_WORDS", "UrlCompare", "load_scan", "compare_url",
+__all__ = ["DiffError", "Scan", "KINDS", "KIND_WORDS", "UrlCompare", "load_scan", "compare_url",
            "redirect_target", "diff_scans", "diff_files", "summary_lines", "write_diff"]
 
 #: Numbered content clusters: their ids say nothing about what they hold.
@@ -171,8 +173,6 @@ def scan_from_rows(path: str, rows: Iterable[Dict[str, Any]]) -> Scan:
 
 def load_scan(path: str) -> Scan:
     """Read a result file (JSON, JSON Lines or CSV, any version) into a :class:`Scan`."""
-    from scrapy_websim.report.writer import ReportError, load_result  # noqa: PLC0415
-
     if os.path.isdir(path):
         raise DiffError(f"{path!r} is a directory, not a result file")
     try:
@@ -192,23 +192,28 @@ def match_clusters(old: Scan, new: Scan, changed: Set[str] = frozenset()) -> Dic
     """Old cluster id -> new cluster id, for the clusters that are the same cluster: the same
     derived id, else most shared URLs, counting only URLs not in ``changed`` (a page whose content
     changed says nothing about which cluster is which)."""
-    pairs: Dict[str, str] = {}
-    for cid in sorted(old.members.keys() & new.members.keys()):
-        if _derived(cid):
-            pairs[cid] = cid
+    pairs = {cid: cid for cid in sorted(old.members.keys() & new.members.keys()) if _derived(cid)}
     taken = set(pairs.values())
-    overlap: Dict[Tuple[str, str], int] = {}
-    for key, o in old.cluster_of.items():
-        n = new.cluster_of.get(key, "")
-        if key in changed:
-            continue
-        if o and n and o not in pairs and n not in taken and old.kind[o] == new.kind[n]:
-            overlap[(o, n)] = overlap.get((o, n), 0) + 1
-    for (o, n), _count in sorted(overlap.items(), key=lambda item: (-item[1], item[0])):
+    for (o, n), _count in sorted(_shared_urls(old, new, changed, pairs, taken).items(),
+                                 key=lambda item: (-item[1], item[0])):
         if o not in pairs and n not in taken:
             pairs[o] = n
             taken.add(n)
     return pairs
+
+
+def _shared_urls(old: Scan, new: Scan, changed: Set[str], pairs: Dict[str, str], taken: Set[str]
+                 ) -> Dict[Tuple[str, str], int]:
+    """(old cluster, new cluster) -> the URLs not in ``changed`` they share, for the clusters of one
+    kind not paired yet."""
+    overlap: Dict[Tuple[str, str], int] = {}
+    for key, o in old.cluster_of.items():
+        n = new.cluster_of.get(key, "")
+        if key in changed or not o or not n or o in pairs or n in taken:
+            continue
+        if old.kind[o] == new.kind[n]:
+            overlap[(o, n)] = overlap.get((o, n), 0) + 1
+    return overlap
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,12 +253,24 @@ def _mask_url(url: str) -> str:
         parts = urlsplit(norm)
     except ValueError:
         return norm
-    path = "/".join("0" if _TOKENISH.fullmatch(seg) or len(seg) >= 8 and _DIGIT.search(seg) and _LETTER.search(seg)
-                    else seg for seg in _SESSION_PATH_PARAM.sub("", parts.path).split("/"))
-    query = "&".join(
-        (name + "=" + ("0" if _DIGIT.search(value) or len(value) >= 16 else value)) if sep else name
-        for name, sep, value in (piece.partition("=") for piece in parts.query.split("&") if piece))
+    path = "/".join(_mask_segment(seg) for seg in _SESSION_PATH_PARAM.sub("", parts.path).split("/"))
+    query = "&".join(_mask_parameter(piece) for piece in parts.query.split("&") if piece)
     return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
+def _mask_segment(segment: str) -> str:
+    """A path segment, ``0`` when it looks like a session id or a token."""
+    if _TOKENISH.fullmatch(segment) or len(segment) >= 8 and _DIGIT.search(segment) and _LETTER.search(segment):
+        return "0"
+    return segment
+
+
+def _mask_parameter(piece: str) -> str:
+    """``name=value`` of a query, the value ``0`` when it has a digit or is long."""
+    name, sep, value = piece.partition("=")
+    if not sep:
+        return name
+    return name + "=" + ("0" if _DIGIT.search(value) or len(value) >= 16 else value)
 
 
 def redirect_target(row: Dict[str, Any]) -> str:
@@ -313,18 +330,17 @@ def _state_change(c: UrlCompare, old_state: str, new_state: str, old_status: int
         if old_status != new_status and (old_status // 100 != new_status // 100 or old_state != "content"):
             c.add("status", f"status {old_status} -> {new_status}")
         return
+    c.add(_state_kind(old_state, new_state), move)
+
+
+def _state_kind(old_state: str, new_state: str) -> str:
+    """The kind of a change from one state to another."""
     if new_state in _LOCKS and old_state not in _LOCKS:
-        c.add("locked", move)
-    elif old_state in _LOCKS and new_state not in _LOCKS:
-        c.add({"content": "opened", "E1": "5xx", "E3": "gone", "M1": "maintenance"}[new_state], move)
-    elif new_state == "E1":
-        c.add("5xx", move)
-    elif new_state == "E3":
-        c.add("gone", move)
-    elif new_state == "M1":
-        c.add("maintenance", move)
-    else:  # content again, or from one error state to another
-        c.add("back" if new_state == "content" else "status", move)
+        return "locked"
+    if old_state in _LOCKS and new_state not in _LOCKS:
+        return {"content": "opened", "E1": "5xx", "E3": "gone", "M1": "maintenance"}[new_state]
+    # an error state, content again, or from one error state to another
+    return {"E1": "5xx", "E3": "gone", "M1": "maintenance", "content": "back"}.get(new_state, "status")
 
 
 def _content_change(c: UrlCompare, a: Digest, b: Digest, special: bool, retitled: bool,
@@ -334,13 +350,7 @@ def _content_change(c: UrlCompare, a: Digest, b: Digest, special: bool, retitled
                      structure_distance=d.structure_distance, visual_distance=d.visual_distance,
                      entries=list(d.entries))
     structure = d.structure_distance >= params.structure_distance
-    if max(a.shingles, b.shingles) < params.short_page_pairs:  # a short page: its words alone may rotate
-        text = d.text_similarity < params.text_similarity and d.changed >= params.short_changed_pairs and (
-            structure or retitled)
-    else:
-        text = d.changed >= params.many_changed_pairs or d.text_similarity < params.text_similarity and (
-            d.changed >= params.min_changed_pairs or (structure and d.changed >= params.short_changed_pairs))
-    if text:
+    if _text_changed(d, max(a.shingles, b.shingles), structure, retitled, params):
         words = "replaced" if d.text_similarity < 0.2 else "changed"
         c.add("template" if special else "content",
               f"text {words} (similarity {d.text_similarity:.2f}; {d.added} word pairs added, {d.removed} removed)")
@@ -350,6 +360,16 @@ def _content_change(c: UrlCompare, a: Digest, b: Digest, special: bool, retitled
     if not c.kinds and structure and d.visual_distance is not None and d.visual_distance >= params.visual_distance:
         c.add("layout", f"look changed (structure {d.structure_distance}/64 and screenshot {d.visual_distance}/64 "
                         "bits apart)")
+
+
+def _text_changed(d: DigestDelta, shingles: int, structure: bool, retitled: bool, params: ChangeParams) -> bool:
+    """The text changed enough to be a change (``shingles``: the word pairs of the longer side;
+    ``structure``: the tag structure changed too)."""
+    dissimilar = d.text_similarity < params.text_similarity
+    if shingles < params.short_page_pairs:  # a short page: its words alone may rotate
+        return dissimilar and d.changed >= params.short_changed_pairs and (structure or retitled)
+    return d.changed >= params.many_changed_pairs or dissimilar and (
+        d.changed >= params.min_changed_pairs or (structure and d.changed >= params.short_changed_pairs))
 
 
 def _page_changed(d: DigestDelta, params: ChangeParams) -> bool:
@@ -363,32 +383,65 @@ def compare_url(old: Dict[str, Any], new: Dict[str, Any], old_kind: str, new_kin
     c = UrlCompare()
     old_state, new_state = _state(old, old_kind), _state(new, new_kind)
     if old_state == "error" or new_state == "error":
-        if old_state != new_state:
-            c.add("failed" if new_state == "error" else "back",
-                  f"now fails: {_text(new.get('error'))[:120]}" if new_state == "error" else "fetched again")
+        _fetch_change(c, old_state, new_state, new)
         return c
-    old_target, new_target = redirect_target(old), redirect_target(new)
-    if old_target != new_target and _both(old, new, "final_url"):
-        c.add("moved", f"now redirects to {_text(new.get('final_url'))}" if not old_target else
-              f"no longer redirects (went to {_text(old.get('final_url'))})" if not new_target else
-              f"redirects to {_text(new.get('final_url'))} instead of {_text(old.get('final_url'))}")
+    _redirect_change(c, old, new)
     old_status, new_status = _int(old.get("status_code")), _int(new.get("status_code"))
     a, b = _digest(old), _digest(new)
-    if old_state != new_state and old_status == new_status and a is not None and b is not None \
-            and not _page_changed(compare(a, b), params):
+    if _judged_twice(old_state, new_state, old_status, new_status, a, b, params):
         old_state = new_state  # the rules judged one page two ways (a thin page near the length limit): no change
     _state_change(c, old_state, new_state, old_status, new_status)
-    old_type, new_type = _main_type(old), _main_type(new)
-    if old_type != new_type and old_type and new_type:
-        c.add("type", f"content type {old_type} -> {new_type}")
+    _type_change(c, old, new)
     if a is None or b is None:
         c.checked = False
     elif not c.kinds and old_state == new_state:
-        retitled = _both(old, new, "title") and _title(old) != _title(new)
-        _content_change(c, a, b, old_state != "content", retitled, params)
-    if not c.kinds and _both(old, new, "title") and _title(old) != _title(new):
+        _content_change(c, a, b, old_state != "content", _retitled(old, new), params)
+    if not c.kinds and _retitled(old, new):
         c.add("title", f"title {_text(old.get('title'))!r} -> {_text(new.get('title'))!r}")
     return c
+
+
+def _fetch_change(c: UrlCompare, old_state: str, new_state: str, new: Dict[str, Any]) -> None:
+    """One side could not be fetched: ``failed``, ``back`` or nothing."""
+    if old_state == new_state:
+        return
+    if new_state == "error":
+        c.add("failed", f"now fails: {_text(new.get('error'))[:120]}")
+    else:
+        c.add("back", "fetched again")
+
+
+def _redirect_change(c: UrlCompare, old: Dict[str, Any], new: Dict[str, Any]) -> None:
+    """``moved``: where the URL leads changed."""
+    old_target, new_target = redirect_target(old), redirect_target(new)
+    if old_target == new_target or not _both(old, new, "final_url"):
+        return
+    before, after = _text(old.get("final_url")), _text(new.get("final_url"))
+    if not old_target:
+        c.add("moved", f"now redirects to {after}")
+    elif not new_target:
+        c.add("moved", f"no longer redirects (went to {before})")
+    else:
+        c.add("moved", f"redirects to {after} instead of {before}")
+
+
+def _judged_twice(old_state: str, new_state: str, old_status: int, new_status: int, a: Optional[Digest],
+                  b: Optional[Digest], params: ChangeParams) -> bool:
+    """The state changed while the status and the page itself did not."""
+    if old_state == new_state or old_status != new_status or a is None or b is None:
+        return False
+    return not _page_changed(compare(a, b), params)
+
+
+def _type_change(c: UrlCompare, old: Dict[str, Any], new: Dict[str, Any]) -> None:
+    old_type, new_type = _main_type(old), _main_type(new)
+    if old_type != new_type and old_type and new_type:
+        c.add("type", f"content type {old_type} -> {new_type}")
+
+
+def _retitled(old: Dict[str, Any], new: Dict[str, Any]) -> bool:
+    """Both results carry a title, and it changed (numbers and ids masked)."""
+    return _both(old, new, "title") and _title(old) != _title(new)
 
 
 #: The digest of a page with no text, no entries, no structure and no screenshot.
@@ -429,20 +482,64 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
     both = sorted(old.rows.keys() & new.rows.keys())
     added_urls = sorted(new.rows.keys() - old.rows.keys())
     removed_urls = sorted(old.rows.keys() - new.rows.keys())
-    compared: Dict[str, UrlCompare] = {}
-    for key in both:
-        compared[key] = compare_url(old.rows[key], new.rows[key], old.kind.get(old.cluster_of[key], ""),
-                                    new.kind.get(new.cluster_of[key], ""), params)
+    compared = {key: compare_url(old.rows[key], new.rows[key], old.kind.get(old.cluster_of[key], ""),
+                                 new.kind.get(new.cluster_of[key], ""), params) for key in both}
     _through_redirects(old, new, compared)
     own = {key for key, c in compared.items() if c.kinds} | set(added_urls) | set(removed_urls)
     unchecked = [key for key, c in compared.items() if not c.checked]
+    own |= _cluster_as_change(old, new, compared, unchecked)
+    collateral, regrouped = _collateral(old, new, both, own, compared)
+    url_changes = _url_changes(old, new, both, own, compared)
+    clusters, canonicals = _cluster_changes(old, new, own, match_clusters(old, new, own))
+    by_kind = _kind_counts(url_changes)
+    counts = {
+        "urls_changed": len(url_changes),
+        "urls_added": len(added_urls),
+        "urls_removed": len(removed_urls),
+        "collateral": len(collateral),
+        "unchecked": len(unchecked),
+        "regrouped": len(regrouped),
+        "clusters_appeared": len(clusters["appeared"]),
+        "clusters_vanished": len(clusters["vanished"]),
+        "clusters_changed": len(clusters["changed"]),
+        "canonicals_changed": len(canonicals),
+    }
+    return {
+        "kind": "websim-diff",
+        "version": 2,
+        "old": {"path": old.path, "urls": len(old.rows), "clusters": len(old.members), "digests": old.has_digests},
+        "new": {"path": new.path, "urls": len(new.rows), "clusters": len(new.members), "digests": new.has_digests},
+        "changed": bool(url_changes or added_urls or removed_urls),
+        "params": asdict(params),
+        "counts": counts,
+        "by_kind": by_kind,
+        "kind_words": {k: KIND_WORDS[k] for k in by_kind},
+        "urls": {"changed": url_changes, "collateral": collateral, "added": added_urls, "removed": removed_urls,
+                 "unchecked": sorted(unchecked), "regrouped": regrouped},
+        "clusters": clusters,
+        "canonicals": canonicals,
+        "notes": _unchecked_notes(old, new, unchecked),
+    }
+
+
+def _cluster_as_change(old: Scan, new: Scan, compared: Dict[str, UrlCompare], unchecked: List[str]) -> Set[str]:
+    """A URL whose content could not be compared: a change of its cluster is its change (kind
+    ``cluster``). The URLs that got it."""
     pairs = match_clusters(old, new)
-    for key in unchecked:  # content unknown: a change of cluster is the change
+    marked = set()
+    for key in unchecked:
         o, n = old.cluster_of[key], new.cluster_of[key]
         if not compared[key].kinds and (o or n) and (not o or not n or pairs.get(o) != n):
             compared[key].add("cluster", f"cluster {_cluster_name('old', o)} -> {_cluster_name('new', n)} "
                                          "(content not compared)")
-            own.add(key)
+            marked.add(key)
+    return marked
+
+
+def _collateral(old: Scan, new: Scan, both: List[str], own: Set[str], compared: Dict[str, UrlCompare]
+                ) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The URLs with no change of their own whose cluster changed: collateral when only URLs with
+    changes of their own (or the URL they redirect to) joined or left it, else regrouped."""
     collateral: List[Dict[str, Any]] = []
     regrouped: List[str] = []
     for key in both:
@@ -459,56 +556,43 @@ def diff_scans(old: Scan, new: Scan, params: ChangeParams = DEFAULT_CHANGE_PARAM
                                "because": sorted(moved), "old": _side(old, key, "old"), "new": _side(new, key, "new")})
         else:
             regrouped.append(key)
-    url_changes = []
+    return collateral, regrouped
+
+
+def _url_changes(old: Scan, new: Scan, both: List[str], own: Set[str], compared: Dict[str, UrlCompare]
+                 ) -> List[Dict[str, Any]]:
+    """Every URL with changes of its own, with its before and after."""
+    changes = []
     for key in both:
         c = compared[key]
-        if c.kinds:
-            copies = sorted(_peers(new, key) - _peers(old, key) - own)
-            if copies and c.kinds[0] in ("content", "template"):
-                more = f" (+{len(copies) - 1} more)" if len(copies) > 1 else ""
-                c.why[0] += f"; now grouped with {copies[0]}{more}"
-            url_changes.append({"url": key, "kinds": c.kinds, "main": c.kinds[0], "what": "; ".join(c.why),
-                                "figures": c.figures, "old": _side(old, key, "old"), "new": _side(new, key, "new")})
-    clusters, canonicals = _cluster_changes(old, new, own, match_clusters(old, new, own))
-    by_kind: Dict[str, int] = {}
+        if not c.kinds:
+            continue
+        copies = sorted(_peers(new, key) - _peers(old, key) - own)
+        if copies and c.kinds[0] in ("content", "template"):
+            more = f" (+{len(copies) - 1} more)" if len(copies) > 1 else ""
+            c.why[0] += f"; now grouped with {copies[0]}{more}"
+        changes.append({"url": key, "kinds": c.kinds, "main": c.kinds[0], "what": "; ".join(c.why),
+                        "figures": c.figures, "old": _side(old, key, "old"), "new": _side(new, key, "new")})
+    return changes
+
+
+def _kind_counts(url_changes: List[Dict[str, Any]]) -> Dict[str, int]:
+    """URLs per kind of change, in the order of :data:`KINDS`."""
+    counts: Dict[str, int] = {}
     for u in url_changes:
         for kind in u["kinds"]:
-            by_kind[kind] = by_kind.get(kind, 0) + 1
-    counts = {
-        "urls_changed": len(url_changes),
-        "urls_added": len(added_urls),
-        "urls_removed": len(removed_urls),
-        "collateral": len(collateral),
-        "unchecked": len(unchecked),
-        "regrouped": len(regrouped),
-        "clusters_appeared": len(clusters["appeared"]),
-        "clusters_vanished": len(clusters["vanished"]),
-        "clusters_changed": len(clusters["changed"]),
-        "canonicals_changed": len(canonicals),
-    }
-    notes = []
-    if unchecked:
-        which = [s.path for s in (old, new) if not s.has_digests]
-        why = (f"{' and '.join(which)} {'has' if len(which) == 1 else 'have'} no content_digest (written by an "
-               "earlier version)") if which else "pages without a content digest (not rendered)"
-        notes.append(f"content of {len(unchecked)} URLs not compared: {why}; status, final URL, title and label "
-                     "were, and a change of cluster is reported instead (kind 'cluster')")
-    return {
-        "kind": "websim-diff",
-        "version": 2,
-        "old": {"path": old.path, "urls": len(old.rows), "clusters": len(old.members), "digests": old.has_digests},
-        "new": {"path": new.path, "urls": len(new.rows), "clusters": len(new.members), "digests": new.has_digests},
-        "changed": bool(url_changes or added_urls or removed_urls),
-        "params": asdict(params),
-        "counts": counts,
-        "by_kind": {k: by_kind[k] for k in KINDS if k in by_kind},
-        "kind_words": {k: KIND_WORDS[k] for k in KINDS if k in by_kind},
-        "urls": {"changed": url_changes, "collateral": collateral, "added": added_urls, "removed": removed_urls,
-                 "unchecked": sorted(unchecked), "regrouped": regrouped},
-        "clusters": clusters,
-        "canonicals": canonicals,
-        "notes": notes,
-    }
+            counts[kind] = counts.get(kind, 0) + 1
+    return {k: counts[k] for k in KINDS if k in counts}
+
+
+def _unchecked_notes(old: Scan, new: Scan, unchecked: List[str]) -> List[str]:
+    if not unchecked:
+        return []
+    which = [s.path for s in (old, new) if not s.has_digests]
+    why = (f"{' and '.join(which)} {'has' if len(which) == 1 else 'have'} no content_digest (written by an "
+           "earlier version)") if which else "pages without a content digest (not rendered)"
+    return [f"content of {len(unchecked)} URLs not compared: {why}; status, final URL, title and label were, and a "
+            "change of cluster is reported instead (kind 'cluster')"]
 
 
 #: Kinds that say what a page's content is; a URL that redirects shows its target's content.
@@ -523,14 +607,20 @@ def _through_redirects(old: Scan, new: Scan, compared: Dict[str, UrlCompare]) ->
         if not redirect_target(new.rows[key]):
             listed.setdefault(_mask_url(_text(new.rows[key].get("url"))), key)
     for key, c in compared.items():
-        target = redirect_target(new.rows[key])
-        if not target or not c.kinds or not set(c.kinds) <= _CONTENT_KINDS or target != redirect_target(old.rows[key]):
-            continue
-        shown = listed.get(target)
+        shown = _shown_target(c, old.rows[key], new.rows[key], listed)
         if shown is not None and shown != key and compared[shown].kinds:
             c.kinds.clear()
             c.why.clear()
             c.through = shown
+
+
+def _shown_target(c: UrlCompare, old: Dict[str, Any], new: Dict[str, Any], listed: Dict[str, str]) -> Optional[str]:
+    """The listed URL whose content a URL shows: it redirects there in both scans, and its changes
+    are all of content."""
+    target = redirect_target(new)
+    if not target or not c.kinds or not set(c.kinds) <= _CONTENT_KINDS or target != redirect_target(old):
+        return None
+    return listed.get(target)
 
 
 def _cluster_name(which: str, cid: str) -> str:
@@ -552,6 +642,14 @@ def _cluster_changes(old: Scan, new: Scan, own: Set[str], pairs: Dict[str, str]
     appeared = [entry(new, "new", cid) for cid in sorted(new.members)
                 if cid not in paired_new and new.members[cid] & own]
     vanished = [entry(old, "old", cid) for cid in sorted(old.members) if cid not in pairs and old.members[cid] & own]
+    changed, canonicals = _paired_changes(old, new, own, pairs)
+    return {"appeared": appeared, "vanished": vanished, "changed": changed}, canonicals
+
+
+def _paired_changes(old: Scan, new: Scan, own: Set[str], pairs: Dict[str, str]
+                    ) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Of the clusters in both scans: those URLs with changes of their own joined or left, and
+    those whose canonical changed because the old one did."""
     changed: List[Dict[str, Any]] = []
     canonicals: List[Dict[str, Any]] = []
     for o, n in sorted(pairs.items()):
@@ -565,7 +663,7 @@ def _cluster_changes(old: Scan, new: Scan, own: Set[str], pairs: Dict[str, str]
         if oc != nc and oc in own:
             canonicals.append({"old_cluster": f"old:{o}", "new_cluster": f"new:{n}", "old_canonical": oc,
                                "new_canonical": nc})
-    return {"appeared": appeared, "vanished": vanished, "changed": changed}, canonicals
+    return changed, canonicals
 
 
 def diff_files(old_path: str, new_path: str, params: ChangeParams = DEFAULT_CHANGE_PARAMS) -> Dict[str, Any]:
@@ -623,47 +721,58 @@ def summary_lines(d: Dict[str, Any], limit: int = 30) -> List[str]:
     _more(lines, d["urls"]["added"], limit, lambda u: f"  + URL {u}")
     _more(lines, d["urls"]["removed"], limit, lambda u: f"  - URL {u}")
     if d["urls"]["collateral"]:
-        lines.append("collateral (these pages did not change; a page of their cluster did):")
-        groups: Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
-        for x in d["urls"]["collateral"]:
-            groups.setdefault((tuple(x["joined"]), tuple(x["left"])), []).append(x["url"])
-
-        def collateral_line(item: Tuple[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]]) -> str:
-            (joined, left), urls = item
-            bits = []
-            if joined:
-                bits.append("now with " + ", ".join(joined[:3]) + (" ..." if len(joined) > 3 else ""))
-            if left:
-                bits.append("no longer with " + ", ".join(left[:3]) + (" ..." if len(left) > 3 else ""))
-            more = f" (+{len(urls) - 3} more)" if len(urls) > 3 else ""
-            return f"  {', '.join(urls[:3])}{more}: {'; '.join(bits)}"
-
-        _more(lines, list(groups.items()), limit, collateral_line)
+        _collateral_lines(lines, d["urls"]["collateral"], limit)
     cl = d["clusters"]
     if cl["appeared"] or cl["vanished"] or cl["changed"] or d["canonicals"]:
-        lines.append("clusters these changes touched (old:ID is a cluster of the old scan, new:ID of the new one):")
-
-        def pages(n: int) -> str:
-            return f"{n} page" if n == 1 else f"{n} pages"
-
-        _more(lines, cl["appeared"], limit, lambda x: f"  + {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) "
-                                                      f"appeared with {', '.join(x['changed_urls'][:3])}")
-        _more(lines, cl["vanished"], limit, lambda x: f"  - {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) "
-                                                      f"vanished with {', '.join(x['changed_urls'][:3])}")
-
-        def changed_line(x: Dict[str, Any]) -> str:
-            because = set(x["because"])
-            bits = [f"+{u}" for u in x["joined"] if u in because][:3] + [f"-{u}" for u in x["left"] if u in because][:3]
-            more = len(because) - len(bits)
-            others = len(x["joined"]) + len(x["left"]) - len(because)
-            return (f"  ~ {x['old_cluster']} = {x['new_cluster']} ({x['kind']}, {x['old_size']} -> {x['new_size']} "
-                    f"pages): " + " ".join(bits) + (f" (+{more} more)" if more > 0 else "")
-                    + (f" (and {others} unchanged {'page' if others == 1 else 'pages'} regrouped)" if others else ""))
-
-        _more(lines, cl["changed"], limit, changed_line)
-        _more(lines, d["canonicals"], limit,
-              lambda x: f"  canonical of {x['new_cluster']}: {x['old_canonical']} -> {x['new_canonical']}")
+        _cluster_lines(lines, cl, d["canonicals"], limit)
     return lines
+
+
+def _collateral_lines(lines: List[str], collateral: List[Dict[str, Any]], limit: int) -> None:
+    """The collateral URLs, grouped by the URLs that joined and left their cluster."""
+    lines.append("collateral (these pages did not change; a page of their cluster did):")
+    groups: Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
+    for x in collateral:
+        groups.setdefault((tuple(x["joined"]), tuple(x["left"])), []).append(x["url"])
+
+    def collateral_line(item: Tuple[Tuple[Tuple[str, ...], Tuple[str, ...]], List[str]]) -> str:
+        (joined, left), urls = item
+        bits = []
+        if joined:
+            bits.append("now with " + ", ".join(joined[:3]) + (" ..." if len(joined) > 3 else ""))
+        if left:
+            bits.append("no longer with " + ", ".join(left[:3]) + (" ..." if len(left) > 3 else ""))
+        more = f" (+{len(urls) - 3} more)" if len(urls) > 3 else ""
+        return f"  {', '.join(urls[:3])}{more}: {'; '.join(bits)}"
+
+    _more(lines, list(groups.items()), limit, collateral_line)
+
+
+def _cluster_lines(lines: List[str], cl: Dict[str, List[Dict[str, Any]]], canonicals: List[Dict[str, Any]],
+                   limit: int) -> None:
+    """The clusters that appeared, vanished or changed, and the canonicals that changed."""
+    lines.append("clusters these changes touched (old:ID is a cluster of the old scan, new:ID of the new one):")
+
+    def pages(n: int) -> str:
+        return f"{n} page" if n == 1 else f"{n} pages"
+
+    _more(lines, cl["appeared"], limit, lambda x: f"  + {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) "
+                                                  f"appeared with {', '.join(x['changed_urls'][:3])}")
+    _more(lines, cl["vanished"], limit, lambda x: f"  - {x['cluster_id']} ({x['kind']}, {pages(x['size'])}) "
+                                                  f"vanished with {', '.join(x['changed_urls'][:3])}")
+
+    def changed_line(x: Dict[str, Any]) -> str:
+        because = set(x["because"])
+        bits = [f"+{u}" for u in x["joined"] if u in because][:3] + [f"-{u}" for u in x["left"] if u in because][:3]
+        more = len(because) - len(bits)
+        others = len(x["joined"]) + len(x["left"]) - len(because)
+        return (f"  ~ {x['old_cluster']} = {x['new_cluster']} ({x['kind']}, {x['old_size']} -> {x['new_size']} "
+                f"pages): " + " ".join(bits) + (f" (+{more} more)" if more > 0 else "")
+                + (f" (and {others} unchanged {'page' if others == 1 else 'pages'} regrouped)" if others else ""))
+
+    _more(lines, cl["changed"], limit, changed_line)
+    _more(lines, canonicals, limit,
+          lambda x: f"  canonical of {x['new_cluster']}: {x['old_canonical']} -> {x['new_canonical']}")
 
 
 def write_diff(path: str, d: Dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ job folder. When the disk refuses a write there, Scrapy's own scheduler raises o
 (the start requests stop, with a traceback) or leaves its queue files half-written. Here a request
 that cannot be written to the disk queue goes to the memory queue, and a queue that cannot be saved
 at the end is said in one line: the next ``websim --resume`` run starts an unreadable queue over
-(``cli._Job.repair_scrapy_files``) and requests every URL not done again from the list.
+(``commands.jobdir.JobFolder.repair_scrapy_files``) and requests every URL not done again from the list.
 """
 
 from __future__ import annotations

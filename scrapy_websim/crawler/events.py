@@ -1,7 +1,7 @@
 """Signals scrapy-websim sends (connect with ``crawler.signals.connect``).
 
 The components talk to the one that owns the end of the crawl
-(:class:`~scrapy_websim.extensions.WebsimExtension`) only through these signals: a rendered page
+(:class:`~scrapy_websim.crawler.extension.WebsimExtension`) only through these signals: a rendered page
 goes to the recorder with :data:`page_captured`, a page's record goes in with
 :data:`page_recorded`, the input list with :data:`inputs_declared`, and the result comes out with
 :data:`result_wanted`. :func:`ask` sends a signal that has an answer. None of websim's pages or
@@ -18,8 +18,8 @@ from twisted.python.failure import Failure
 
 #: Sent with every rendered or fetched page (by the ``websim`` spider, and by the render spider
 #: middleware for any other spider's responses). Arguments: ``page``
-#: (:class:`~scrapy_websim.items.PageItem`), ``spider``. The recorder
-#: (:class:`~scrapy_websim.recorder.WebsimRecorder`) computes its features and records it.
+#: (:class:`~scrapy_websim.crawler.items.PageItem`), ``spider``. The recorder
+#: (:class:`~scrapy_websim.crawler.recorder.WebsimRecorder`) computes its features and records it.
 page_captured = object()
 
 #: Sent by the recorder once a rendered page's features are computed, before its HTML is dropped.
@@ -34,22 +34,22 @@ page_featured = object()
 page_recorded = object()
 
 #: Sent by a spider with an input list, before its first request. Argument: ``entries`` (a list of
-#: :class:`~scrapy_websim.core.urls.inputs.Entry`). Answered with a
-#: :class:`~scrapy_websim.extensions.Registered`: the ids and soft-404 origins done by an earlier
-#: run of the same ``JOBDIR``, which the spider does not request again.
+#: :class:`~scrapy_websim.core.urls.url_list.Entry`). Answered with a
+#: :class:`~scrapy_websim.crawler.extension.Registered`: the ids and soft-404 origins done by an
+#: earlier run of the same ``JOBDIR``, which the spider does not request again.
 inputs_declared = object()
 
-#: Sent to get the end-of-crawl :class:`~scrapy_websim.finalize.Result` (the exporters and the CLI
-#: do). Answered with the result, computed once, on the first ask.
+#: Sent to get the end-of-crawl :class:`~scrapy_websim.result.finalize.Result` (the ``websim`` command
+#: does). Answered with the result, computed once, on the first ask.
 result_wanted = object()
 
 #: Sent by a distributed worker spider at its start. Argument: ``sink``, where its records go
-#: instead of the local store (a :class:`~scrapy_websim.distributed.job.RecordSink`), and
+#: instead of the local store (a :class:`~scrapy_websim.distributed.spider.RecordSink`), and
 #: ``total_inputs``. Nothing is clustered at the end of such a crawl.
 sink_opened = object()
 
 NOT_ENABLED = ("scrapy-websim is not enabled: add ADDONS = {'scrapy_websim.Addon': 500} to your settings "
-               "(or keep EXTENSIONS['scrapy_websim.extensions.WebsimExtension'])")
+               "(or keep EXTENSIONS['scrapy_websim.crawler.extension.WebsimExtension'])")
 
 
 def ask(crawler: Any, signal: Any, **kwargs: Any) -> Any:

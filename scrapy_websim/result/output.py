@@ -17,7 +17,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, clean_text
-from scrapy_websim.safefile import Written, replacing, write_with_fallback
+from scrapy_websim.result.safefile import Written, replacing, write_with_fallback
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
