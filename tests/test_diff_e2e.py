@@ -327,7 +327,7 @@ def test_explain_agrees_with_the_clustering_of_the_scan(scans):
     # from the features file alone, in words
     proc = run_websim(["explain", features, site + "/article", site + "/article-copy"], cwd=str(scans["tmp"]))
     assert proc.returncode == 0, proc.stderr
-    assert "checks: not applied (identical judged text)" in proc.stdout
+    assert "checks: identical judged text: only the checks of what the pages call themselves apply" in proc.stdout
     assert "decision: duplicates (rule1)" in proc.stdout
     # a threshold given on the command line is the one used
     loose = explain(site + "/stable", site + "/article", "-s", "WEBSIM_TEXT_JACCARD_THRESHOLD=0",

@@ -428,3 +428,51 @@ def test_revisions_differ_by_their_message_kept_in_a_block_named_comments():
     pairs = [(a, b) for a, b in zip(revs, revs[1:])]
     assert not any(similarity.compare(a, b, template=templates.for_pair(a, b)).is_duplicate for a, b in pairs)
     assert similarity.compare(revs[0], copy, template=templates.for_pair(revs[0], copy)).is_duplicate
+
+
+OPERATIONS = """<!doctype html><html><head><title>{host} / bench / {table} | Bench Admin</title></head><body>
+<nav class="breadcrumb"><a href="/">Server</a> <a href="/db/bench">Database: bench</a>
+<a href="/db/bench/{table}">Table: {table}</a></nav>
+<div id="content"><h2>Table maintenance</h2><p>Check the table for errors, analyze its key distribution, or
+optimize it to reclaim unused space and defragment its data file. Each action runs on this table only and
+reports what it found when it is done; none of them changes the rows the table holds.</p>
+<form action="/db/bench/{table}/rename"><label>Rename table to</label><input name="new_name" value="{table}">
+<label>Table comments</label><input name="comment" value=""><p>Renaming a table keeps its rows, its indexes and
+its privileges; views that name it must be changed by hand.</p></form></div>""" + "<!-- " + "x" * 600 + " -->" + """
+</body></html>"""
+
+
+def _operations_cluster(pages):
+    templates = templates_of_records(pages)
+    by_id = {p.id: p for p in pages}
+
+    def compare(a, b):
+        return similarity.compare(by_id[a], by_id[b], template=templates.for_pair(by_id[a], by_id[b]))
+
+    labels = cluster.cluster_labels(cluster.cluster(pages, compare))
+    return {p.url: labels.get(p.id, f"alone-{p.id}") for p in pages}
+
+
+def test_items_whose_text_is_all_template_differ_by_the_name_in_their_title_and_form():
+    """An application's page per table whose judged text is all template: the table's name is in
+    the title, the breadcrumb (navigation) and a form field only. One judged text is not one page
+    when the titles name two items; the same table on a mirror port (its title names the port)
+    and under a tracking parameter is its copy."""
+    tables = ("changes", "countries", "currencies", "languages", "scripts", "uploads", "releases", "mirrors")
+    pages = [_record(i + 1, f"{SITE}/table/operations?db=bench&table={t}",
+                     OPERATIONS.format(host="127.0.0.1:8000", table=t)) for i, t in enumerate(tables)]
+    pages += [_record(100 + i, f"{MIRROR}/table/operations?db=bench&table={t}",
+                      OPERATIONS.format(host="127.0.0.1:8001", table=t)) for i, t in enumerate(tables[:3])]
+    pages.append(_record(200, f"{SITE}/table/operations?db=bench&table=scripts&utm_source=mail",
+                         OPERATIONS.format(host="127.0.0.1:8000", table="scripts")))
+    assert len({p.text_hash for p in pages}) == 1, "one judged text on every table's page"
+    got = _operations_cluster(pages)
+    own = [got[p.url] for p in pages[:len(tables)]]
+    assert len(set(own)) == len(tables), "each table a page of its own"
+    for i, t in enumerate(tables[:3]):
+        assert got[f"{MIRROR}/table/operations?db=bench&table={t}"] == own[i], "the mirror's copy joins its table"
+    assert got[f"{SITE}/table/operations?db=bench&table=scripts&utm_source=mail"] == own[tables.index("scripts")]
+    a, b = pages[0], pages[1]
+    decision = similarity.judge(a, b)
+    assert decision.text_measure == "identical" and not decision.result.is_duplicate
+    assert decision.items_veto or decision.title_items_veto

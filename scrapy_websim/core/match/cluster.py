@@ -533,6 +533,20 @@ def _numbered_clusters(members: Dict[int, List[Tuple[int, PairResult]]], ids: np
     return assignments, clusters
 
 
+def copy_keys(keys: ClusterKeys) -> Optional[np.ndarray]:
+    """The exact-copy key of each page: its judged text's hash (``exact``) and what it says it is
+    (``heading``: its h1, or its title without one; 0 where shared by too many pages to tell
+    pages apart, :func:`_capped_headings`). Two pages that say the same and call themselves the
+    same are exact copies; an application's items whose judged text is all template and whose
+    title names the item (the "Operations" pages of two tables, two repositories' file trees of
+    the same files) are not: the decision reads their titles (``similarity.judge``)."""
+    if keys.exact is None or keys.heading is None:
+        return keys.exact
+    with np.errstate(over="ignore"):
+        mixed = keys.exact ^ (keys.heading * np.uint64(0x9E3779B97F4A7C15))
+    return np.where((keys.exact != 0) & (keys.heading != 0) & (mixed != 0), mixed, keys.exact)
+
+
 def cluster(
     records_or_keys: Union[ClusterKeys, Iterable[Union[PageRecord, Sequence[Any]]]],
     compare: CompareFn,
@@ -571,7 +585,7 @@ def cluster(
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
 
-    rep = exact_representatives(keys.exact, keys.host, rank, params.same_host_only)
+    rep = exact_representatives(copy_keys(keys), keys.host, rank, params.same_host_only)
     follower = rep != np.arange(n)
     active = ~follower  # exact copies are represented by their best page until the end
     members: Dict[int, List[Tuple[int, PairResult]]] = {}

@@ -165,8 +165,9 @@ def _decided_reason(record: PageRecord, a: Assignment, canonical_id: int, decisi
         return f"rule1 with canonical #{canonical_id}: {_rule1_words(a.sims, threshold, decision)}"
     if rule == "rule2":
         return f"rule2 with canonical #{canonical_id}: {_rule2_words(a.sims, decision)}"
-    return (f"exact: the same judged text (text_hash) as a page of the cluster, so an exact copy; "
-            f"with canonical #{canonical_id} ({_sims_words(a.sims)}) the decision alone says not duplicates")
+    return (f"exact: the same judged text (text_hash) as a page of the cluster, and no title or form naming "
+            f"another item, so an exact copy; with canonical #{canonical_id} ({_sims_words(a.sims)}) neither rule "
+            f"holds alone")
 
 
 def _joined_reason(record: PageRecord, rule: str, canonical_id: int) -> str:
@@ -212,11 +213,12 @@ def decision_words(d: PairDecision, params: DecisionParams = DEFAULT_DECISION_PA
         _rule2_line(d, params),
     ]
     lines += _check_lines(d, params)
-    if not (d.rule1 or d.rule2):  # the checks only ever keep apart a pair a rule joined
+    joined = d.rule1 or d.rule2 or d.text_measure == "identical"  # one judged text joins by itself
+    if not joined:  # the checks only ever keep apart a pair a rule joined
         lines = [line.replace(": keeps them apart", ": would keep them apart (no rule joined them anyway)")
                  for line in lines]
     verdict = (f"decision: duplicates ({r.rule})" if r.is_duplicate else
-               "decision: not duplicates" + (" (a check kept them apart)" if (d.rule1 or d.rule2) else ""))
+               "decision: not duplicates" + (" (a check kept them apart)" if joined else ""))
     lines.append(verdict)
     return lines
 
@@ -261,7 +263,11 @@ def _rule2_line(d: PairDecision, params: DecisionParams) -> str:
 def _check_lines(d: PairDecision, params: DecisionParams) -> List[str]:
     """The checks that keep apart a pair a rule joined, each as a line (or why none applied)."""
     if d.text_measure == "identical":
-        return ["checks: not applied (identical judged text)"]
+        lines = ["checks: identical judged text: only the checks of what the pages call themselves apply"]
+        for name, veto, why, passed in _ITEM_CHECKS[:3]:
+            lines.append(f"{name}: {why} (two items of one kind): keeps them apart" if getattr(d, veto)
+                         else f"{name}: passed ({passed})")
+        return lines
     if d.same_words and not d.checked:
         return [f"checks: not applied (the same {d.own.both if d.own else 0} word shingles beyond the template "
                 "on both pages, give or take a phrase)"]

@@ -611,7 +611,10 @@ def judge(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISIO
     # text, or for pages that say the same words give or take a phrase (a table "sorted by
     # name" in the order it had, a page's printable view): :func:`_same_words`
     same_words = decision.same_words = _same_words(a, b, own)
-    if (rule or full) and not identical and not same_words and _vetoed(decision, a, b, params, own, full):
+    if identical:
+        # one judged text: one page, whatever its chrome, unless the titles name two items
+        rule = "" if _names_two_items(decision, a, b) else (rule or "exact")
+    elif (rule or full) and not same_words and _vetoed(decision, a, b, params, own, full):
         rule = ""
     decision.result = PairResult(
         content_sim=round(content, 6),
@@ -646,6 +649,18 @@ def _rule2_gate(a: PageRecord, b: PageRecord, params: DecisionParams, jaccard: b
     if jaccard and content < rule2_floor:
         return False, "text"
     return True, ""
+
+
+def _names_two_items(decision: PairDecision, a: PageRecord, b: PageRecord) -> bool:
+    """Two pages with one judged text that call themselves two items of one kind: the item
+    check, the titles' frame or a form field (an application's table "Operations" pages, whose
+    text is all template and whose title and form name the table; two repositories' file trees
+    of the same files). A copy calls itself what its page does."""
+    decision.checked = True
+    decision.items_veto = items_differ(a, b)
+    decision.title_items_veto = not decision.items_veto and title_items_differ(a, b)
+    decision.fields_veto = not (decision.items_veto or decision.title_items_veto) and fields_differ(a, b)
+    return decision.items_veto or decision.title_items_veto or decision.fields_veto
 
 
 def _vetoed(decision: PairDecision, a: PageRecord, b: PageRecord, params: DecisionParams, own: Optional[OwnText],
