@@ -407,3 +407,26 @@ def test_an_error_template_whose_pages_grow_with_the_path_they_echo_is_one_clust
     check_partition(records + [big], out, clusters)
     assert len({out[r.id].cluster_id for r in records}) == 1
     assert out[big.id].cluster_id.startswith(out[1].cluster_id + "-")
+
+
+def test_a_rendered_page_does_not_join_its_url_twins_error_page():
+    """``/`` and ``/index.php`` are one URL after normalisation, but on a server without PHP the
+    first is a directory listing and the second the server's 404: what the two rendered tells
+    them apart, so the listing does not join the 404's error cluster by U1. A URL variant that
+    rendered nothing (a timeout) has only its URL to go by and still joins."""
+    entries = "".join(f'<tr><td><a href="file{i}.tar.gz">release-{i}.tar.gz</a></td><td>2024-03-{i + 1:02d}</td>'
+                      f"<td>{i * 7 + 3}M</td></tr>" for i in range(12))
+    listing = ("<html><head><title>Index of /</title></head><body><h1>Index of /</h1><table>"
+               "<tr><th>Name</th><th>Last modified</th><th>Size</th></tr>" + entries + "</table></body></html>")
+    not_found = ("<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>"
+                 "<p>The requested URL was not found on this server.</p><hr><address>Apache Server at 127.0.0.1"
+                 "</address></body></html>")
+    records = [_rendered(1, A + "/", listing), _rendered(2, A + "/index.php", not_found, status=404),
+               _rendered(3, A + "/missing", not_found, status=404),
+               _rendered(4, B + "/index.php", not_found, status=404),
+               PageRecord(id=5, url=B + "/", error="page timeout")]
+    out, clusters = combine(records, {}, [])
+    check_partition(records, out, clusters)
+    assert out[2].cluster_kind == "E3" and out[3].cluster_id == out[2].cluster_id
+    assert out[1].cluster_kind != "E3" and out[1].cluster_id != out[2].cluster_id
+    assert out[5].cluster_id == out[4].cluster_id and out[5].match_rule == "U1"

@@ -21,6 +21,9 @@ import numpy as np
 
 from ..types import Assignment, Cluster, PageRecord, PairResult
 
+#: The kinds of the special pages' clusters (a content page's URL twin there is another page).
+SPECIAL_KINDS = frozenset(("E1", "E3", "L1", "W1", "M1", "T1"))
+
 __all__ = ["Assigned", "PageTable", "assign_pages"]
 
 KEY = "S16"  # a 16-byte digest, compared as bytes
@@ -286,10 +289,13 @@ def _bands(lengths: List[int], tolerance: float) -> List[Tuple[int, int]]:
 
 
 def group_alone(out: Assigned, keys: np.ndarray, usable: np.ndarray, rank: np.ndarray, by_rank: np.ndarray,
-                rule: str, make_name: Callable[[int], str]) -> None:
+                rule: str, make_name: Callable[[int], str], rendered: Optional[np.ndarray] = None) -> None:
     """R1/U1: among ``usable`` pages sharing a key, the alone ones join the cluster of the best
     placed one (status 200, longest text, smallest id), or, with none placed and two or more
-    alone, form a new cluster named ``make_name(page id)``."""
+    alone, form a new cluster named ``make_name(page id)``. A ``rendered`` page (one whose
+    rendered text the rules took for content) does not join a special page's cluster: the two
+    URLs look alike, but what the pages said tells them apart (``/`` a directory listing, its
+    ``/index.php`` the server's 404)."""
     cand = np.flatnonzero(usable)
     if cand.shape[0] < 2:
         return
@@ -305,6 +311,10 @@ def group_alone(out: Assigned, keys: np.ndarray, usable: np.ndarray, rank: np.nd
     np.minimum.at(best, gid[~alone], rank[cand[~alone]])
     placed = best < rank.shape[0]
     join = alone & placed[gid]
+    if rendered is not None and join.any():
+        target = out.cl[by_rank[np.minimum(best, rank.shape[0] - 1)]]
+        special = np.array([out.kind[int(t)] in SPECIAL_KINDS for t in target.tolist()], bool)
+        join &= ~(rendered[cand] & special[gid])
     if join.any():
         out.cl[cand[join]] = out.cl[by_rank[best[gid[join]]]]
         out.rule[cand[join]] = out.code(rule)
@@ -360,7 +370,7 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
                                   ("U1", table.norm, 2, "U1")):
         if rule in rules_on:
             group_alone(out, _keys(keys), ((flags & bit) != 0) & ~resolved, rank, by_rank, rule,
-                        name_from(name))
+                        name_from(name), (flags & 4) != 0 if bit == 2 else None)
     join_predicted(out, pred, target, rank, name_from("predicted"))
     return out
 
