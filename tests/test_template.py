@@ -476,3 +476,45 @@ def test_items_whose_text_is_all_template_differ_by_the_name_in_their_title_and_
     decision = similarity.judge(a, b)
     assert decision.text_measure == "identical" and not decision.result.is_duplicate
     assert decision.items_veto or decision.title_items_veto
+
+
+MESSAGE = """<!doctype html><html><head><title></title></head><body>
+<p>[<a href="/prev">Date Prev</a>][<a href="/next">Date Next</a>][<a href="/tprev">Thread Prev</a>][<a
+href="/tnext">Thread Next</a>][<a href="/maillist.html">Date Index</a>][<a href="/threads.html">Thread Index</a>]</p>
+<h1>{subject}</h1><hr><ul><li><em>To</em>: devel@lists.bench.invalid</li><li><em>Subject</em>: {subject}</li>
+<li><em>From</em>: {sender}</li><li><em>Date</em>: Mon, 18 Mar 2024 {time} +0000</li></ul><hr>
+<pre>{body}</pre><hr><p>To UNSUBSCRIBE, email to devel-REQUEST@lists.bench.invalid with a subject of
+"unsubscribe". Trouble? Contact listmaster@lists.bench.invalid</p>
+<ul><li>Prev by Date: <strong><a href="/prev">{prev}</a></strong></li>
+<li>Next by Date: <strong><a href="/next">{next}</a></strong></li></ul>
+<ul><li>Index(es): <a href="/maillist.html">Date</a> <a href="/threads.html">Thread</a></li></ul>
+""" + "<!-- " + "x" * 600 + " -->" + "</body></html>"
+
+
+def test_a_reply_quoting_a_short_message_whole_is_another_message():
+    """A list archive's short message and its reply, which quotes it whole and adds a line: beyond
+    the archive's template the reply holds everything the first says, and what it adds is less
+    than the noise a server may add to a copy. What each calls itself differs ("Re: ..."): two
+    items of one kind whose h1s differ are two pages. The first message on a mirror is its copy."""
+    lines = _sentences(20)
+
+    def message(i, subject, body, sender, time):
+        return MESSAGE.format(subject=subject, sender=sender, time=time, body=body, prev=lines[(i + 11) % 12][:40],
+                              next=lines[(i + 1) % 12][:40])
+
+    pages = [_record(i + 1, f"{SITE}/msg{i:05d}.html",
+                     message(i, f"pkg{i}: {lines[i][:40]}", lines[i], f"Dev {i} <d{i}@bench.invalid>", f"1{i}:19:27"))
+             for i in range(1, 12)]
+    body = "\n".join(lines[12:16])
+    first = message(0, f"pkg0: {lines[12][:40]}", body, "Dev 0 <d0@bench.invalid>", "10:19:27")
+    quoted = "\n".join(f"&gt; {line}" for line in lines[12:16])
+    reply = _record(50, f"{SITE}/msg00050.html", message(
+        0, f"Re: pkg0: {lines[12][:40]}", f"On Mon, 18 Mar 2024, Dev 0 wrote:\n{quoted}\n\n{lines[16]}",
+        "Dev 9 <d9@bench.invalid>", "23:49:27"))
+    original = _record(60, f"{SITE}/msg00000.html", first)
+    copy = _record(61, f"{MIRROR}/msg00000.html", first)
+    templates = templates_of_records(pages + [original, reply, copy])
+    decision = similarity.judge(original, reply, template=templates.for_pair(original, reply))
+    assert decision.result.content_sim >= decision.text_threshold, "beyond the template the reply holds it all"
+    assert not decision.result.is_duplicate and decision.heading_veto
+    assert similarity.compare(original, copy, template=templates.for_pair(original, copy)).is_duplicate

@@ -55,13 +55,15 @@ class DecisionParams(Params):
     #: viewport (a doc site's header over the fold, two directory listings of one server);
     #: 0 = rule 2 on the screenshot alone (docs/decision.md, "How the thresholds were chosen").
     rule2_min_jaccard: float = param(0.5, "[0, 1]", "rule 2: minimum MinHash text similarity")
-    #: first ``<h1>`` headings, token Jaccard; not when their judged text is identical, nor when
-    #: either page has no h1, nor when both carry one title that holds half the words of one of
-    #: their h1s (``similarity.title_names_heading``: a noisy copy whose h1 lost a word). Two pages
-    #: of one template that say they are about different things (a wiki's revision histories of
-    #: two articles share most of their text and look alike; docs/decision.md, "The heading check").
+    #: first ``<h1>`` headings, token Jaccard: by default every word (what a page calls itself is
+    #: its own part: a message and its reply "Re: ..." that quotes it whole share all but one
+    #: word); not when their judged text is identical, nor when either page has no h1, nor when
+    #: both carry one title that holds half the words of one of their h1s
+    #: (``similarity.title_names_heading``: a noisy copy whose h1 lost a word). Two pages of one
+    #: template that say they are about different things (a wiki's revision histories of two
+    #: articles share most of their text and look alike; docs/decision.md, "The heading check").
     heading_min_jaccard: float = param(
-        0.6, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
+        1.0, "[0, 1]", "no duplicate between pages whose h1 headings share fewer words, 0 = off")
     #: between two prose pages (prose at least ``PROSE_MIN_SHARE`` of the judged text on both),
     #: when the shorter holds at least ``prose_len_min_chars`` of prose, unless their judged text
     #: is identical: the longer page says a quarter more (a later revision of an article, a page
