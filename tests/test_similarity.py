@@ -661,3 +661,22 @@ def test_a_page_that_says_much_more_than_the_other_is_another_page():
     own = similarity.own_text(short, longer)
     assert similarity.says_much_more(short, longer, own, params)
     assert not similarity.says_much_more(short, longer, None, params), "no exact counts: not checked"
+
+
+def test_a_default_page_naming_the_host_it_is_served_from_is_one_page_on_every_host():
+    """A hosting company's placeholder says "Welcome to <host>!" in its h1 on each host: what the
+    server echoes of the request is not what the page calls itself, so the heading check (every
+    word) leaves the host out."""
+    def welcome(host):
+        return (f"<html><head><title>Default Web Site Page</title></head><body><h1>Welcome to {host}!</h1>"
+                + "<p>This is the default web page for this server. The site owner has not uploaded a site yet; "
+                  "if you are the owner, log in to the control panel and publish your files.</p>" * 3
+                + "</body></html>")
+
+    a, b = _rendered(1, welcome("127.0.0.48")), _rendered(2, welcome("127.0.0.176"))
+    a.url, b.url = "http://127.0.0.48:45855/", "http://127.0.0.176:45855/"
+    assert a.signals["h1"] != b.signals["h1"] and heading_sim(a, b) == 1.0
+    assert compare(a, b).is_duplicate
+    other = _rendered(3, welcome("owls.example"))  # served from elsewhere: it names another site
+    other.url = "http://127.0.0.9/"
+    assert heading_sim(a, other) < 1.0

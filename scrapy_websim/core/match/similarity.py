@@ -303,8 +303,10 @@ def decide(content: float, structure: float, visual: float,
 
 
 def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
-    """Token Jaccard of the two pages' first ``<h1>`` (``signals["h1"]``); None when either has none."""
-    ha, hb = (r.signals.get("h1", "") if isinstance(r.signals, dict) else "" for r in (a, b))
+    """Token Jaccard of the two pages' first ``<h1>`` (``signals["h1"]``), each with the host it
+    was served from left out (a hosting company's default page says "Welcome to <its host>!" on
+    every host); None when either has none."""
+    ha, hb = (_own_heading(r) for r in (a, b))
     if not ha or not hb:
         return None
     if ha == hb:
@@ -313,6 +315,22 @@ def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
     if not ta or not tb:
         return None
     return len(ta & tb) / len(ta | tb)
+
+
+def _own_heading(record: PageRecord) -> str:
+    """The page's first h1 without the host name (and port) of its URL, which a server echoes."""
+    h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
+    if not h1:
+        return ""
+    try:
+        parts = urlsplit(record.final_url or record.url or "")
+        host, netloc = parts.hostname or "", parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return h1
+    for echoed in (netloc, host):
+        if echoed and echoed.lower() in h1.lower():
+            h1 = re.sub(re.escape(echoed), " ", h1, flags=re.I)
+    return h1
 
 
 def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
