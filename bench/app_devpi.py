@@ -296,8 +296,9 @@ def truth_of(rels: List[dict], base: str, mirror: str) -> appbench.Truth:
 
 
 def check(truth: appbench.Truth) -> str:
-    """``--check``: see ``app_roundup.check_texts`` (no crawl: plain HTTP fetches)."""
-    return check_texts(NAME, truth)
+    """``--check``: see ``app_roundup.check_texts``, then the titles of each group of special pages
+    (no crawl: plain HTTP fetches)."""
+    return check_texts(NAME, truth) + "\n" + appbench.special_titles(truth)
 
 
 @contextlib.contextmanager
