@@ -20,8 +20,8 @@ saved through Wagtail's page tree (``add_child``) and ``wagtail.contrib.redirect
   the body, the uploader the author, the upload's date the post's date, tagged with the source
   package and the upload's urgency. A post's page is a sentence or three in the site's frame: posts
   differ in a version, a name and those sentences;
-- a page per uploader under ``/people/`` (their name, "Debian uploader", their number of posts and
-  the titles of their posts), the people index;
+- a page per uploader under ``/people/`` (their name, "Debian uploader", the packages they uploaded
+  and the titles of their posts: many have one post), the people index (names and post counts);
 - two forms (``/contact/`` and ``/report/``, different fields); a members area restricted to
   signed-in users (Wagtail's page privacy "login"), and a page restricted by a shared password.
 
@@ -36,8 +36,8 @@ The truth (``{url: (group, label)}``, content label ``None``):
   tracking parameters (``utm_source``); ``?page=1``, a page past the last and a page that is not a
   number (``Paginator.get_page`` serves the last and the first page); a query's parameters in
   another order;
-- special pages: the project's "Page not found" (404: any path that is no page, a page number of
-  the tag listing that is no number is not one of them), one group, ``E3``; Wagtail's admin login
+- special pages: the project's "Page not found" (404: paths that are no page, below a post, a
+  form or the tag index, a missing document, a missing static file), one group, ``E3``; Wagtail's admin login
   (``/admin/...`` redirects there with ``?next=``), one group, ``L1``; Django's admin login
   (``/django-admin/...``), one group, ``L1``; Wagtail's front-end login for pages restricted to
   signed-in users (``/_util/login/?next=...``), one group, ``L1``; Wagtail's "Password required"
