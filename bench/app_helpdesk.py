@@ -226,7 +226,7 @@ def setup(tmp: str, n_tickets: int) -> dict:
 def runserver(site: dict, log: str):
     port = servers.free_port()
     argv = [venv_bin("python"), "manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"]
-    return servers.app_server(argv, port, log, "/", env=site["env"], cwd=site["home"])
+    return servers.app_server(argv, port, log, "/", env=site["env"], cwd=site["home"], timeout=180)
 
 
 # -- the truth ---------------------------------------------------------------------------------------------------
