@@ -262,6 +262,23 @@ def check_truth(name: str, truth: Truth) -> str:
         f"{label}:{dict(c)}" for label, c in sorted(by_label.items()))
 
 
+def special_titles(truth: Truth) -> str:
+    """For ``--check``: the statuses and the titles (``<title>``) each group of special pages shows,
+    one line a group, so that a group that mixes templates stands out (no browser: plain fetches)."""
+    import re
+
+    from scrapy_websim.testing.servers import fetch
+
+    by_group: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for url, (group, label) in truth.items():
+        if label in SPECIAL:
+            got = fetch(url)
+            title = re.search(rb"<title[^>]*>(.*?)</title>", got.body, re.S | re.I)
+            text = " ".join((title.group(1) if title else b"-").decode("utf-8", "replace").split())
+            by_group[f"{group} ({label})"][f"{got.status} {text[:60]}"] += 1
+    return "\n".join(f"  {group}: {dict(c)}" for group, c in sorted(by_group.items()))
+
+
 def _cli() -> int:
     parser = argparse.ArgumentParser(description="re-score a kept application-bench crawl")
     parser.add_argument("dirs", nargs="+", help="directories written by an application bench's --keep")
