@@ -37,7 +37,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_websim.config import WebsimConfig, result_format
+from scrapy_websim.config import WebsimParams, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import FeatureStore, StoreWriteError
@@ -49,6 +49,7 @@ from scrapy_websim.crawler.progress import Progress
 from scrapy_websim.result.finalize import Finalizer, renumber_discovered
 from scrapy_websim.result.output import WRITERS
 from scrapy_websim.result.report.writer import ReportError, write_report
+from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.result.safefile import (
     Written,
     fallback_dirs,
@@ -108,8 +109,8 @@ class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = WebsimConfig.from_crawler(crawler)
-        self.params = Finalizer.params_for(crawler)
+        self.params = WebsimParams.from_crawler(crawler)
+        self.config = self.params.config
         self.jobdir = crawler.settings.get("JOBDIR") or ""
         #: why the store's folder could not be written (then the crawl stops), else None
         self.store_error: Optional[str] = None
@@ -132,7 +133,7 @@ class WebsimExtension:
         self.recorded = 0  # records added by this run
         self._next_discovered_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
-        self._result: Any = None
+        self._result: Optional[ResultRows] = None
         self._report_written = False
         self._discovered: Set[int] = set()  # 64-bit digests of the URLs of the discovered pages recorded
         self._predicted: Dict[int, int] = {}  # digest -> id of a discovered page recorded as predicted only
@@ -335,13 +336,14 @@ class WebsimExtension:
 
     # --- at the end ---
 
-    def finalize(self) -> Any:
-        """The result, computed on the first call; also sets the stats ``websim/total_urls``,
+    def finalize(self) -> ResultRows:
+        """The result's rows, computed on the first call (the store closed by :meth:`_close_inputs`,
+        then labelled and clustered); also sets the stats ``websim/total_urls``,
         ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
         if self._result is None:
             started = time.monotonic()
             self._close_inputs()
-            self._result = Finalizer(self.params).run(self.store, self.total_inputs)
+            self._result = ResultRows(Finalizer(self.params).run(self.store, self.total_inputs))
             meta = self._result.meta
             self.stats.set_value("websim/not_fetched", self.inputs.waiting)
             for key in ("total_urls", "eligible_html_urls", "total_clusters"):
@@ -349,7 +351,7 @@ class WebsimExtension:
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
             if self.config.features_file:
                 path = self.config.features_file
-                written = self._write("the features file", path, self.store.save_jsonl)
+                written = self._write("the features file", path, self._result.save_features)
                 if written.path:
                     logger.info("websim: features of %d pages written to %s", len(self.store), written.path)
             if meta.get("error"):
@@ -362,8 +364,9 @@ class WebsimExtension:
         return self._result
 
     def _close_inputs(self) -> None:
-        """Before the result: every input has its record (the list read to its end), the pages
-        discovered by following links have their final ids, everything is written."""
+        """The store's last writes, before the result: every input has its record (the list read
+        to its end), the pages discovered by following links have their final ids, everything is
+        written. From here on the store is only read."""
         for _attempt in range(3):
             try:
                 self.inputs.finish()
@@ -414,7 +417,7 @@ class WebsimExtension:
         if self.problems or self.output_errors:
             fail_crawl(self.crawler)
 
-    def write_result_files(self, result: Any) -> None:
+    def write_result_files(self, result: ResultRows) -> None:
         """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
         for path, fmt in self.result_files:
             written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
@@ -424,7 +427,7 @@ class WebsimExtension:
                 logger.info("websim: result of %d URLs, %d clusters written to %s", result.meta["total_urls"],
                             result.meta["total_clusters"], os.path.abspath(written.path))
 
-    def write_report(self, result: Any) -> None:
+    def write_report(self, result: ResultRows) -> None:
         """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
         report that cannot be written is an output error naming how to write it again from the
         result file (which holds everything the report shows)."""
