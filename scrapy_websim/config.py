@@ -379,11 +379,11 @@ class WebsimParams:
     def from_settings(cls, settings: Any, config: Optional[WebsimConfig] = None) -> "WebsimParams":
         """The parameters of ``settings`` (``config``: their :class:`WebsimConfig`, read here if not
         given); a bad value raises :class:`ConfigError` naming it."""
-        # start-up time: the feature and clustering modules (lxml, the page modules) load when a run
-        # builds its parameters, not for the commands that build none (websim urls, report, status)
-        from scrapy_websim.core.features import FeatureParams  # noqa: PLC0415
-        from scrapy_websim.core.match.assign import AssignParams  # noqa: PLC0415
-        from scrapy_websim.core.match.cluster import phash_distance_for  # noqa: PLC0415
+        # start-up time: lxml and the page and match modules load when a run builds its parameters,
+        # not for the commands that build none (websim urls, report, status)
+        from scrapy_websim.core.features import FeatureParams  # noqa: PLC0415  # start-up time
+        from scrapy_websim.core.match.assign import AssignParams  # noqa: PLC0415  # start-up time
+        from scrapy_websim.core.match.cluster import phash_distance_for  # noqa: PLC0415  # start-up time
 
         config = config if config is not None else WebsimConfig.from_settings(settings)
         rules = build_params(settings, RuleParams)
@@ -439,7 +439,7 @@ def scrapy_identity(settings: Any) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
     ``DEFAULT_REQUEST_HEADERS``: what the user set there, Scrapy's own defaults left out (Scrapy's
     User-Agent already goes on every request of the page through scrapy-playwright; Scrapy's
     ``Accept`` is a document's, and Chromium sends each sub-request its own)."""
-    from scrapy.settings import default_settings  # noqa: PLC0415
+    from scrapy.settings import default_settings  # noqa: PLC0415  # start-up time: websim urls loads no Scrapy
 
     agent = _get(settings, "USER_AGENT", "") or ""
     agent = "" if agent == default_settings.USER_AGENT else _one_line_str("USER_AGENT", agent)

@@ -46,7 +46,7 @@ def main(argv: List[str]) -> int:
         print(f"websim cluster: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        written = write_results("websim cluster", outputs, ResultRows(result), fallback_dirs())
+        written, _ = write_results("websim cluster", outputs, ResultRows(result), fallback_dirs())
     finally:
         result.store.close()  # removes its temporary file
     if written:

@@ -22,7 +22,7 @@ from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.collect import collect
 from scrapy_websim.distributed.job import Job
 from scrapy_websim.result.rows import ResultRows
-from scrapy_websim.result.safefile import fallback_dirs, output_error, write_with_fallback
+from scrapy_websim.result.safefile import fallback_dirs
 
 
 def main(argv: List[str]) -> int:
@@ -53,8 +53,9 @@ def main(argv: List[str]) -> int:
     result = collect(job, params, missing)
     rows = ResultRows(result)
     try:
-        written = write_results("websim collect", outputs, rows, fallback_dirs())
-        trouble = bool(args.features_file) and not _write_features(args.features_file, rows)
+        written, features_ok = write_results("websim collect", outputs, rows, fallback_dirs(),
+                                             features_file=args.features_file or "")
+        trouble = not features_ok
     finally:
         result.store.close()  # removes its temporary file
     meta = result.meta
@@ -72,11 +73,3 @@ def _say_unrecorded(job: Job, missing: List[int], reclaimed: int) -> None:
           f"{f', {reclaimed} expired leases put back in the queue' if reclaimed else ''}; first ids: "
           f"{', '.join(map(str, missing[:5]))}). Run or wait for 'websim worker' ('websim status' shows "
           f"progress), or add --partial to write a result that marks them. Nothing written.", file=sys.stderr)
-
-
-def _write_features(path: str, rows: ResultRows) -> bool:
-    """``--features-file``: True when written where asked (else an error line names the fallback)."""
-    error = output_error("the features file", path, write_with_fallback(path, rows.save_features, fallback_dirs()))
-    if error:
-        print(f"websim collect: error: {error}", file=sys.stderr)
-    return not error

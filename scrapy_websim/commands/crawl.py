@@ -330,7 +330,7 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional[JobFolder],
     # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
     result = events.ask(crawler, events.result_wanted)
     stats = crawler.stats.get_stats()
-    written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
+    written, _ = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
     if job:
         for path in written:
             job.wrote(path)

@@ -15,11 +15,12 @@ import csv
 import io
 import json
 import re
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Sequence, Tuple
 
-from scrapy_websim.core.types import OUTPUT_FIELDS, clean_text
+from scrapy_websim.core.store import FEATURES_HEADER, record_json
+from scrapy_websim.core.types import OUTPUT_FIELDS, PageRecord, clean_text
 from scrapy_websim.result.rows import unwritable_row
-from scrapy_websim.result.safefile import Written, replacing, write_with_fallback
+from scrapy_websim.result.safefile import Written, describe, replacing, write_fallback, write_with_fallback
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
@@ -179,10 +180,36 @@ def _is_number(text: str) -> bool:
         return False
 
 
+class FeaturesWriter:
+    """The features file (``websim cluster`` reads it): its header, one record per line (given
+    with :meth:`add_record`), then the soft-404 probes."""
+
+    def __init__(self, write: Write) -> None:
+        self.write = write
+        write(json.dumps(FEATURES_HEADER) + "\n")
+
+    def add_record(self, record: PageRecord) -> None:
+        self.write(record_json(record) + "\n")
+
+    def end(self, rows: Any) -> None:
+        for probe in rows.probes():
+            self.write(record_json(probe) + "\n")
+
+
+def write_features(write: Write, rows: Any) -> None:
+    """All of ``rows`` (``records()``, ``probes()``) as :class:`FeaturesWriter` writes them."""
+    writer = FeaturesWriter(write)
+    for record in rows.records():
+        writer.add_record(record)
+    writer.end(rows)
+
+
 #: Output format name -> writer of a whole file.
 WRITERS = {"json": write_json, "jsonl": write_jsonl, "jsonlines": write_jsonl, "csv": write_csv}
-#: Output format name -> writer given one row at a time (:func:`write_files`).
-ROW_WRITERS = {"json": JsonWriter, "jsonl": JsonLinesWriter, "jsonlines": JsonLinesWriter, "csv": CsvWriter}
+#: Output format name -> writer given one row at a time (:func:`write_files`); "features": the features file.
+ROW_WRITERS = {"json": JsonWriter, "jsonl": JsonLinesWriter, "jsonlines": JsonLinesWriter, "csv": CsvWriter,
+               "features": FeaturesWriter}
+_WHOLE = {**WRITERS, "features": write_features}
 
 
 def write_atomically(path: str, fmt: str, rows: Any) -> None:
@@ -190,13 +217,85 @@ def write_atomically(path: str, fmt: str, rows: Any) -> None:
     stopped at any moment) sees the old file or the complete new one, never half a result; a file
     replaced keeps its mode (``safefile.replacing``)."""
     with replacing(path) as fh:
-        WRITERS[fmt](fh.write, rows)
+        _WHOLE[fmt](fh.write, rows)
 
 
 def write_result_file(path: str, fmt: str, rows: Any, fallbacks: Sequence[str]) -> Written:
     """:func:`write_atomically`, or when ``path`` cannot be written, the same rows in a fallback
     file (``safefile.write_with_fallback``): the work done is never lost to a bad output place."""
-    return write_with_fallback(path, lambda fh: WRITERS[fmt](fh.write, rows), fallbacks)
+    return write_with_fallback(path, lambda fh: _WHOLE[fmt](fh.write, rows), fallbacks)
+
+
+class _Open(NamedTuple):
+    """A file of :func:`write_files` being written: its place in the list, its context, its writer."""
+
+    place: int
+    context: Any
+    writer: Any
+
+
+def write_files(rows: Any, files: Sequence[Tuple[str, str]], fallbacks: Sequence[str],
+                also: Sequence[Any] = ()) -> List[Written]:
+    """Every file of ``files`` (``[(path, format)]``, a format of :data:`ROW_WRITERS`) and every
+    writer of ``also`` (``add(row)``: the report's) from one pass over ``rows.pairs()``: the store
+    is read once, however many files a run writes. Each file as :func:`write_result_file` writes
+    it: beside its place and renamed once complete; a file whose place fails is dropped from the
+    pass and written again to a fallback file afterwards (that file only reads the rows again).
+    Returns what each file became, in the order of ``files``."""
+    written: List[Written] = [Written("", "")] * len(files)
+    errors: Dict[int, str] = {}
+    opened: List[_Open] = []
+
+    def fail(entry: _Open, exc: BaseException) -> None:
+        opened.remove(entry)
+        entry.context.__exit__(type(exc), exc, exc.__traceback__)  # removes the temporary file
+        errors[entry.place] = describe(exc)
+
+    try:
+        for index, (path, fmt) in enumerate(files):
+            context = replacing(path)
+            try:
+                opened.append(_Open(index, context, ROW_WRITERS[fmt](context.__enter__().write)))
+            except OSError as exc:
+                errors[index] = describe(exc)
+        for record, row in rows.pairs():
+            for entry in list(opened):
+                try:
+                    if isinstance(entry.writer, FeaturesWriter):
+                        entry.writer.add_record(record)
+                    else:
+                        entry.writer.add(row)
+                except OSError as exc:
+                    fail(entry, exc)
+            for writer in also:
+                writer.add(row)
+        for entry in list(opened):
+            try:
+                entry.writer.end(rows)
+            except OSError as exc:
+                fail(entry, exc)
+                continue
+            opened.remove(entry)
+            try:
+                entry.context.__exit__(None, None, None)  # on the disk, then renamed into place
+                written[entry.place] = Written(files[entry.place][0], "")
+            except OSError as exc:
+                errors[entry.place] = describe(exc)
+    except BaseException as exc:  # a bug or an interrupt: no file is left half-written
+        for entry in opened:
+            entry.context.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    for place, error in sorted(errors.items()):
+        path, fmt = files[place]
+        written[place] = write_fallback(path, _whole_file(fmt, rows), fallbacks, error)
+    return written
+
+
+def _whole_file(fmt: str, rows: Any) -> Callable[[Any], None]:
+    """``write(fh)`` of a whole file of format ``fmt`` (a pass over the rows of its own)."""
+    def write(fh: Any) -> None:
+        _WHOLE[fmt](fh.write, rows)
+    return write
 
 
 # --- reading a result file back ---

@@ -4,18 +4,19 @@ between labelling and clustering (``finalize.py``) and the files (``output.py``,
 :class:`ResultRows` reads the store and the :class:`~scrapy_websim.result.finalize.Result` beside
 it, one record at a time; nothing here writes the store or knows a file format. Each url row is
 the record as the store holds it, with the error a stage noted for it (``Result.notes``), its
-assignment and its ``match_reason`` (``core/match/reasons.py``). The features file is made here too
-(:meth:`ResultRows.save_features`): the records with the same errors. Scrapy-free.
+assignment and its ``match_reason`` (``core/match/reasons.py``); :meth:`ResultRows.pairs` gives
+each record (what the features file holds) with its row, so that every file of a run is written
+from one pass over the store (``output.write_files``). Scrapy-free.
 """
 
 from __future__ import annotations
 
-import itertools
+import copy
 from collections import OrderedDict
-from typing import IO, Any, Dict, Iterable, Iterator, Optional
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple
 
 from scrapy_websim.core.match import reasons
-from scrapy_websim.core.store import FeatureStore, save_jsonl
+from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord
 from scrapy_websim.result.finalize import Result
 
@@ -95,8 +96,8 @@ def cluster_rows(clusters: Iterable[Cluster]) -> Iterator[Dict[str, Any]]:
 
 class ResultRows:
     """The rows of ``result``, made from its store as they are read (a pass over the store each
-    time :meth:`url_rows` or :meth:`records` is iterated: nothing per row is kept), and its
-    ``meta``. What the writers of ``output.py`` and the report take."""
+    time :meth:`pairs`, :meth:`url_rows` or :meth:`records` is iterated: nothing per row is kept),
+    and its ``meta``. What the writers of ``output.py`` and the report take."""
 
     def __init__(self, result: Result) -> None:
         self.result = result
@@ -112,8 +113,9 @@ class ResultRows:
                 record.error = f"{record.error}; {note}" if record.error else note
             yield record
 
-    def url_rows(self) -> Iterator[Dict[str, Any]]:
-        """One row per record, in id order (the store's), with its cluster and ``match_reason``."""
+    def pairs(self) -> Iterator[Tuple[PageRecord, Dict[str, Any]]]:
+        """``(record, url row)`` per record, in id order (the store's): the record as
+        :meth:`records` gives it, the row with its cluster and ``match_reason``."""
         result = self.result
         assigned, p, row_error = result.assigned, result.params, result.row_error
         ids = assigned.ids
@@ -121,25 +123,24 @@ class ResultRows:
         for pos, (record, a) in enumerate(zip(self.records(), assigned.iter_assignments())):
             if record.id != ids[pos]:
                 raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
-            if row_error and not record.error:
-                record.error = row_error
+            shown = record
+            if row_error and not record.error:  # on the row only: the features file keeps the record
+                shown = copy.copy(record)
+                shown.error = row_error
             try:
-                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, p.cluster,
+                why = reasons.match_reason(shown, a, canonical_of.get(a.cluster_id, 0), p.decision, p.cluster,
                                            record.id in assigned.short_items)
             except Exception as exc:  # noqa: BLE001 - the row is written without its reason
                 why = f"no reason: {type(exc).__name__}: {exc}"[:300]
-            yield safe_output_row(record, a, why)
+            yield record, safe_output_row(shown, a, why)
+
+    def url_rows(self) -> Iterator[Dict[str, Any]]:
+        """One row per record, in id order (the store's), with its cluster and ``match_reason``."""
+        return (row for _record, row in self.pairs())
 
     def cluster_rows(self) -> Iterator[Dict[str, Any]]:
         return cluster_rows(self.result.assigned.clusters(self.store.urls_of))
 
-    def save_features(self, fh: IO[str]) -> int:
-        """The features file (``websim cluster`` reads it): the records, then the soft-404 probes;
-        returns the number of records."""
-        probes = [0]
-
-        def counted_probes() -> Iterator[PageRecord]:
-            for probe in self.store.iter_probes():
-                probes[0] += 1
-                yield probe
-        return save_jsonl(itertools.chain(self.records(), counted_probes()), fh) - probes[0]
+    def probes(self) -> Iterator[PageRecord]:
+        """The store's soft-404 probe records (the end of a features file)."""
+        return self.store.iter_probes()
