@@ -12,9 +12,11 @@ import pytest
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.result import output
 from scrapy_websim.result.finalize import Finalizer
+from scrapy_websim.result.report.writer import ReportBuilder, write_report
 from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.result.safefile import Written
 from tests.test_malformed import PARAMS, REAL
+from tests.test_report import read_payload
 
 FORMATS = ("json", "jsonl", "csv", "features")
 
@@ -121,3 +123,18 @@ def test_an_error_that_is_no_place_s_leaves_no_file(rows, tmp_path):
     with pytest.raises(RuntimeError, match="a bug"):
         output.write_files(rows, [(str(tmp_path / "r.json"), "json")], [], also=[Broken()])
     assert os.listdir(tmp_path) == []
+
+
+def test_the_report_from_the_pass_is_the_report_written_alone(rows, tmp_path):
+    alone = write_report(str(tmp_path / "alone"), rows.url_rows(), rows.cluster_rows(), rows.meta)
+    report = ReportBuilder(str(tmp_path / "pass"))
+    output.write_files(rows, [(str(tmp_path / "r.json"), "json")], [], also=[report])
+    in_pass = report.write(rows.cluster_rows(), rows.meta)
+    assert (in_pass.urls, in_pass.clusters) == (alone.urls, alone.clusters) == (len(REAL), alone.clusters)
+    data = sorted(os.listdir(tmp_path / "alone" / "data"))
+    assert sorted(os.listdir(tmp_path / "pass" / "data")) == data
+    for name in data:
+        a, b = (read_payload(tmp_path / side / "data" / name) for side in ("alone", "pass"))
+        if name == "meta.js":
+            a.pop("written_at"), b.pop("written_at")
+        assert a == b, name
