@@ -9,9 +9,10 @@ The other components reach it only through the signals of :mod:`scrapy_websim.cr
   the end: no input URL is ever missing from the output.
 * ``page_recorded`` (from the recorder, the failure middleware and the duplicate predictor) stores
   a page's record, in place of its placeholder.
-* ``result_wanted`` (from the ``websim`` command) is answered with the result, computed once. It is
-  computed at the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the
-  ``websim`` spider's ``-o``), the features file and the HTML report are written then.
+* ``result_wanted`` (from the ``websim`` command) is answered with the result's rows
+  (``result/rows.py``), computed once. They are computed at the latest when the spider closes; the
+  result files of ``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o``), the features file and the
+  HTML report are written then, from one pass over the store (``output.write_files``).
 
 Before anything is rendered it checks that every output can be written (a file is created and
 removed where each goes) and that the spider's arguments are usable; if not, it logs one
