@@ -88,9 +88,10 @@ class Finalizer:
         pages; records are read from ``store`` one at a time (docs/performance.md, "The end of a
         large crawl").
 
-        A record that one stage cannot handle gets ``error`` saying so and the others go on. If a
-        stage fails as a whole, the result is :func:`unclustered`: every record, in no cluster,
-        with ``meta["error"]`` saying why, so the output files are still written."""
+        ``store`` is read, never written. A record that one stage cannot handle gets a note saying
+        so (``Result.notes``: its ``error`` in the rows) and the others go on. If a stage fails as a
+        whole, the result is :func:`unclustered`: every record, in no cluster, with
+        ``meta["error"]`` saying why, so the output files are still written."""
         p = self.params
         failed: Dict[int, str] = {}
         notes: Dict[int, str] = {}  # the labelling's failures, once its pass is complete
