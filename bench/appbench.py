@@ -184,12 +184,11 @@ def refeature(workdir: str) -> str:
     fetch fields and soft-404 probes kept) into ``features.refeatured.jsonl``; returns its path."""
     from scrapy.settings import Settings
 
-    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config import WebsimConfig, WebsimParams
     from scrapy_websim.core.features import compute_features
     from scrapy_websim.core.store import iter_jsonl, save_jsonl
-    from scrapy_websim.result.finalize import Finalizer
 
-    params = Finalizer.params_from_settings(Settings(), WebsimConfig()).features
+    params = WebsimParams.from_settings(Settings(), WebsimConfig()).features
     html = pagedump.read_pages(os.path.join(workdir, "pages.jsonl.gz"))
     out = os.path.join(workdir, "features.refeatured.jsonl")
 

@@ -21,13 +21,12 @@ import time
 from collections import OrderedDict
 from typing import Any, Optional
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import compute_features
 from scrapy_websim.core.page.visual import decode_image
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.crawler import events
 from scrapy_websim.crawler.items import PageItem
-from scrapy_websim.result.finalize import Finalizer
 from scrapy_websim.result.report.thumbs import save_thumbnail
 from scrapy_websim.result.safefile import describe, write_bytes
 
@@ -43,7 +42,7 @@ class WebsimRecorder:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
         config = WebsimConfig.from_crawler(crawler)
-        self.params = Finalizer.params_for(crawler).features
+        self.params = WebsimParams.from_crawler(crawler).features
         self.screenshots_dir = config.screenshots_dir
         self.thumbnails_dir = config.thumbnails_path
         self.thumbnail_args = (config.thumbnail_width, config.thumbnail_format, config.thumbnail_quality)
