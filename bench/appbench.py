@@ -184,12 +184,11 @@ def refeature(workdir: str) -> str:
     fetch fields and soft-404 probes kept) into ``features.refeatured.jsonl``; returns its path."""
     from scrapy.settings import Settings
 
-    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config import WebsimConfig, WebsimParams
     from scrapy_websim.core.features import compute_features
     from scrapy_websim.core.store import iter_jsonl, save_jsonl
-    from scrapy_websim.result.finalize import Finalizer
 
-    params = Finalizer.params_from_settings(Settings(), WebsimConfig()).features
+    params = WebsimParams.from_settings(Settings(), WebsimConfig()).features
     html = pagedump.read_pages(os.path.join(workdir, "pages.jsonl.gz"))
     out = os.path.join(workdir, "features.refeatured.jsonl")
 
@@ -260,6 +259,23 @@ def check_truth(name: str, truth: Truth) -> str:
     groups = len({g for g, _ in truth.values()})
     return f"set={name} urls={len(truth)} groups={groups} " + " ".join(
         f"{label}:{dict(c)}" for label, c in sorted(by_label.items()))
+
+
+def special_titles(truth: Truth) -> str:
+    """For ``--check``: the statuses and the titles (``<title>``) each group of special pages shows,
+    one line a group, so that a group that mixes templates stands out (no browser: plain fetches)."""
+    import re
+
+    from scrapy_websim.testing.servers import fetch
+
+    by_group: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for url, (group, label) in truth.items():
+        if label in SPECIAL:
+            got = fetch(url)
+            title = re.search(rb"<title[^>]*>(.*?)</title>", got.body, re.S | re.I)
+            text = " ".join((title.group(1) if title else b"-").decode("utf-8", "replace").split())
+            by_group[f"{group} ({label})"][f"{got.status} {text[:60]}"] += 1
+    return "\n".join(f"  {group}: {dict(c)}" for group, c in sorted(by_group.items()))
 
 
 def _cli() -> int:

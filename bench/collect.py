@@ -142,17 +142,18 @@ def _apply_role(rec, role: int, i: int, other: int, landing: int, url, templates
 
 
 def finalize(store_path: str, out: str) -> str:
-    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config import WebsimConfig, WebsimParams
     from scrapy_websim.core.store import FeatureStore
     from scrapy_websim.result.finalize import Finalizer
     from scrapy_websim.result.output import write_atomically
+    from scrapy_websim.result.rows import ResultRows
 
     t0, c0 = time.perf_counter(), time.process_time()
-    params = Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     store = FeatureStore(store_path)
     result = Finalizer(params).run(store)
     fmt = "jsonl" if out.endswith(".jsonl") else "json"
-    write_atomically(out, fmt, result)
+    write_atomically(out, fmt, ResultRows(result))
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     meta = result.meta

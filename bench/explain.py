@@ -35,13 +35,14 @@ from typing import Dict, List, Tuple
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.textsim import TEMPLATES, ensure_packages, features, template_files
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import FeatureParams
 from scrapy_websim.core.match import cluster, similarity
 from scrapy_websim.core.store import FeatureStore, iter_jsonl, save_jsonl
 from scrapy_websim.core.types import PageRecord, PairResult
 from scrapy_websim.result import finalize, output
 from scrapy_websim.result.explain import cluster_params_of, decision_params_of, explain_records
+from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.testing.sites import noisy_copy, title_of
 
 DEFAULT_TEMPLATES = ("python3-doc", "postgresql-doc", "apache2-doc", "git-doc")
@@ -68,7 +69,7 @@ def page_set(names, pages: int) -> List[PageRecord]:
     return records
 
 
-def cluster_recording(store: FeatureStore, p: finalize.FinalParams):
+def cluster_recording(store: FeatureStore, p: WebsimParams):
     """The shipped end of a crawl, with every compared pair recorded."""
     compared: Dict[Tuple[int, int], PairResult] = {}
     keys, table = finalize.label_rules(store, p.assign, p.cluster)
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
     if not args.no_install:
         ensure_packages(sorted({TEMPLATES[n][0] for n in names}))
     records = page_set(names, args.pages)
-    params = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     tmp = tempfile.mkdtemp(prefix="websim-bench-explain-")
     features_path, result_path = os.path.join(tmp, "features.jsonl"), os.path.join(tmp, "result.json")
     save_jsonl(records, features_path)
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
         store.add_many(records)
         store.flush()
         result, compared = cluster_recording(store, params)
-        output.write_atomically(result_path, "json", result)
+        output.write_atomically(result_path, "json", ResultRows(result))
 
     # what websim explain reads: the result file (rows, meta) and the features file
     with open(result_path, encoding="utf-8") as fh:

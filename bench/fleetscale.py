@@ -78,6 +78,7 @@ import math
 import os
 import random
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -602,11 +603,15 @@ def websim_accepts(flag: str) -> bool:
     return flag in out.stdout
 
 
+#: ``--websim-args``: options given to every websim crawl of the run (e.g. ``-t 64``).
+WEBSIM_ARGS: List[str] = []
+
+
 def websim_cmd(listing: str, out: str, features: str, extra: Sequence[str] = ()) -> List[str]:
     cmd = [sys.executable, "-m", "scrapy_websim.cli", "-l", listing, "-O", out, "--loglevel", "INFO"]
     if features:
         cmd += ["--features-file", features]
-    return cmd + list(extra)
+    return cmd + WEBSIM_ARGS + list(extra)
 
 
 def document_requests(access_log: str, start: float, end: float, listed: set) -> Tuple[int, int]:
@@ -781,9 +786,11 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="set up, fetch every URL once, print what answered; no crawl")
     ap.add_argument("--memory", action="store_true", help="the fast mix, websim at its defaults only: memory, files")
     ap.add_argument("--no-verdaccio", action="store_true", help="leave the Verdaccio pair out")
+    ap.add_argument("--websim-args", default="", help="options for every websim crawl (e.g. --websim-args='-t 64')")
     ap.add_argument("--rescore", default="", help="score a kept run's results again (a --keep folder)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print joined and split groups, wrong labels")
     args = ap.parse_args()
+    WEBSIM_ARGS[:] = shlex.split(args.websim_args)
     if args.rescore:
         return rescore(args.rescore, args.verbose)
     n_urls = args.urls or (10000 if args.memory else 5000)

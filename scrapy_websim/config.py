@@ -16,8 +16,10 @@ reached in one of two ways, both derived from its declaration:
 The table :data:`SETTINGS` (type, default, valid range, one-line description; docs/settings.md is
 generated from it) and :data:`PARAM_KEYS` are built from those declarations.
 ``WebsimConfig.from_crawler(crawler)`` reads and checks the settings once per crawler and every
-component of it gets the same object (the core parameter objects are built by
-:func:`build_params`, once per crawler in ``Finalizer.params_for``). A bad value raises
+component of it gets the same object; so does ``WebsimParams.from_crawler(crawler)``, every core
+parameter object of the run (built by :func:`build_params`), which the feature extraction, the
+labelling, the clustering and the rows all take (a command builds its one with
+``WebsimParams.from_settings``). A bad value raises
 :class:`ConfigError` naming the setting (or ``WEBSIM_PARAMS['key']``) and its valid range; an
 unknown ``WEBSIM_*`` name or ``WEBSIM_PARAMS`` key raises one naming the closest valid one. No other
 module reads a ``WEBSIM_*`` setting.
@@ -33,7 +35,7 @@ import os
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from scrapy_websim.config_values import (  # noqa: F401  (re-exported: the public place of these names)
     PROXY_SCHEMES,
@@ -54,6 +56,10 @@ from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams,
 from scrapy_websim.core.params.rules import RuleParams
 from scrapy_websim.core.params.urls import PredictorParams, UrlParams
 
+if TYPE_CHECKING:
+    from scrapy_websim.core.features import FeatureParams
+    from scrapy_websim.core.match.assign import AssignParams
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -62,6 +68,8 @@ _TABLE = object()
 
 #: Each crawler's :class:`WebsimConfig` (``WebsimConfig.from_crawler``).
 _BY_CRAWLER: "weakref.WeakKeyDictionary[Any, WebsimConfig]" = weakref.WeakKeyDictionary()
+#: Each crawler's :class:`WebsimParams` (``WebsimParams.from_crawler``).
+_PARAMS_BY_CRAWLER: "weakref.WeakKeyDictionary[Any, WebsimParams]" = weakref.WeakKeyDictionary()
 
 
 def _get(settings: Any, name: str, default: Any = _TABLE) -> Any:
@@ -344,6 +352,77 @@ class WebsimConfig:
         return cls(**values)
 
 
+@dataclass(frozen=True)
+class WebsimParams:
+    """Every core parameter object of a run, built from the settings once: what the feature
+    extraction (``features``), the labelling (``assign``), the site templates (``template``), the
+    clustering (``decision``, ``cluster``) and the rows (the thresholds a ``match_reason`` names)
+    take, beside the run's :class:`WebsimConfig`."""
+
+    config: WebsimConfig
+    features: "FeatureParams"
+    decision: DecisionParams
+    cluster: ClusterParams
+    assign: "AssignParams"
+    template: TemplateParams
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WebsimParams":
+        """The crawler's parameters: built from its settings once, then shared by its components."""
+        params = _PARAMS_BY_CRAWLER.get(crawler)
+        if params is None:
+            params = _PARAMS_BY_CRAWLER[crawler] = cls.from_settings(crawler.settings,
+                                                                     WebsimConfig.from_crawler(crawler))
+        return params
+
+    @classmethod
+    def from_settings(cls, settings: Any, config: Optional[WebsimConfig] = None) -> "WebsimParams":
+        """The parameters of ``settings`` (``config``: their :class:`WebsimConfig`, read here if not
+        given); a bad value raises :class:`ConfigError` naming it."""
+        # start-up time: lxml and the page and match modules load when a run builds its parameters,
+        # not for the commands that build none (websim urls, report, status)
+        from scrapy_websim.core.features import FeatureParams  # noqa: PLC0415  # start-up time
+        from scrapy_websim.core.match.assign import AssignParams  # noqa: PLC0415  # start-up time
+        from scrapy_websim.core.match.cluster import phash_distance_for  # noqa: PLC0415  # start-up time
+
+        config = config if config is not None else WebsimConfig.from_settings(settings)
+        rules = build_params(settings, RuleParams)
+        extend, replace_lists = rule_keywords(settings)
+        try:
+            rules = rules.with_keywords(replace_lists=replace_lists, extend_lists=extend)
+        except ValueError as exc:
+            raise ConfigError(f"WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE: {exc}") from None
+        decision = build_params(settings, DecisionParams)
+        features = FeatureParams(
+            text=build_params(settings, TextParams),
+            dom=build_params(settings, DomParams),
+            lcs=build_params(settings, LcsParams),
+            pagetype=build_params(settings, PageTypeParams),
+            rules=rules,
+            urls=build_params(settings, UrlParams),
+        )
+        # Candidates must cover every pair the decision can accept: the text pre-filter at least as
+        # wide as rule 1's text thresholds allow (the MinHash one, --text-threshold, read on the
+        # SimHash scale: a lower threshold widens it), the visual candidates exactly rule 2's distance.
+        loosest = min(decision.rule1_text, decision.rule1_jaccard)
+        text_distance = int((1.0 - loosest) * decision.text_max_distance + 1e-9)
+        visual_distance = (-1 if decision.rule2_visual > 1.0 else
+                           phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
+        cluster_params = build_params(
+            settings, ClusterParams,
+            same_host_only=config.same_host_only,
+            visual_distance=min(11, visual_distance),
+            min_html_len=rules.thin_html_bytes, min_text_len=rules.thin_text_chars,  # thin or clustered
+        )
+        if cluster_params.simhash_distance < min(11, text_distance):
+            cluster_params = dataclasses.replace(cluster_params, simhash_distance=min(11, text_distance))
+        return cls(
+            config=config, features=features, decision=decision, cluster=cluster_params,
+            assign=AssignParams(rules=rules, urls=features.urls),
+            template=build_params(settings, TemplateParams),
+        )
+
+
 def _lease_timeout(settings: Any, value: float, page_timeout: float) -> float:
     """``WEBSIM_REDIS_LEASE_TIMEOUT``: a live worker renews its leases every quarter of it, so it only
     needs to outlast a stalled heartbeat; still at least one page budget (the default grows with it)."""
@@ -360,7 +439,7 @@ def scrapy_identity(settings: Any) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
     ``DEFAULT_REQUEST_HEADERS``: what the user set there, Scrapy's own defaults left out (Scrapy's
     User-Agent already goes on every request of the page through scrapy-playwright; Scrapy's
     ``Accept`` is a document's, and Chromium sends each sub-request its own)."""
-    from scrapy.settings import default_settings  # noqa: PLC0415
+    from scrapy.settings import default_settings  # noqa: PLC0415  # start-up time: websim urls loads no Scrapy
 
     agent = _get(settings, "USER_AGENT", "") or ""
     agent = "" if agent == default_settings.USER_AGENT else _one_line_str("USER_AGENT", agent)

@@ -104,6 +104,14 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
     spirit_venv="${TMPDIR:-/tmp}/websim-bench-spirit"
     [ -x "$spirit_venv/bin/pip" ] || "$PY" -m venv "$spirit_venv"
     "$spirit_venv/bin/pip" install -q django-spirit==0.14.3
+    # bench/app_wagtail.py, bench/app_devpi.py, bench/app_helpdesk.py: Wagtail, devpi (server and web) and
+    # django-helpdesk, each in a virtual environment of its own (their Django or Pyramid apart from the others')
+    for app in "wagtail:wagtail==8.0.1" "devpi:devpi-server==6.20.3 devpi-web==5.1.1" "helpdesk:django-helpdesk==2.6.1"; do
+      app_venv="${TMPDIR:-/tmp}/websim-bench-${app%%:*}"
+      [ -x "$app_venv/bin/pip" ] || "$PY" -m venv "$app_venv"
+      # shellcheck disable=SC2086
+      "$app_venv/bin/pip" install -q ${app#*:}
+    done
   fi
 else
   "$PY" -m pip install -q -e .

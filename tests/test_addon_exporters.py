@@ -15,7 +15,8 @@ from scrapy_websim.crawler.addon import PLAYWRIGHT_HANDLER, Addon
 from scrapy_websim.crawler.extension import WebsimExtension
 from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import WebsimRenderSpiderMiddleware
-from scrapy_websim.result.output import csv_cell, output_row, read_csv_rows, write_csv
+from scrapy_websim.result.output import csv_cell, read_csv_rows, write_csv
+from scrapy_websim.result.rows import output_row
 
 
 def _apply(user):

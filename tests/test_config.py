@@ -3,9 +3,8 @@
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.config_values import ConfigError, parse_viewport
-from scrapy_websim.result.finalize import Finalizer
 
 
 def test_defaults_match_the_spec():
@@ -65,12 +64,12 @@ def test_page_timeout_must_cover_http_timeout():
 ])
 def test_decision_and_rule_settings_are_validated(settings, message):
     with pytest.raises(ConfigError) as err:
-        Finalizer.params_from_settings(Settings(settings), WebsimConfig())
+        WebsimParams.from_settings(Settings(settings), WebsimConfig())
     assert message in str(err.value)
 
 
 def test_rule_keywords_extend_or_replace_and_rules_switch_off():
-    p = Finalizer.params_from_settings(Settings({
+    p = WebsimParams.from_settings(Settings({
         "WEBSIM_RULE_KEYWORDS": {"L1": ["members area"]},
         "WEBSIM_RULE_KEYWORDS_REPLACE": {"M1": ["closed today"]},
         "WEBSIM_RULES_ENABLED": "E1,E3,L1",
@@ -81,14 +80,14 @@ def test_rule_keywords_extend_or_replace_and_rules_switch_off():
 
 
 def test_prefilter_widens_to_cover_rule1_and_visual_candidates_follow_rule2():
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_TEXT_THRESHOLD": 0.4}), WebsimConfig())
+    p = WebsimParams.from_settings(Settings({"WEBSIM_TEXT_THRESHOLD": 0.4}), WebsimConfig())
     assert p.cluster.simhash_distance == 9  # (1 - 0.4) * 16 = 9.6 -> every accepted pair is a candidate
     # --text-threshold (the MinHash threshold rule 1 uses on the default path) widens it too
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_TEXT_JACCARD_THRESHOLD": 0.3}), WebsimConfig())
+    p = WebsimParams.from_settings(Settings({"WEBSIM_TEXT_JACCARD_THRESHOLD": 0.3}), WebsimConfig())
     assert p.cluster.simhash_distance == 11
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 0.95}}), WebsimConfig())
+    p = WebsimParams.from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 0.95}}), WebsimConfig())
     assert p.cluster.visual_distance == 1
-    p = Finalizer.params_from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 1.01}}), WebsimConfig())
+    p = WebsimParams.from_settings(Settings({"WEBSIM_PARAMS": {"decision.rule2_visual": 1.01}}), WebsimConfig())
     assert p.cluster.visual_distance == -1
 
 

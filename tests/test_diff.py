@@ -91,7 +91,7 @@ def _page(seed: int, title: str) -> str:
 
 def digest_row(i, url, html, cid="", canon=True, kind="", rule="", status=200, final=""):
     from scrapy_websim.core.features import FeatureParams, compute_features
-    from scrapy_websim.result.output import output_row
+    from scrapy_websim.result.rows import output_row
 
     rec = PageRecord(id=i, url=url, final_url=final or url, status_code=status, content_type="text/html",
                      html_len=len(html), title=f"page {i}", rendered=True)

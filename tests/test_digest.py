@@ -10,7 +10,7 @@ from scrapy_websim.core.page.digest import DIGEST_VERSION, compare, excerpt, mas
 from scrapy_websim.core.params.page import ChangeParams
 from scrapy_websim.core.types import OUTPUT_FIELDS, PageRecord
 from scrapy_websim.result.diff import compare_url
-from scrapy_websim.result.output import output_row
+from scrapy_websim.result.rows import output_row
 
 WORDS = ("river valley stone forest meadow harbour lantern orchard candle bridge mountain garden "
          "window letter morning silver thunder pebble willow basket ladder marble copper velvet").split()

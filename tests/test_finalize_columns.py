@@ -14,12 +14,12 @@ import random
 
 import pytest
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.match import cluster, reasons, similarity
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.result import finalize, output
+from scrapy_websim.result import finalize, rows
 from tests import reference_assign
 
 HOSTS = ["http://a.test", "https://b.test", "http://c.test:8080", "https://d.test:8443"]
@@ -127,7 +127,7 @@ def _light(r: PageRecord) -> PageRecord:
     return dataclasses.replace(r, tag_paths={}, tag_seq="", depth_hist=[], dom_counts=[])
 
 
-def _reference(store: FeatureStore, p: finalize.FinalParams):
+def _reference(store: FeatureStore, p: WebsimParams):
     """The stages as they were: light records of the eligible pages in memory, content clustering
     on them, then the PageRecord-based combine over every page's light record."""
     eligible = [_light(r) for r in store.iter_records()
@@ -144,21 +144,22 @@ def _reference(store: FeatureStore, p: finalize.FinalParams):
     def row(r):
         a = assignments.get(r.id)
         why = reasons.match_reason(r, a, canonical_of.get(a.cluster_id, 0) if a else 0, p.decision, p.cluster)
-        return dict(output.output_row(r, a, why))
+        return dict(rows.output_row(r, a, why))
 
     urls = [row(r) for r in store.iter_records()]
     meta = finalize.summary(store, len(eligible), [c.kind for c in clusters], p)
-    return urls, [dict(row) for row in output.cluster_rows(clusters)], meta
+    return urls, [dict(row) for row in rows.cluster_rows(clusters)], meta
 
 
 def _rows(result: finalize.Result):
-    return [dict(r) for r in result.url_rows()], [dict(r) for r in result.cluster_rows()], result.meta
+    made = rows.ResultRows(result)
+    return [dict(r) for r in made.url_rows()], [dict(r) for r in made.cluster_rows()], result.meta
 
 
 @pytest.mark.parametrize("scope", ["template", "origin"])
 def test_columns_give_the_rows_of_the_record_version(scope):
     records = _Gen(seed=17 if scope == "template" else 18).generate(3000)
-    params = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     # the reference predates the sites' templates and the grouping of alike rule templates (tested
     # in tests/test_template.py): both off here, the columns must give the reference's rows
     params = dataclasses.replace(params, assign=dataclasses.replace(

@@ -1,14 +1,15 @@
-"""The end of a crawl as named stages: each callable alone, and chained they are Finalizer.run."""
+"""The end of a crawl as named stages: each callable alone, and chained they are the store's last
+write (renumber_discovered), Finalizer.run and the rows."""
 
 import copy
 import gzip
 from pathlib import Path
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord
-from scrapy_websim.result import finalize, output
+from scrapy_websim.result import finalize, rows
 
 DATA = Path(__file__).parent / "data" / "pagetype"
 NOT_FOUND = ("<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center>"
@@ -56,9 +57,11 @@ def _rows(url_rows, cluster_rows, meta):
 
 
 def test_stages_one_by_one_compose_to_run():
-    params = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     records = _records()
-    expected = finalize.Finalizer(params).run(_store(records))
+    expected_store = _store(records)
+    finalize.renumber_discovered(expected_store)
+    expected = rows.ResultRows(finalize.Finalizer(params).run(expected_store))
 
     store = _store(records)
     finalize.renumber_discovered(store)
@@ -85,7 +88,7 @@ def test_stages_one_by_one_compose_to_run():
     assert meta["eligible_html_urls"] == 5 and meta["total_urls"] == 8
     assert set(meta) == set(expected.meta)
 
-    result = finalize.Result(store, assigned, meta)
-    got = _rows(result.url_rows(), output.cluster_rows(clusters), meta)
+    result = rows.ResultRows(finalize.Result(store, assigned, meta, params))
+    got = _rows(result.url_rows(), rows.cluster_rows(clusters), meta)
     assert got == _rows(expected.url_rows(), expected.cluster_rows(), expected.meta)
     assert [r["id"] for r in got[0]] == list(range(1, 9))

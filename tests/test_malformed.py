@@ -22,12 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, clean_text, clean_url, clean_value
 from scrapy_websim.result import finalize, output
 from scrapy_websim.result.report.writer import write_report
+from scrapy_websim.result.rows import ResultRows
 from tests.test_report import read_payload
 
 BASE = "http://127.0.0.1:8000"
@@ -71,7 +72,7 @@ def _real_records():
 
 
 REAL = _real_records()
-PARAMS = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+PARAMS = WebsimParams.from_settings({}, WebsimConfig())
 
 
 @st.composite
@@ -130,7 +131,7 @@ def test_arbitrary_strings_never_cost_a_record(records):
         store = FeatureStore(os.path.join(tmp, "features.sqlite"), batch_size=3)
         for rec in records:
             store.add(copy.deepcopy(rec))
-        result = finalize.Finalizer(PARAMS).run(store, len(records))
+        result = ResultRows(finalize.Finalizer(PARAMS).run(store, len(records)))
         doc = _check_outputs(_outputs(result), ids)
         for row in doc["urls"]:
             assert row["url"] == clean_url(row["url"])  # the line as given: only lone surrogates replaced
@@ -185,12 +186,40 @@ def test_a_page_the_labelling_cannot_read_stays_alone_and_the_rest_cluster():
     recs[0].url = "http://[::1/not-a-url"
     for rec in recs:
         store.add(rec)
-    result = finalize.Finalizer(PARAMS).run(store, len(recs))
+    result = ResultRows(finalize.Finalizer(PARAMS).run(store, len(recs)))
     rows = {row["id"]: row for row in result.url_rows()}
     assert sorted(rows) == [rec.id for rec in REAL]
     assert not result.meta.get("error")
     assert rows[5]["cluster_id"] and rows[5]["cluster_id"] == rows[2]["cluster_id"]  # the river copies still merge
     assert rows[7]["cluster_kind"] == "E3" == rows[8]["cluster_kind"]
+    store.close()
+
+
+def test_a_labelling_failure_is_in_the_rows_and_the_features_file_and_the_store_is_not_written(monkeypatch):
+    """The labelling reads the store and never writes it: what it could not do to a record is
+    added to the record's error in the rows and in the features file."""
+    add_page = finalize.assign.add_page
+
+    def failing(table, record, *args, **kwargs):
+        if record.id == 2 and record.url:  # not the unlabelled stand-in, which has no URL
+            raise ValueError("an odd record")
+        return add_page(table, record, *args, **kwargs)
+
+    monkeypatch.setattr(finalize.assign, "add_page", failing)
+    store = FeatureStore()
+    for rec in copy.deepcopy(REAL):
+        store.add(rec)
+    store.flush()
+    before = [r.to_json() for r in store.iter_records()]
+    result = ResultRows(finalize.Finalizer(PARAMS).run(store, len(REAL)))
+    assert [r.to_json() for r in store.iter_records()] == before
+    rows = {row["id"]: row for row in result.url_rows()}
+    assert rows[2]["error"] == "labelling failed: ValueError: an odd record" and not rows[2]["cluster_id"]
+    assert not any(row["error"] for page_id, row in rows.items() if page_id != 2)
+    features = io.StringIO()
+    output.write_features(features.write, result)
+    saved = {r["id"]: r for r in map(json.loads, features.getvalue().splitlines()[1:])}
+    assert saved[2]["error"] == rows[2]["error"] and not any(r["error"] for i, r in saved.items() if i != 2)
     store.close()
 
 
@@ -203,7 +232,7 @@ def test_when_clustering_fails_every_record_is_still_written(monkeypatch):
     store = FeatureStore()
     for rec in copy.deepcopy(REAL):
         store.add(rec)
-    result = finalize.Finalizer(PARAMS).run(store, len(REAL))
+    result = ResultRows(finalize.Finalizer(PARAMS).run(store, len(REAL)))
     assert "a bug in the clustering" in result.meta["error"]
     doc = _check_outputs(_outputs(result), [rec.id for rec in REAL])
     assert all(row["cluster_id"] == "" and row["is_canonical"] for row in doc["urls"])
@@ -255,7 +284,7 @@ def test_websim_cluster_leaves_no_temporary_files(tmp_path):
 def test_one_threshold_decides_thin_and_too_small_to_cluster():
     """A page is thin (T1) or clustered by content, never neither, whatever the thin thresholds."""
     thin = {"rules.thin_html_bytes": 512, "rules.thin_text_chars": 100}
-    params = finalize.Finalizer.params_from_settings({"WEBSIM_PARAMS": thin}, WebsimConfig())
+    params = WebsimParams.from_settings({"WEBSIM_PARAMS": thin}, WebsimConfig())
     assert (params.cluster.min_html_len, params.cluster.min_text_len) == (512, 100)
     store = FeatureStore()
     for n in (1, 2):  # two copies of a 700-byte page: not thin at 512 bytes, so they must cluster
@@ -266,6 +295,6 @@ def test_one_threshold_decides_thin_and_too_small_to_cluster():
         compute_features(rec, html, b"", params.features)
         assert 512 <= rec.html_len < 1024
         store.add(rec)
-    rows = list(finalize.Finalizer(params).run(store, 2).url_rows())
+    rows = list(ResultRows(finalize.Finalizer(params).run(store, 2)).url_rows())
     assert [row["cluster_kind"] for row in rows] == ["content", "content"]
     store.close()

@@ -9,7 +9,7 @@ from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.core.urls.url_list import Entry
 from scrapy_websim.crawler import events
@@ -18,7 +18,6 @@ from scrapy_websim.crawler.extension import Registered
 from scrapy_websim.crawler.inputs import NOT_FETCHED
 from scrapy_websim.crawler.recorder import WebsimRecorder
 from scrapy_websim.render.middlewares import RECORDED, WebsimFailureDownloaderMiddleware, WebsimRenderSpiderMiddleware
-from scrapy_websim.result.finalize import Finalizer
 
 
 def _crawler(**settings):
@@ -62,14 +61,23 @@ def test_config_and_parameters_are_built_once_per_crawler(monkeypatch):
         built.append(settings)
         return original(cls, settings)
 
+    params_built = []
+    original_params = WebsimParams.from_settings.__func__
+
+    def params_counted(cls, settings, config=None):
+        params_built.append(settings)
+        return original_params(cls, settings, config)
+
     monkeypatch.setattr(WebsimConfig, "from_settings", classmethod(counted))
+    monkeypatch.setattr(WebsimParams, "from_settings", classmethod(params_counted))
     crawler = _crawler()  # the add-on checks the settings, the extensions are built
     WebsimRecorder.from_crawler(crawler)
     WebsimRenderSpiderMiddleware.from_crawler(crawler)
     WebsimFailureDownloaderMiddleware.from_crawler(crawler)
     assert len(built) == 1 and built[0] is crawler.settings
     assert WebsimConfig.from_crawler(crawler) is WebsimConfig.from_crawler(crawler)
-    assert Finalizer.params_for(crawler) is Finalizer.params_for(crawler)
+    assert WebsimParams.from_crawler(crawler) is WebsimParams.from_crawler(crawler)
+    assert len(params_built) == 1 and WebsimParams.from_crawler(crawler).config is WebsimConfig.from_crawler(crawler)
     assert WebsimConfig.from_crawler(_crawler()) is not WebsimConfig.from_crawler(crawler)
 
 

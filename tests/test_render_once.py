@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_websim.core.served import masked_body, renders_as_served, response_key, spellings, swap_host
-from scrapy_websim.render.once import NEVER, SHARED, Render, RenderShare
+from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, UNJUDGED, Render, RenderShare
 from scrapy_websim.testing.crawl import SAME, crawl
 from scrapy_websim.testing.servers import have, nginx_server
 
@@ -125,6 +125,33 @@ def test_share_waits_for_the_render_in_flight_and_stays_bounded():
         share.begin(b"n")
         share.finish(b"n", NEVER, Render("u", ("a", "a")))  # never shared: nothing kept
         assert share.known(b"n") == (NEVER, None)
+    asyncio.run(scenario())
+
+
+def test_a_first_render_is_judged_only_when_a_second_page_with_its_key_comes():
+    """A first render is kept unjudged with the document it was given (most keys of a site crawl
+    never come again: judging them would be wasted); judging it lets the document go."""
+    from scrapy_websim.render.handler import _settle
+
+    served = "<html><head><title>Hi</title></head><body><p>Hello there, reader.</p></body></html>"
+    changed = served.replace("</body>", "<p>Added by a script.</p></body>")
+    same = Render("http://a/", ("a", "a"), {"html": served, "title": "Hi"}, served=served)
+    scripted = Render("http://a/", ("a", "a"), {"html": changed, "title": "Hi"}, served=served)
+    fetched_data = Render("http://a/", ("a", "a"), {"html": changed, "title": "Hi"}, served=served, scripted_data=True)
+    assert (_settle(same), _settle(scripted), _settle(fetched_data)) == (SHARED, CANDIDATE, NEVER)
+
+    async def scenario():
+        share = RenderShare()
+        share.begin(b"k")
+        share.finish(b"k", UNJUDGED, same)
+        size = share.bytes
+        assert share.known(b"k") == (UNJUDGED, same) and size > len(served) * 2
+        share.settle(b"k", SHARED, same)
+        assert share.known(b"k") == (SHARED, same) and same.served == "" and share.bytes == size - len(served)
+        share.begin(b"f")
+        share.finish(b"f", UNJUDGED, fetched_data)
+        share.settle(b"f", NEVER, fetched_data)
+        assert share.known(b"f") == (NEVER, None) and share.bytes == size - len(served)
     asyncio.run(scenario())
 
 

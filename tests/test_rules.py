@@ -389,15 +389,14 @@ def test_django_admin_login_and_404():
 
 
 def test_rule_scope_setting():
-    from scrapy_websim.config import WebsimConfig
+    from scrapy_websim.config import WebsimConfig, WebsimParams
     from scrapy_websim.config_values import ConfigError
-    from scrapy_websim.result.finalize import Finalizer
 
-    assert Finalizer.params_from_settings({}, WebsimConfig()).assign.rules.scope == "template"
-    params = Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "origin"}, WebsimConfig())
+    assert WebsimParams.from_settings({}, WebsimConfig()).assign.rules.scope == "template"
+    params = WebsimParams.from_settings({"WEBSIM_RULE_SCOPE": "origin"}, WebsimConfig())
     assert params.assign.rules.scope == "origin"
     with pytest.raises(ConfigError, match="WEBSIM_RULE_SCOPE must be one of 'template', 'origin', got 'host'"):
-        Finalizer.params_from_settings({"WEBSIM_RULE_SCOPE": "host"}, WebsimConfig())
+        WebsimParams.from_settings({"WEBSIM_RULE_SCOPE": "host"}, WebsimConfig())
 
 
 # --------------------------------------------------------------------------------------------

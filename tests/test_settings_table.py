@@ -70,8 +70,8 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
     """Each row (a setting or a WEBSIM_PARAMS key) is built from one field declaration (default,
     range, description); a value just outside a row's numeric range is refused with an error
     naming the setting or the key and that range."""
+    from scrapy_websim.config import WebsimParams
     from scrapy_websim.core.params.base import parse_range
-    from scrapy_websim.result.finalize import Finalizer
 
     assert {s.param.split(".")[0] for s in SETTINGS if s.param} == {"text", "decision", "rules"}
     assert WebsimConfig.from_settings({}) == WebsimConfig()
@@ -94,7 +94,7 @@ def test_the_table_is_the_declarations_and_each_range_is_the_one_enforced():
                 PredictSettings.from_settings(settings)
         elif s.param or not s.name.startswith(("crawl.", "WEBSIM_")):
             with pytest.raises(ConfigError, match=re.escape(label)):
-                Finalizer.params_from_settings(settings, WebsimConfig())
+                WebsimParams.from_settings(settings, WebsimConfig())
         checked += 1
     assert checked >= 60
 
@@ -107,11 +107,11 @@ def test_settings_are_few_and_the_internals_are_keys():
 
 
 def test_params_reach_the_objects_and_python_objects_still_work():
+    from scrapy_websim.config import WebsimParams
     from scrapy_websim.core.params.match import ClusterParams
     from scrapy_websim.core.params.page import DomParams, TextParams
-    from scrapy_websim.result.finalize import Finalizer
 
-    p = Finalizer.params_from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,
+    p = WebsimParams.from_settings({"WEBSIM_PARAMS": {"cluster.passes": 2, "dom.max_paths": 100,
                                                           "text.max_link_density": "0.4",
                                                           "urls.keep_params": "a, b"}}, WebsimConfig())
     assert (p.cluster.passes, p.features.dom.max_paths, p.features.text.max_link_density) == (2, 100, 0.4)

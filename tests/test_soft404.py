@@ -11,7 +11,7 @@ import json
 import mmh3
 import pytest
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import FeatureParams, compute_features
 from scrapy_websim.core.match.soft404 import Soft404Calibration, is_root_url, probe_urls
 from scrapy_websim.core.store import FeatureStore, iter_jsonl
@@ -19,6 +19,7 @@ from scrapy_websim.core.types import PageRecord
 from scrapy_websim.render.capture import favicon_hash
 from scrapy_websim.render.scan import der_identity
 from scrapy_websim.result import finalize
+from scrapy_websim.result.rows import ResultRows
 
 BASE = "http://127.0.0.1:8123"
 
@@ -63,9 +64,9 @@ def _run(records, probes):
     for probe in probes:
         store.add_probe(copy.deepcopy(probe))
     store.flush()
-    params = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     result = finalize.Finalizer(params).run(store)
-    rows = {row["url"]: row for row in result.url_rows()}
+    rows = {row["url"]: row for row in ResultRows(result).url_rows()}
     return rows, result.meta, store
 
 
@@ -131,9 +132,9 @@ def test_probes_travel_in_the_features_file(tmp_path):
     assert store.save_jsonl(str(path)) == len(records)
     lines = list(iter_jsonl(str(path)))
     assert sum(1 for r in lines if r.probe_for) == 1
-    params = finalize.Finalizer.params_from_settings({}, WebsimConfig())
+    params = WebsimParams.from_settings({}, WebsimConfig())
     again = finalize.recluster_file(str(path), params)
-    rows = {row["url"]: row for row in again.url_rows()}
+    rows = {row["url"]: row for row in ResultRows(again).url_rows()}
     assert len(rows) == len(records)
     assert all(rows[f"{BASE}/old/{n}"]["cluster_kind"] == "E3" for n in range(3))
     assert again.meta["soft404"]["labelled_e3"] == 3

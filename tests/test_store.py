@@ -151,12 +151,12 @@ def test_record_json_ids_and_urls_read_back():
     """The store's JSON of a record is ``to_json()``; ids by range and URLs without parsing records."""
     import json as _json
 
-    from scrapy_websim.core.store import FeatureStore, _dumps
+    from scrapy_websim.core.store import FeatureStore, record_json
     from scrapy_websim.core.types import PageRecord as _Rec
 
     rec = _Rec(id=7, url="http://a.test/é", simhash=(1 << 64) - 1, phash=3, fingerprint=None, text_hash=1 << 63,
                tag_paths={"html>body": 2}, dom_counts=[1, 2], signals={"kw": {"E3": [1, 0, 0]}}, timings=[1.5])
-    assert _json.loads(_dumps(rec)) == rec.to_json()
+    assert _json.loads(record_json(rec)) == rec.to_json()
     with FeatureStore() as store:
         for i in (3, 1, 1 << 41, 2):
             store.add(_Rec(id=i, url=f"http://a.test/{i}"))

@@ -17,10 +17,11 @@ from scrapy_websim.commands.options import (
     settings_from_args,
     write_results,
 )
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimParams
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.core.store import NotAFeaturesFile
-from scrapy_websim.result.finalize import Finalizer, recluster_file
+from scrapy_websim.result.finalize import recluster_file
+from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.result.safefile import fallback_dirs
 
 
@@ -37,9 +38,7 @@ def main(argv: List[str]) -> int:
     settings = settings_from_args(parser, args)
 
     try:
-        config = WebsimConfig.from_settings(settings)
-        params = Finalizer.params_from_settings(settings, config)
-        result = recluster_file(args.features, params)
+        result = recluster_file(args.features, WebsimParams.from_settings(settings))
     except NotAFeaturesFile as exc:
         print(f"websim cluster: error: {args.features}: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -47,7 +46,7 @@ def main(argv: List[str]) -> int:
         print(f"websim cluster: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        written = write_results("websim cluster", outputs, result, fallback_dirs())
+        written, _ = write_results("websim cluster", outputs, ResultRows(result), fallback_dirs())
     finally:
         result.store.close()  # removes its temporary file
     if written:

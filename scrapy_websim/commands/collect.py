@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, List
+from typing import List
 
 from scrapy_websim.commands.options import (
     EXIT_OUTPUT,
@@ -17,12 +17,12 @@ from scrapy_websim.commands.options import (
     settings_from_args,
     write_results,
 )
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimParams
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.collect import collect
 from scrapy_websim.distributed.job import Job
-from scrapy_websim.result.finalize import Finalizer
-from scrapy_websim.result.safefile import fallback_dirs, output_error, write_with_fallback
+from scrapy_websim.result.rows import ResultRows
+from scrapy_websim.result.safefile import fallback_dirs
 
 
 def main(argv: List[str]) -> int:
@@ -37,7 +37,7 @@ def main(argv: List[str]) -> int:
     outputs = [(path, output_format(parser, path)) for path in args.output]
     settings = settings_from_args(parser, args)
     try:
-        params = Finalizer.params_from_settings(settings, WebsimConfig.from_settings(settings))
+        params = WebsimParams.from_settings(settings)
     except ConfigError as exc:
         print(f"websim collect: error: {exc}", file=sys.stderr)
         return 2
@@ -51,9 +51,11 @@ def main(argv: List[str]) -> int:
         return 1
     started = time.monotonic()
     result = collect(job, params, missing)
+    rows = ResultRows(result)
     try:
-        written = write_results("websim collect", outputs, result, fallback_dirs())
-        trouble = bool(args.features_file) and not _write_features(args.features_file, result)
+        written, features_ok = write_results("websim collect", outputs, rows, fallback_dirs(),
+                                             features_file=args.features_file or "")
+        trouble = not features_ok
     finally:
         result.store.close()  # removes its temporary file
     meta = result.meta
@@ -71,12 +73,3 @@ def _say_unrecorded(job: Job, missing: List[int], reclaimed: int) -> None:
           f"{f', {reclaimed} expired leases put back in the queue' if reclaimed else ''}; first ids: "
           f"{', '.join(map(str, missing[:5]))}). Run or wait for 'websim worker' ('websim status' shows "
           f"progress), or add --partial to write a result that marks them. Nothing written.", file=sys.stderr)
-
-
-def _write_features(path: str, result: Any) -> bool:
-    """``--features-file``: True when written where asked (else an error line names the fallback)."""
-    error = output_error("the features file", path, write_with_fallback(path, result.store.save_jsonl,
-                                                                        fallback_dirs()))
-    if error:
-        print(f"websim collect: error: {error}", file=sys.stderr)
-    return not error

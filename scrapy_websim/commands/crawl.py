@@ -36,7 +36,7 @@ from scrapy_websim.commands.options import (
     settings_from_args,
     write_results,
 )
-from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, param_default
+from scrapy_websim.config import FOLLOW_MAX_PAGES, WebsimConfig, WebsimParams, param_default
 from scrapy_websim.config_values import ConfigError, parse_header_line
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.urls.url_list import UrlListError, open_list, parse_ports
@@ -45,7 +45,8 @@ from scrapy_websim.crawler.addon import max_pages_in_flight
 from scrapy_websim.crawler.extension import STORE_NAME
 from scrapy_websim.crawler.inputs import InputRegistry
 from scrapy_websim.render.browser import BrowserNotFound, find_browser
-from scrapy_websim.result.finalize import Finalizer
+from scrapy_websim.result.finalize import Finalizer, renumber_discovered
+from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.result.safefile import fallback_dirs, probe_dir, probe_file
 from scrapy_websim.spiders.urllist import UrlListSpider
 
@@ -310,8 +311,7 @@ def _output_problems(outputs: List[tuple], base: Dict[str, Any]) -> List[str]:
 def _settings_error(base: Dict[str, Any]) -> Optional[Exception]:
     """Every setting and the browser checked before anything starts: the error, or None."""
     try:
-        checked = WebsimConfig.from_settings(base)
-        Finalizer.params_from_settings(base, checked)
+        checked = WebsimParams.from_settings(base).config
         if checked.deny_networks and checked.proxy:
             raise ConfigError("WEBSIM_DENY_NETWORKS and WEBSIM_PROXY (--proxy) cannot be combined: the networks "
                               "are enforced by a local guard proxy that the browser must use directly")
@@ -330,7 +330,7 @@ def _write_outputs(crawler: Any, outputs: List[tuple], job: Optional[JobFolder],
     # computed when the spider closed, unless a second Ctrl-C stopped the crawl at once
     result = events.ask(crawler, events.result_wanted)
     stats = crawler.stats.get_stats()
-    written = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
+    written, _ = write_results("websim", outputs, result, fallback_dirs([job.path] if job else []))
     if job:
         for path in written:
             job.wrote(path)
@@ -400,20 +400,19 @@ def _result_from_job(job: JobFolder, url_list: Any, outputs: List[tuple], settin
     """The job folder cannot be written: nothing is rendered; the result files hold what the job
     recorded (every other URL "not fetched"), and the job resumes once it can be written."""
     try:
-        config = WebsimConfig.from_settings(settings)
-        params = Finalizer.params_from_settings(settings, config)
+        params = WebsimParams.from_settings(settings)
     except ConfigError as exc:
         print(f"websim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    store = FeatureStore.temporary_copy_of(os.path.join(job.path, STORE_NAME), batch_size=config.batch_size)
+    store = FeatureStore.temporary_copy_of(os.path.join(job.path, STORE_NAME), batch_size=params.config.batch_size)
     try:
         inputs = InputRegistry(store, resumable=True)
         if url_list is not None:
             for _entry in inputs.pending(url_list.entries()):
                 pass
         inputs.finish()
-        result = Finalizer(params).run(store, inputs.total)
-        write_results("websim", outputs, result, fallback_dirs())
+        renumber_discovered(store)
+        write_results("websim", outputs, ResultRows(Finalizer(params).run(store, inputs.total)), fallback_dirs())
     finally:
         store.close()
     left = inputs.waiting

@@ -9,10 +9,9 @@ import sys
 from typing import List
 
 from scrapy_websim.commands.options import EXIT_OK, EXIT_USAGE, add_decision_options, settings_from_args
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimParams
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.result.explain import ExplainError, explain_files, to_json
-from scrapy_websim.result.finalize import Finalizer
 
 
 def main(argv: List[str]) -> int:
@@ -41,7 +40,7 @@ def main(argv: List[str]) -> int:
     settings = settings_from_args(parser, args)
 
     try:
-        params = Finalizer.params_from_settings(settings, WebsimConfig.from_settings(settings))
+        params = WebsimParams.from_settings(settings)
         ex = explain_files(args.first, args.url_a, args.url_b, args.features, params, overridden=bool(settings))
     except (ExplainError, ConfigError, ValueError, OSError) as exc:
         print(f"websim explain: error: {exc}", file=sys.stderr)

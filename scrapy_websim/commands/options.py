@@ -13,11 +13,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from scrapy_websim.config import RESULT_FORMATS, default, param_default
 from scrapy_websim.distributed.job import Job, JobError, connect
-from scrapy_websim.result.output import write_result_file
+from scrapy_websim.result.output import write_files
 from scrapy_websim.result.safefile import output_error
 
 #: Exit statuses (docs/usage.md, "Exit status"): 3 is trouble writing (an output, the job folder).
@@ -81,19 +81,23 @@ def outputs_of(parser: argparse.ArgumentParser, args: argparse.Namespace, allowe
     return outputs
 
 
-def write_results(prog: str, outputs: List[tuple], result: Any, fallbacks: Sequence[str]) -> List[str]:
-    """Write every result file (each one attempted whatever happened to the others); returns the
-    paths written where asked. A file that cannot be written goes to a fallback file, and a
-    ``PROG: error:`` line names both."""
-    done = []
-    for path, fmt in outputs:
-        written = write_result_file(path, fmt, result, fallbacks)
-        error = output_error("the result file", path, written)
+def write_results(prog: str, outputs: List[tuple], rows: Any, fallbacks: Sequence[str],
+                  features_file: str = "") -> Tuple[List[str], bool]:
+    """Write every result file and the features file (``websim cluster`` reads it) from one pass
+    over the rows, each one attempted whatever happened to the others; returns the paths of the
+    result files written where asked, and whether the features file was. A file that cannot be
+    written goes to a fallback file, and a ``PROG: error:`` line names both."""
+    files = list(outputs) + ([(features_file, "features")] if features_file else [])
+    done, features_ok = [], True
+    for (path, fmt), written in zip(files, write_files(rows, files, fallbacks)):
+        error = output_error("the features file" if fmt == "features" else "the result file", path, written)
         if error:
             print(f"{prog}: error: {error}", file=sys.stderr)
-        else:
+        if fmt == "features":
+            features_ok = not error
+        elif not error:
             done.append(path)
-    return done
+    return done, features_ok
 
 
 def exit_status(meta: Dict[str, Any], prog: str = "websim") -> int:

@@ -18,11 +18,10 @@ from scrapy_websim.commands.options import (
     render_settings,
     settings_from_args,
 )
-from scrapy_websim.config import WebsimConfig, default
+from scrapy_websim.config import WebsimParams, default
 from scrapy_websim.config_values import ConfigError
 from scrapy_websim.distributed.spider import WebsimWorkerSpider
 from scrapy_websim.render.browser import BrowserNotFound, find_browser
-from scrapy_websim.result.finalize import Finalizer
 
 
 def main(argv: List[str]) -> int:
@@ -50,8 +49,7 @@ def main(argv: List[str]) -> int:
         base["WEBSIM_REDIS_LEASE_TIMEOUT"] = args.lease_timeout
     base = merged(base, settings)
     try:
-        checked = WebsimConfig.from_settings(base)
-        Finalizer.params_from_settings(base, checked)
+        checked = WebsimParams.from_settings(base).config
         find_browser(checked.browser_executable)
         process = CrawlerProcess(Settings(base))
         crawler = process.create_crawler(WebsimWorkerSpider)

@@ -54,20 +54,22 @@ _TOKEN = re.compile(rb"[A-Za-z0-9_+/-]{16,}={0,2}")
 _MARKUP = re.compile(rb"<script\b.*?</script\s*>|<style\b.*?</style\s*>|<[^>]*>", re.I | re.S)
 #: In any text: a hex run of 16+ characters with a digit and a letter (request ids, session ids,
 #: hashes) and a UUID.
-_HEX = re.compile(rb"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{16,}\b"
-                  rb"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_HEX = re.compile(rb"\b(?=[0-9a-f]{8})(?:(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{16,}\b"
+                  rb"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)", re.I)
 _DIGIT = re.compile(rb"\d")
 _LETTER = re.compile(rb"[A-Za-z]")
 #: Times of day (12:03, 12:03:44.123), ISO dates (2026-11-26), RFC dates with their weekday (Thu, 26 Nov 2026;
 #: Thursday, 26-Nov-2026; Nov 26, 2026), numeric dates (11/26/2026).
 _MONTHS = rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _WEEKDAY = rb"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?,?\s+)?"
+#: (The lookahead on the first character lets the engine skip the other positions quickly.)
 _TIME_DATE = re.compile(
-    rb"\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b"
-    rb"|\b\d{4}-\d{2}-\d{2}(?=[T\s\"'<,]|$)"
-    rb"|\b" + _WEEKDAY + rb"\d{1,2}[-\s]" + _MONTHS + rb"[-\s]\d{2,4}\b"
-    rb"|\b" + _WEEKDAY + _MONTHS + rb"\s+\d{1,2},?\s+\d{4}\b"
-    rb"|\b\d{1,4}/\d{1,2}/\d{2,4}\b", re.I)
+    rb"\b(?=[0-9JFMASONDTW])(?:"
+    rb"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b"
+    rb"|\d{4}-\d{2}-\d{2}(?=[T\s\"'<,]|$)"
+    rb"|" + _WEEKDAY + rb"\d{1,2}[-\s]" + _MONTHS + rb"[-\s]\d{2,4}\b"
+    rb"|" + _WEEKDAY + _MONTHS + rb"\s+\d{1,2},?\s+\d{4}\b"
+    rb"|\d{1,4}/\d{1,2}/\d{2,4}\b)", re.I)
 
 
 def _mask_tokens(match: "re.Match[bytes]") -> bytes:

@@ -9,9 +9,10 @@ The other components reach it only through the signals of :mod:`scrapy_websim.cr
   the end: no input URL is ever missing from the output.
 * ``page_recorded`` (from the recorder, the failure middleware and the duplicate predictor) stores
   a page's record, in place of its placeholder.
-* ``result_wanted`` (from the ``websim`` command) is answered with the result, computed once. It is
-  computed at the latest when the spider closes; the result files of ``WEBSIM_OUTPUT`` (the
-  ``websim`` spider's ``-o``), the features file and the HTML report are written then.
+* ``result_wanted`` (from the ``websim`` command) is answered with the result's rows
+  (``result/rows.py``), computed once. They are computed at the latest when the spider closes; the
+  result files of ``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o``), the features file and the
+  HTML report are written then, from one pass over the store (``output.write_files``).
 
 Before anything is rendered it checks that every output can be written (a file is created and
 removed where each goes) and that the spider's arguments are usable; if not, it logs one
@@ -37,7 +38,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_websim.config import WebsimConfig, result_format
+from scrapy_websim.config import WebsimParams, result_format
 from scrapy_websim.core.features import fill_normalized_url
 from scrapy_websim.core.fingerprints import blake2b64
 from scrapy_websim.core.store import FeatureStore, StoreWriteError
@@ -47,15 +48,15 @@ from scrapy_websim.crawler.addon import feed_problems, own_spider
 from scrapy_websim.crawler.inputs import InputRegistry
 from scrapy_websim.crawler.progress import Progress
 from scrapy_websim.result.finalize import Finalizer, renumber_discovered
-from scrapy_websim.result.output import WRITERS
-from scrapy_websim.result.report.writer import ReportError, write_report
+from scrapy_websim.result.output import write_files
+from scrapy_websim.result.report.writer import ReportBuilder, ReportError
+from scrapy_websim.result.rows import ResultRows
 from scrapy_websim.result.safefile import (
     Written,
     fallback_dirs,
     output_error,
     probe_dir,
     probe_file,
-    write_with_fallback,
 )
 
 logger = logging.getLogger(__name__)
@@ -108,8 +109,8 @@ class WebsimExtension:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = WebsimConfig.from_crawler(crawler)
-        self.params = Finalizer.params_for(crawler)
+        self.params = WebsimParams.from_crawler(crawler)
+        self.config = self.params.config
         self.jobdir = crawler.settings.get("JOBDIR") or ""
         #: why the store's folder could not be written (then the crawl stops), else None
         self.store_error: Optional[str] = None
@@ -132,8 +133,9 @@ class WebsimExtension:
         self.recorded = 0  # records added by this run
         self._next_discovered_id = 1 << 40  # provisional ids of discovered pages, renumbered at the end
         self._started = time.monotonic()
-        self._result: Any = None
+        self._result: Optional[ResultRows] = None
         self._report_written = False
+        self._features_written = False
         self._discovered: Set[int] = set()  # 64-bit digests of the URLs of the discovered pages recorded
         self._predicted: Dict[int, int] = {}  # digest -> id of a discovered page recorded as predicted only
         self.sink: Any = None  # a distributed worker's record sink: its records go to Redis
@@ -335,23 +337,28 @@ class WebsimExtension:
 
     # --- at the end ---
 
-    def finalize(self) -> Any:
-        """The result, computed on the first call; also sets the stats ``websim/total_urls``,
-        ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left without a response)."""
+    def finalize(self) -> ResultRows:
+        """``result_wanted``: the result's rows (:meth:`rows`). The spider's close writes the
+        outputs; when the crawl was stopped before (a second Ctrl-C), the features file is
+        written here (the asker writes its own result files)."""
+        rows = self.rows()
+        self._write_outputs(rows, all_outputs=False)
+        return rows
+
+    def rows(self) -> ResultRows:
+        """The result's rows, computed on the first call (the store's last writes by
+        :meth:`_close_inputs`, then labelling and clustering); also sets the stats
+        ``websim/total_urls``, ``websim/total_clusters`` and ``websim/not_fetched`` (inputs left
+        without a response)."""
         if self._result is None:
             started = time.monotonic()
             self._close_inputs()
-            self._result = Finalizer(self.params).run(self.store, self.total_inputs)
+            self._result = ResultRows(Finalizer(self.params).run(self.store, self.total_inputs))
             meta = self._result.meta
             self.stats.set_value("websim/not_fetched", self.inputs.waiting)
             for key in ("total_urls", "eligible_html_urls", "total_clusters"):
                 self.stats.set_value(f"websim/{key}", meta[key])
             self.stats.set_value("websim/finalize_seconds", round(time.monotonic() - started, 3))
-            if self.config.features_file:
-                path = self.config.features_file
-                written = self._write("the features file", path, self.store.save_jsonl)
-                if written.path:
-                    logger.info("websim: features of %d pages written to %s", len(self.store), written.path)
             if meta.get("error"):
                 logger.error("websim: %s", meta["error"])
                 self.stats.set_value("websim/finalize_error", meta["error"])
@@ -362,8 +369,9 @@ class WebsimExtension:
         return self._result
 
     def _close_inputs(self) -> None:
-        """Before the result: every input has its record (the list read to its end), the pages
-        discovered by following links have their final ids, everything is written."""
+        """The store's last writes, before the result: every input has its record (the list read
+        to its end), the pages discovered by following links have their final ids, everything is
+        written. From here on the store is only read."""
         for _attempt in range(3):
             try:
                 self.inputs.finish()
@@ -377,17 +385,6 @@ class WebsimExtension:
     def _fallbacks(self) -> List[str]:
         return fallback_dirs([self.jobdir] if self.jobdir else [])
 
-    def _write(self, what: str, path: str, write: Any) -> Written:
-        """One output through ``safefile.write_with_fallback``; a failure is an output error."""
-        try:
-            written = write_with_fallback(path, write, self._fallbacks())
-        except ValueError as exc:  # the store was closed: nothing to write from
-            written = Written("", str(exc))
-        error = output_error(what, path, written)
-        if error:
-            self._output_error(error)
-        return written
-
     def _output_error(self, line: str) -> None:
         logger.error("websim: error: %s", line)
         self.output_errors.append(line)
@@ -399,11 +396,7 @@ class WebsimExtension:
             return
         if self.problems:  # refused at start: nothing was rendered, nothing is written
             return
-        result = self.finalize()
-        self.write_result_files(result)
-        if self.config.report_dir and not self._report_written:
-            self._report_written = True
-            self.write_report(result)
+        self._write_outputs(self.rows(), all_outputs=True)
         for kind, folder in (("thumbnails", self.config.thumbnails_path), ("screenshots", self.config.screenshots_dir)):
             error = self.stats.get_value(f"websim/{kind}_error")
             if error:
@@ -414,34 +407,76 @@ class WebsimExtension:
         if self.problems or self.output_errors:
             fail_crawl(self.crawler)
 
-    def write_result_files(self, result: Any) -> None:
-        """``WEBSIM_OUTPUT`` (the ``websim`` spider's ``-o`` among them): every file is attempted."""
-        for path, fmt in self.result_files:
-            written = self._write("the result file", path, lambda fh, fmt=fmt: WRITERS[fmt](fh.write, result))
-            if written.path:
-                self.stats.set_value("websim/result_files", [*(self.stats.get_value("websim/result_files") or []),
-                                                             written.path])
-                logger.info("websim: result of %d URLs, %d clusters written to %s", result.meta["total_urls"],
-                            result.meta["total_clusters"], os.path.abspath(written.path))
-
-    def write_report(self, result: Any) -> None:
-        """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl. A
-        report that cannot be written is an output error naming how to write it again from the
-        result file (which holds everything the report shows)."""
-        folder = self.config.report_dir
-        try:
-            info = write_report(folder, result.url_rows(), result.cluster_rows(), result.meta,
-                                thumbs_dir=self.config.thumbnails_path or None)
-        except (ReportError, OSError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            again = (f"; the result file holds what it shows: websim report {self.result_files[0][0]} -o {folder} "
-                     "writes it again" if self.result_files else "")
-            self._output_error(f"the report {folder} could not be written ({why}){again}")
+    def _write_outputs(self, rows: ResultRows, all_outputs: bool) -> None:
+        """Every output not written yet, from one pass over the rows (``output.write_files``): the
+        features file, and with ``all_outputs`` the result files of ``WEBSIM_OUTPUT`` (the
+        ``websim`` spider's ``-o`` among them) and the report. Every one is attempted; a failure is
+        an output error."""
+        files = list(self.result_files) if all_outputs else []
+        if self.config.features_file and not self._features_written:
+            files.append((self.config.features_file, "features"))
+        self._features_written = True
+        report = self._report_builder() if all_outputs and self.config.report_dir and not self._report_written \
+            else None
+        self._report_written = self._report_written or all_outputs
+        if not files and report is None:
             return
-        except Exception:
-            logger.exception("websim: the report could not be written to %s", folder)
-            self._output_error(f"the report {folder} could not be written (see the log above)")
+        try:
+            written = write_files(rows, files, self._fallbacks(), also=[report] if report else [])
+        except ValueError as exc:  # the store was closed: nothing to write from
+            written = [Written("", str(exc))] * len(files)
+            if report is not None:
+                self._report_failed(exc)
+                report = None
+        for (path, fmt), done in zip(files, written):
+            self._written(rows, path, fmt, done)
+        if report is not None:
+            self._write_report(rows, report)
+
+    def _written(self, rows: ResultRows, path: str, fmt: str, written: Written) -> None:
+        """Log (or report as an output error) what became of one file."""
+        what = "the features file" if fmt == "features" else "the result file"
+        error = output_error(what, path, written)
+        if error:
+            self._output_error(error)
+        if not written.path:
+            return
+        if fmt == "features":
+            logger.info("websim: features of %d pages written to %s", len(self.store), written.path)
+            return
+        self.stats.set_value("websim/result_files", [*(self.stats.get_value("websim/result_files") or []),
+                                                     written.path])
+        logger.info("websim: result of %d URLs, %d clusters written to %s", rows.meta["total_urls"],
+                    rows.meta["total_clusters"], os.path.abspath(written.path))
+
+    def _report_builder(self) -> Optional[ReportBuilder]:
+        """``WEBSIM_REPORT_DIR``: the HTML report, with the thumbnails kept during the crawl,
+        given the rows in the pass of the other outputs."""
+        try:
+            return ReportBuilder(self.config.report_dir, thumbs_dir=self.config.thumbnails_path or None)
+        except Exception as exc:  # noqa: BLE001 - an output error, the other outputs go on
+            self._report_failed(exc)
+            return None
+
+    def _write_report(self, rows: ResultRows, report: ReportBuilder) -> None:
+        try:
+            info = report.write(rows.cluster_rows(), rows.meta)
+        except Exception as exc:  # noqa: BLE001 - an output error
+            self._report_failed(exc)
             return
         self.stats.set_value("websim/report", info.path)
         logger.info("websim: report of %d URLs, %d clusters, %d thumbnails written to %s in %.1f s",
                     info.urls, info.clusters, info.thumbnails, info.path, info.seconds)
+
+    def _report_failed(self, exc: Exception) -> None:
+        """A report that cannot be written is an output error naming how to write it again from
+        the result file (which holds everything the report shows)."""
+        folder = self.config.report_dir
+        if not isinstance(exc, (ReportError, OSError)):
+            logger.error("websim: the report could not be written to %s", folder, exc_info=exc)
+            self._output_error(f"the report {folder} could not be written (see the log above)")
+            return
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        again = (f"; the result file holds what it shows: websim report {self.result_files[0][0]} -o {folder} "
+                 "writes it again" if self.result_files else "")
+        self._output_error(f"the report {folder} could not be written ({why}){again}")

@@ -14,22 +14,26 @@ have none): a full disk costs those files, never a page's record.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Optional
 
-from scrapy_websim.config import WebsimConfig
+from scrapy_websim.config import WebsimConfig, WebsimParams
 from scrapy_websim.core.features import compute_features
 from scrapy_websim.core.page.visual import decode_image
 from scrapy_websim.core.types import PageRecord
 from scrapy_websim.crawler import events
 from scrapy_websim.crawler.items import PageItem
-from scrapy_websim.result.finalize import Finalizer
 from scrapy_websim.result.report.thumbs import save_thumbnail
 from scrapy_websim.result.safefile import describe, write_bytes
 
 logger = logging.getLogger(__name__)
+
+#: Screenshots whose pHash is remembered (the most recently seen; a fleet shows a few hundred things).
+PHASHES_KEPT = 4096
 
 
 class WebsimRecorder:
@@ -38,7 +42,7 @@ class WebsimRecorder:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
         config = WebsimConfig.from_crawler(crawler)
-        self.params = Finalizer.params_for(crawler).features
+        self.params = WebsimParams.from_crawler(crawler).features
         self.screenshots_dir = config.screenshots_dir
         self.thumbnails_dir = config.thumbnails_path
         self.thumbnail_args = (config.thumbnail_width, config.thumbnail_format, config.thumbnail_quality)
@@ -49,6 +53,9 @@ class WebsimRecorder:
                 except OSError:
                     pass  # found before the crawl by the extension; a write then says why
         self.failed = {"screenshots": "", "thumbnails": ""}  # kind -> why its first write failed
+        #: pHash by screenshot digest: a page that took another page's render has its screenshot,
+        #: byte for byte, so it is not decoded and hashed again (without thumbnails to make)
+        self._phashes: "OrderedDict[bytes, int]" = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebsimRecorder":
@@ -61,12 +68,18 @@ class WebsimRecorder:
         record = page.record
         started = time.perf_counter()
         main_text = ""
-        image = self._decode(record, page.screenshot)
+        digest = hashlib.blake2b(page.screenshot, digest_size=16).digest() if page.screenshot else b""
+        known = self._phashes.get(digest) if digest and not self.thumbnails_dir else None
+        image = self._decode(record, page.screenshot) if known is None else None
+        if known is not None:
+            record.phash = known
+            self._phashes.move_to_end(digest)
         try:
             main_text = compute_features(record, page.html, image, self.params)
         except Exception as exc:
             logger.exception("websim: features of %s failed", record.url)
             record.error = record.error or f"feature extraction failed: {type(exc).__name__}: {exc}"[:300]
+        self._remember_phash(digest, record.phash)
         self.crawler.stats.inc_value("websim/features_ms", round((time.perf_counter() - started) * 1000))
         if record.probe_for:  # a soft-404 probe: features for the calibration, nothing else
             if image is not None:
@@ -80,6 +93,12 @@ class WebsimRecorder:
         self._recorded(record)
         page.html, page.screenshot = "", b""
         return True
+
+    def _remember_phash(self, digest: bytes, phash: Optional[int]) -> None:
+        if digest and phash is not None and digest not in self._phashes:
+            self._phashes[digest] = phash
+            if len(self._phashes) > PHASHES_KEPT:
+                self._phashes.popitem(last=False)
 
     def _keep_images(self, record: PageRecord, screenshot: bytes, image: Any) -> None:
         """The screenshot and the thumbnail kept where asked; the decoded image closed."""

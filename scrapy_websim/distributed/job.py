@@ -36,6 +36,7 @@ import zlib
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from scrapy_websim.core.types import PageRecord
+from scrapy_websim.core.urls.url_list import Entry
 
 PREFIX = "websim"
 BATCH = 1000
@@ -95,7 +96,7 @@ return 1
 def connect(url: str) -> Any:
     """A Redis client for ``url`` (``redis://host:6379/0``), checked with PING: a clear error otherwise."""
     try:
-        import redis  # noqa: PLC0415
+        import redis  # noqa: PLC0415  # optional extra: scrapy-websim[redis]
     except ImportError:
         raise JobError("distributed mode needs scrapy-redis and redis: pip install 'scrapy-websim[redis]'") from None
     if not url.startswith(("redis://", "rediss://", "unix://")):
@@ -260,8 +261,6 @@ class Job:
         missing = set(self.unrecorded_ids())
         if not missing:
             return 0
-        from scrapy_websim.core.urls.url_list import Entry  # noqa: PLC0415
-
         pipe = self.client.pipeline(transaction=True)
         for page_id, raw, url, error in sorted(i for i in self.iter_inputs() if i[0] in missing):
             pipe.lpush(self.queue_key, encode(Entry(id=page_id, raw=raw, url=url, error=error)))

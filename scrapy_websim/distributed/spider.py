@@ -22,6 +22,7 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
+from twisted.internet import task
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError
@@ -108,8 +109,6 @@ class WebsimWorkerSpider(UrlListSpider):
         return self.render_request(request.url, int(meta.get("websim_id") or 0), meta.get("websim_url", request.url))
 
     async def start(self) -> AsyncIterator[Any]:
-        from twisted.internet import task  # noqa: PLC0415
-
         queue = getattr(self, "websim_queue", None)
         if queue is None:
             raise ConfigError("websim-worker: the scheduler is not scrapy-redis's with the websim LeaseQueue; "

@@ -48,7 +48,7 @@ from scrapy_websim.core.served import page_signature, renders_as_served, respons
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
-from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, Render, RenderShare
+from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, UNJUDGED, Render, RenderShare
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
@@ -445,19 +445,10 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             return await self._render_request(request, spider)
         hosts = spellings(response.url)
         key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
-        claimed = False
-        while True:
-            state, render = self.share.known(key)
-            if state == SHARED and render is not None:
-                self.stats.inc_value("websim/renders_reused")
-                return _reused(request, response, hops, render, hosts)
-            if state == NEVER:
-                break  # its renders differ: every page with the key is rendered
-            claimed = self.share.begin(key)
-            if claimed:
-                break
-            if not await self.share.wait(key, self.page_budget + self.http_timeout):
-                break  # waited for as long as a page may take: render it too
+        state, render, claimed = await self._claim(key)
+        if state == SHARED and render is not None:
+            self.stats.inc_value("websim/renders_reused")
+            return _reused(request, response, hops, render, hosts)
         served = None if hops else response  # after redirects the browser requests the hops itself
         if not claimed:
             return _without_served_tls(await self._render_request(request, spider, served), served)
@@ -469,6 +460,22 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             return _without_served_tls(rendered, served)
         finally:
             self.share.finish(key, new_state, kept, judged)
+
+    async def _claim(self, key: bytes) -> Tuple[str, Optional[Render], bool]:
+        """What is known of ``key`` once no other request is rendering it (an unjudged render
+        judged now), and whether this request claimed its render: ``(state, render, claimed)``."""
+        assert self.share is not None
+        while True:
+            state, render = self.share.known(key)
+            if state == UNJUDGED and render is not None:
+                state = _settle(render)
+                self.share.settle(key, state, render)
+            if state == SHARED and render is not None or state == NEVER:
+                return state, render, False  # NEVER: its renders differ, every page with the key is rendered
+            if self.share.begin(key):
+                return state, render, True
+            if not await self.share.wait(key, self.page_budget + self.http_timeout):
+                return state, render, False  # waited for as long as a page may take: render it too
 
     async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
         """The document of ``request`` by Scrapy's client, redirects followed (the browser's
@@ -815,11 +822,11 @@ def _capture_method(request: Any) -> Any:
 
 def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, ...],
            candidate: Optional[Render]) -> Tuple[str, Optional[Render]]:
-    """What pages with this response's key do from now on (``once.SHARED``, ``CANDIDATE`` or
-    ``NEVER``) and the render kept for them. A render is shared when it says what its HTML says;
-    one whose script changed the page without fetching data is a candidate, shared once a render
-    on another host says the same (``candidate``: the first); anything else (a script fetched
-    data, the page went elsewhere, a capture failed, two renders differ) is never shared."""
+    """What pages with this response's key do from now on and the render kept for them. A first
+    render is kept ``UNJUDGED`` with the document it was given (:func:`_settle` judges it when a
+    second page with the key comes); a second one (``candidate``: the first, whose script changed
+    the page without fetching data) shares the first when it says the same. Never shared: a page
+    that went elsewhere, a failed capture, two renders that differ."""
     cap = _shareable_capture(request, fetched, rendered)
     if cap is None:
         return NEVER, None
@@ -830,14 +837,29 @@ def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str
         return NEVER, None
     kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early", "data_requests")}
     kept["html"] = html
-    render = Render(url=rendered.url, hosts=hosts, capture=kept, signature=page_signature(html, hosts))
-    scripted_data = cap.get("data_requests") != 0
+    render = Render(url=rendered.url, hosts=hosts, capture=kept, served=served_html,
+                    scripted_data=cap.get("data_requests") != 0)
     if candidate is not None:
-        same = not scripted_data and render.signature == candidate.signature
+        same = not render.scripted_data and _signature(render) == _signature(candidate)
         return (SHARED, candidate) if same else (NEVER, None)
-    if renders_as_served(served_html, html, _served_title(served_html), cap.get("title")):
-        return SHARED, render
-    return (NEVER, None) if scripted_data else (CANDIDATE, render)
+    return UNJUDGED, render
+
+
+def _settle(render: Render) -> str:
+    """A first render, judged: ``SHARED`` when it says what its HTML says; when its script
+    changed the page without fetching data, ``CANDIDATE`` (a second render on another host tells);
+    else ``NEVER``."""
+    html = render.capture.get("html") or ""
+    if renders_as_served(render.served, html, _served_title(render.served), render.capture.get("title")):
+        return SHARED
+    return NEVER if render.scripted_data else CANDIDATE
+
+
+def _signature(render: Render) -> bytes:
+    """What ``render`` says, its host masked (worked out once, when two renders are compared)."""
+    if not render.signature:
+        render.signature = page_signature(render.capture.get("html") or "", render.hosts)
+    return render.signature
 
 
 def _shareable_capture(request: Any, fetched: Response, rendered: Response) -> Optional[dict]:

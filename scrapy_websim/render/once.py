@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
-__all__ = ["CANDIDATE", "NEVER", "SHARED", "Render", "RenderShare"]
+__all__ = ["CANDIDATE", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
 
 #: Bytes of renders kept (HTML and screenshot); a fleet shows a few hundred things.
 MAX_BYTES = 64 * 1024 * 1024
@@ -28,29 +28,36 @@ MAX_KEYS = 200_000
 
 #: What pages with one key do: take the render kept under it; render each (their renders differ,
 #: or a script fetched data); render once more (the first render's script changed what the HTML
-#: says without fetching data: a second render on another host tells whether it always does the same).
-SHARED, NEVER, CANDIDATE = "shared", "never", "candidate"
+#: says without fetching data: a second render on another host tells whether it always does the same);
+#: judge the first render, kept with the document it was given, when a second page with the key
+#: comes (most keys of a site crawl never see a second page: their render is never judged).
+SHARED, NEVER, CANDIDATE, UNJUDGED = "shared", "never", "candidate", "unjudged"
 
 
 @dataclass
 class Render:
     """A page's render another page may take: the capture result (rendered HTML, screenshot,
-    title, favicon...), the URL and the host spellings it was made for, and its signature (what
-    it says, its host masked: two renders of one document compare by it)."""
+    title, favicon...), the URL and the host spellings it was made for, its signature once worked
+    out (what it says, its host masked: two renders of one document compare by it), and until it
+    is judged the document it was given (``served``) and whether its scripts fetched data."""
 
     url: str
     hosts: Tuple[str, ...]
     capture: Dict[str, Any] = field(default_factory=dict)
     signature: bytes = b""
+    served: str = ""
+    scripted_data: bool = False
 
     @property
     def size(self) -> int:
-        return len(self.capture.get("html") or "") + len(self.capture.get("screenshot") or b"") + 256
+        return (len(self.capture.get("html") or "") + len(self.capture.get("screenshot") or b"")
+                + len(self.served) + 256)
 
 
 class RenderShare:
-    """What is known of each response key: ``(SHARED, render)``, ``(CANDIDATE, render)`` or
-    ``(NEVER, None)``; keys in flight are claimed by one request and the others wait for it."""
+    """What is known of each response key: ``(UNJUDGED, render)``, ``(SHARED, render)``,
+    ``(CANDIDATE, render)`` or ``(NEVER, None)``; keys in flight are claimed by one request and the
+    others wait for it."""
 
     def __init__(self, max_bytes: int = MAX_BYTES, max_keys: int = MAX_KEYS) -> None:
         self.max_bytes = max_bytes
@@ -97,6 +104,21 @@ class RenderShare:
         future = self._pending.pop(key, None)
         if future is not None and not future.done():
             future.set_result(None)
+
+    def settle(self, key: bytes, state: str, render: Optional[Render]) -> None:
+        """An unjudged render of ``key`` judged: ``state``; the document it was given is let go."""
+        if render is None:
+            return
+        entry = self._known.get(key)
+        kept = entry is not None and entry[1] is render
+        if kept:
+            self._bytes -= render.size
+        render.served = ""
+        if not kept:
+            return
+        self._known[key] = (state, render if state != NEVER else None)
+        if state != NEVER:
+            self._bytes += render.size
 
     def _put(self, key: bytes, state: str, render: Optional[Render]) -> None:
         old = self._known.pop(key, None)

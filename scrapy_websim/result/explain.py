@@ -292,7 +292,7 @@ def cluster_params_of(meta: Dict[str, Any], base: ClusterParams, overridden: boo
 def explain_files(first: str, url_a: str, url_b: str, features: Optional[str], params: Any,
                   overridden: bool = False) -> PairExplanation:
     """``websim explain FIRST URL_A URL_B [--features F]``: FIRST is a features file, or a result
-    file (then ``features`` gives the pages' features). ``params``: the FinalParams of the
+    file (then ``features`` gives the pages' features). ``params``: the WebsimParams of the
     command's settings; the result's own thresholds win unless ``overridden``."""
     rows = None
     meta: Dict[str, Any] = {}

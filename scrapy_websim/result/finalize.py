@@ -1,44 +1,42 @@
-"""The end of a crawl (or ``websim cluster`` on a features file): labels, clusters, output rows.
+"""Labelling and clustering: the stage of the end of a crawl (or of ``websim cluster`` on a features
+file, or of ``websim collect``) between the record store and the rows.
 
-:meth:`Finalizer.run` chains six stages, each a module-level function with plain inputs and
-outputs: :func:`renumber_discovered` (ids of link-discovered pages), :func:`calibrate_soft404` (each origin's
-"not found" answer, from the soft-404 probes), :func:`label_rules`
-(special-page labels E1..T1 take their pages out of content clustering), :func:`cluster_content`
-(the eligible rest, ``core/match/cluster.py`` comparing pairs with ``core/match/similarity.py``),
-:func:`assign_clusters` (``core/match/assign.py`` combines content and rule clusters so that every page
-has exactly one cluster or none) and :func:`summary` (the ``meta``). Records are streamed from the
-store and held one at a time (plus a bounded cache for pair decisions): what lives as long as the
-run is columns per page (numpy arrays: ids, hashes, lengths, cluster numbers) and what content
-clustering holds for the pages it clusters. The rows are made when written, each record read back
-from the store (``Result.url_rows``). The rows and file formats are in ``output.py``.
+The flow is one way (docs/architecture.md, "The end of a crawl"): the store, complete
+(:func:`renumber_discovered` is its last write) -> :meth:`Finalizer.run` (this module: it reads the
+store and never writes it) -> a :class:`Result` -> the rows (``rows.py``) -> the files
+(``output.py``, the report). :meth:`Finalizer.run` chains six stages, each a module-level function
+with plain inputs and outputs: :func:`calibrate_soft404` (each origin's "not found" answer, from the
+soft-404 probes), :func:`site_templates` (each site's template and kinds of pages),
+:func:`label_rules` (special-page labels E1..T1 take their pages out of content clustering),
+:func:`cluster_content` (the eligible rest, ``core/match/cluster.py`` comparing pairs with
+``core/match/similarity.py``), :func:`assign_clusters` (``core/match/assign.py`` combines content
+and rule clusters so that every page has exactly one cluster or none) and :func:`summary`
+(the ``meta``). Records are streamed from the store and held one at a time (plus a bounded cache
+for pair decisions): what lives as long as the run is columns per page (numpy arrays: ids, hashes,
+lengths, cluster numbers), what content clustering holds for the pages it clusters, and the
+``notes`` of the records a stage could not handle.
 
-Scrapy-free: used by the extension and by the offline command alike.
+The parameters are the run's :class:`~scrapy_websim.config.WebsimParams`, built once from the
+settings. Scrapy-free: used by the extension and by the commands alike.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
-import weakref
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from scrapy_websim.config import WebsimConfig, build_params, rule_keywords
-from scrapy_websim.config_values import ConfigError
-from scrapy_websim.core.features import FeatureParams
-from scrapy_websim.core.match import assign, cluster, reasons, similarity, template
+from scrapy_websim.config import WebsimParams
+from scrapy_websim.core.match import assign, cluster, similarity, template
 from scrapy_websim.core.match.assign_arrays import Assigned, PageTable
 from scrapy_websim.core.match.soft404 import Soft404Calibration, root_fingerprint_rows
 from scrapy_websim.core.params.match import ClusterParams, DecisionParams, TemplateParams
-from scrapy_websim.core.params.page import DomParams, LcsParams, PageTypeParams, TextParams
-from scrapy_websim.core.params.rules import RuleParams
-from scrapy_websim.core.params.urls import UrlParams
 from scrapy_websim.core.store import FeatureStore
 from scrapy_websim.core.types import PageRecord, PairResult
-from scrapy_websim.result import output
 
 logger = logging.getLogger(__name__)
 
@@ -46,47 +44,20 @@ logger = logging.getLogger(__name__)
 #: input URLs, in URL order, so ids do not depend on crawl order.
 PROVISIONAL_ID_BASE = 1 << 40
 
-@dataclass(frozen=True)
-class FinalParams:
-    config: WebsimConfig = field(default_factory=WebsimConfig)
-    features: FeatureParams = field(default_factory=FeatureParams)
-    decision: DecisionParams = field(default_factory=DecisionParams)
-    cluster: Any = None
-    assign: assign.AssignParams = field(default_factory=assign.AssignParams)
-    template: TemplateParams = field(default_factory=TemplateParams)
-
-
 @dataclass
 class Result:
-    """The assignment in columns (``core/match/assign_arrays.py``) beside the store: the rows are
-    made one at a time, each record read back from the store when its row is written."""
+    """What labelling and clustering made of the store: the assignment in columns
+    (``core/match/assign_arrays.py``), the ``meta``, and the errors of the records a stage could
+    not handle. The store is as the run found it; ``rows.py`` makes the rows of the two."""
 
     store: FeatureStore
     assigned: Assigned
     meta: Dict[str, Any]
-    params: Optional["FinalParams"] = None  # the thresholds the ``match_reason`` of each row names
+    params: WebsimParams  # the thresholds the ``match_reason`` of each row names
+    #: id -> why a stage could not handle the record (added to its ``error``: rows, features file)
+    notes: Dict[int, str] = field(default_factory=dict)
     #: Set on every row that has no error of its own (the last-resort result: :func:`unclustered`).
     row_error: str = ""
-
-    def url_rows(self) -> Iterator[Dict[str, Any]]:
-        ids = self.assigned.ids
-        p = self.params or FinalParams()
-        cluster_params = p.cluster or cluster.DEFAULT_PARAMS
-        canonical_of = dict(zip(self.assigned.names, self.assigned.canon))
-        for pos, (record, a) in enumerate(zip(self.store.iter_records(), self.assigned.iter_assignments())):
-            if record.id != ids[pos]:
-                raise RuntimeError(f"the feature store changed after clustering (record {record.id})")
-            if self.row_error and not record.error:
-                record.error = self.row_error
-            try:
-                why = reasons.match_reason(record, a, canonical_of.get(a.cluster_id, 0), p.decision, cluster_params,
-                                           record.id in self.assigned.short_items)
-            except Exception as exc:  # noqa: BLE001 - the row is written without its reason
-                why = f"no reason: {type(exc).__name__}: {exc}"[:300]
-            yield output.safe_output_row(record, a, why)
-
-    def cluster_rows(self) -> Iterator[Dict[str, Any]]:
-        return output.cluster_rows(self.assigned.clusters(self.store.urls_of))
 
 
 class _RecordCache:
@@ -107,61 +78,9 @@ class _RecordCache:
         return rec
 
 
-#: Each crawler's parameter objects (``Finalizer.params_for``).
-_PARAMS_BY_CRAWLER: "weakref.WeakKeyDictionary[Any, FinalParams]" = weakref.WeakKeyDictionary()
-
-
 class Finalizer:
-    def __init__(self, params: FinalParams) -> None:
+    def __init__(self, params: WebsimParams) -> None:
         self.params = params
-
-    @staticmethod
-    def params_for(crawler: Any) -> FinalParams:
-        """The crawler's core parameter objects, built from its settings once and shared by its
-        components."""
-        params = _PARAMS_BY_CRAWLER.get(crawler)
-        if params is None:
-            params = Finalizer.params_from_settings(crawler.settings, WebsimConfig.from_crawler(crawler))
-            _PARAMS_BY_CRAWLER[crawler] = params
-        return params
-
-    @staticmethod
-    def params_from_settings(settings: Any, config: WebsimConfig) -> FinalParams:
-        rules = build_params(settings, RuleParams)
-        extend, replace_lists = rule_keywords(settings)
-        try:
-            rules = rules.with_keywords(replace_lists=replace_lists, extend_lists=extend)
-        except ValueError as exc:
-            raise ConfigError(f"WEBSIM_RULE_KEYWORDS / WEBSIM_RULE_KEYWORDS_REPLACE: {exc}") from None
-        decision = build_params(settings, DecisionParams)
-        features = FeatureParams(
-            text=build_params(settings, TextParams),
-            dom=build_params(settings, DomParams),
-            lcs=build_params(settings, LcsParams),
-            pagetype=build_params(settings, PageTypeParams),
-            rules=rules,
-            urls=build_params(settings, UrlParams),
-        )
-        # Candidates must cover every pair the decision can accept: the text pre-filter at least as
-        # wide as rule 1's text thresholds allow (the MinHash one, --text-threshold, read on the
-        # SimHash scale: a lower threshold widens it), the visual candidates exactly rule 2's distance.
-        loosest = min(decision.rule1_text, decision.rule1_jaccard)
-        text_distance = int((1.0 - loosest) * decision.text_max_distance + 1e-9)
-        visual_distance = (-1 if decision.rule2_visual > 1.0 else
-                           cluster.phash_distance_for(decision.rule2_visual, decision.visual_max_distance))
-        cluster_params = build_params(
-            settings, ClusterParams,
-            same_host_only=config.same_host_only,
-            visual_distance=min(11, visual_distance),
-            min_html_len=rules.thin_html_bytes, min_text_len=rules.thin_text_chars,  # thin or clustered
-        )
-        if cluster_params.simhash_distance < min(11, text_distance):
-            cluster_params = replace(cluster_params, simhash_distance=min(11, text_distance))
-        return FinalParams(
-            config=config, features=features, decision=decision, cluster=cluster_params,
-            assign=assign.AssignParams(rules=rules, urls=features.urls),
-            template=build_params(settings, TemplateParams),
-        )
 
     def run(self, store: FeatureStore, total_inputs: int = 0) -> Result:
         """The stages below, in order. Memory holds columns per page (ids, hashes, lengths,
@@ -169,15 +88,18 @@ class Finalizer:
         pages; records are read from ``store`` one at a time (docs/performance.md, "The end of a
         large crawl").
 
-        A record that one stage cannot handle gets ``error`` saying so and the others go on. If a
-        stage fails as a whole, the result is :func:`unclustered`: every record, in no cluster,
-        with ``meta["error"]`` saying why, so the output files are still written."""
+        ``store`` is read, never written. A record that one stage cannot handle gets a note saying
+        so (``Result.notes``: its ``error`` in the rows) and the others go on. If a stage fails as a
+        whole, the result is :func:`unclustered`: every record, in no cluster, with
+        ``meta["error"]`` saying why, so the output files are still written."""
         p = self.params
+        failed: Dict[int, str] = {}
+        notes: Dict[int, str] = {}  # the labelling's failures, once its pass is complete
         try:
-            renumber_discovered(store)
             soft404 = calibrate_soft404(store, p.assign)
             templates = site_templates(store, p.template, p.cluster)
-            keys, table = label_rules(store, p.assign, p.cluster, soft404, templates)
+            keys, table = label_rules(store, p.assign, p.cluster, soft404, templates, failed=failed)
+            notes = failed
             n_eligible = len(keys)
             pairs_failed: list = []
             content = cluster_content(keys, store, p.decision, p.cluster, failed=pairs_failed, templates=templates,
@@ -187,7 +109,7 @@ class Finalizer:
             del content, table  # the columns of ``assigned`` are all the rows need
         except Exception as exc:
             logger.exception("websim: labelling and clustering failed; writing every record without a cluster")
-            return unclustered(store, p, f"{type(exc).__name__}: {exc}")
+            return unclustered(store, p, f"{type(exc).__name__}: {exc}", notes)
         meta = summary(store, n_eligible, assigned.kind, p, templates)
         if soft404 is not None:
             meta["soft404"] = soft404.summary()
@@ -195,14 +117,15 @@ class Finalizer:
             meta["pairs_failed"] = len(pairs_failed)
             logger.error("websim: %d page pairs could not be compared (kept apart), e.g. %s", len(pairs_failed),
                          pairs_failed[0])
-        return Result(store=store, assigned=assigned, meta=meta, params=p)
+        return Result(store=store, assigned=assigned, meta=meta, params=p, notes=notes)
 
 
-# --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
+# --- the store's last write, by whoever fills it (the extension, websim collect, websim cluster) ---
 
 def renumber_discovered(store: FeatureStore) -> None:
     """Give pages discovered by following links (ids above :data:`PROVISIONAL_ID_BASE`) the ids
-    after the input URLs, in URL order, so that ids do not depend on crawl order."""
+    after the input URLs, in URL order, so that ids do not depend on crawl order. The last write to
+    a store before :meth:`Finalizer.run` reads it."""
     provisional = list(store.ids(start=PROVISIONAL_ID_BASE))  # id column only: no record JSON parsed
     if not provisional:
         return
@@ -215,6 +138,8 @@ def renumber_discovered(store: FeatureStore) -> None:
         store.add(record)
     store.flush()
 
+
+# --- the stages of Finalizer.run: plain inputs and outputs, each callable alone ---
 
 def calibrate_soft404(store: FeatureStore, params: assign.AssignParams) -> Optional[Soft404Calibration]:
     """The origins' "not found" answers from the store's soft-404 probes (None when the crawl
@@ -234,13 +159,16 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
                 cluster_params: Optional[ClusterParams] = None,
                 soft404: Optional[Soft404Calibration] = None,
                 templates: Optional[template.Templates] = None,
+                failed: Optional[Dict[int, str]] = None,
                 ) -> Tuple[cluster.ClusterKeys, PageTable]:
     """One pass over the records: ``(clustering keys of the pages eligible for content
     clustering, every page's assignment columns)``. A page with a special-page label (E1..T1,
     ``table.spec_pos``) is taken out of content clustering; of the rest, the pages
-    :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object."""
+    :func:`core.match.cluster.is_eligible` accepts get keys. Nothing per page is kept as an object.
+    A record that cannot be labelled is unlabelled, and ``failed[id]`` says why (the store is not
+    written: the rows and the features file add it to the record's ``error``)."""
     table = PageTable()
-    failed: Dict[int, str] = {}
+    failed = {} if failed is None else failed
     cp = cluster_params or cluster.DEFAULT_PARAMS
     short_items = table.short_items
 
@@ -262,11 +190,6 @@ def label_rules(store: FeatureStore, params: assign.AssignParams,
 
     keys = cluster.build_keys(unlabelled_rows(), cp, short_items)
     assign.merge_similar_templates(table, store.get, params)
-    for page_id, error in failed.items():  # after the pass: the store is not written while it is read
-        record = store.get(page_id)
-        record.error = f"{record.error}; {error}" if record.error else error
-        store.add(record)
-    store.flush()
     return keys, table
 
 
@@ -326,7 +249,7 @@ def assign_clusters(store: FeatureStore, content: cluster.ClusterResult, table: 
     return assign.assign_table(table, content.assignments, content.clusters, params, store.get)
 
 
-def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: FinalParams,
+def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: WebsimParams,
             templates: Optional[template.Templates] = None) -> Dict[str, Any]:
     """The result's ``meta``: counts, the decision rules in words, the sites' templates, the time
     (``kinds``: each cluster's kind)."""
@@ -351,14 +274,15 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         },
         # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
         "decision_params": asdict(d),
-        "cluster_params": asdict(params.cluster) if params.cluster is not None else {},
+        "cluster_params": asdict(params.cluster),
         "template_params": asdict(params.template),
         "templates": (templates or template.Templates(params=params.template)).summary(),
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
 
-def unclustered(store: FeatureStore, params: FinalParams, why: str) -> Result:
+def unclustered(store: FeatureStore, params: WebsimParams, why: str,
+                notes: Optional[Dict[int, str]] = None) -> Result:
     """The last-resort result when labelling or clustering fails as a whole: one row per record,
     in no cluster, each row that had no error of its own saying that it was not clustered, and
     ``meta["error"]`` saying why (the command then exits with status 1)."""
@@ -367,16 +291,17 @@ def unclustered(store: FeatureStore, params: FinalParams, why: str) -> Result:
     assigned = Assigned(ids, np.zeros(ids.shape[0], np.int64))
     meta = summary(store, 0, [], params)
     meta["error"] = note
-    return Result(store=store, assigned=assigned, meta=meta, params=params, row_error=note)
+    return Result(store=store, assigned=assigned, meta=meta, params=params, notes=dict(notes or {}),
+                  row_error=note)
 
 
-def recluster_file(path: str, params: FinalParams) -> Result:
+def recluster_file(path: str, params: WebsimParams) -> Result:
     """``websim cluster``: load a features JSON Lines file and cluster it again. The store is a
     temporary file, removed when the caller closes ``result.store`` (or here, if loading fails)."""
     store = FeatureStore(batch_size=params.config.batch_size)
     try:
         store.load_jsonl(path)
-        store.flush()
+        renumber_discovered(store)
         return Finalizer(params).run(store)
     except BaseException:
         store.close()

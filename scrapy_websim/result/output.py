@@ -1,10 +1,12 @@
-"""Every output format in one place: the rows (one per input URL, one per cluster) and the
-JSON / JSON Lines / CSV writers, plus reading a result file back (for ``websim report``).
+"""Every output format in one place: the JSON / JSON Lines / CSV writers of a result's rows, plus
+reading a result file back (for ``websim report``).
 
-The writers stream: rows come from the store one at a time (``url_rows``), so writing a result
-holds no more in memory than the finalizer's assignments. The extension (a Scrapy crawl's result
-files), the ``websim`` command, ``websim cluster`` and ``websim collect`` all write through
-:data:`WRITERS` / :func:`write_atomically` / :func:`write_result_file`. Scrapy-free.
+The last stage of the end of a crawl (docs/architecture.md): a writer takes the rows
+(:class:`~scrapy_websim.result.rows.ResultRows`: ``url_rows()``, ``cluster_rows()``, ``meta``) and
+streams them into a file, one row at a time, so writing a result holds no more in memory than the
+assignments. The extension (a Scrapy crawl's result files), the ``websim`` command, ``websim
+cluster`` and ``websim collect`` all write through :data:`WRITERS` / :func:`write_atomically` /
+:func:`write_result_file`. Scrapy-free.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ import csv
 import io
 import json
 import re
-from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Sequence, Tuple
 
-from scrapy_websim.core.types import OUTPUT_FIELDS, Assignment, Cluster, PageRecord, clean_text
-from scrapy_websim.result.safefile import Written, replacing, write_with_fallback
+from scrapy_websim.core.store import FEATURES_HEADER, record_json
+from scrapy_websim.core.types import OUTPUT_FIELDS, PageRecord, clean_text
+from scrapy_websim.result.rows import unwritable_row
+from scrapy_websim.result.safefile import Written, describe, replacing, write_fallback, write_with_fallback
 
 Write = Callable[[str], object]  # a file's write: its return value is not used
 
@@ -31,72 +34,6 @@ _FORMULA_SPOT = re.compile(f"(?:^|(?<=[,;\\t|\\r\\n]))[ \"]*'*(?=[{_FORMULA_CHAR
 _ESCAPED_SPOT = re.compile(f"((?:^|(?<=[,;\\t|\\r\\n]))[ \"]*)'(?='*[{_FORMULA_CHARS}])|^'(?='*[\\t\\r\\n])")
 
 
-# --- rows ---
-
-def output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") -> Dict[str, Any]:
-    """The url record: ``OUTPUT_FIELDS`` in order (``reason``: its
-    ``match_reason``, from ``core/match/reasons.py``)."""
-    a = a or Assignment()
-    sims = a.sims
-    in_cluster = bool(a.cluster_id)
-    row = {
-        "id": record.id,
-        "url": record.url,
-        "normalized_url": record.normalized_url,
-        "final_url": record.final_url,
-        "redirect_chain": list(record.redirect_chain),
-        "status_code": record.status_code,
-        "content_length": record.content_length,
-        "content_type": record.content_type,
-        "error": record.error,
-        "title": record.title,
-        "cluster_id": a.cluster_id,
-        "is_canonical": a.is_canonical if in_cluster else True,
-        "similarity_to_canonical": (1.0 if a.is_canonical else sims.similarity) if in_cluster else 0.0,
-        "content_sim": round(sims.content_sim, 6) if in_cluster else 0.0,
-        "structure_sim": round(sims.structure_sim, 6) if in_cluster else 0.0,
-        "visual_sim": round(sims.visual_sim, 6) if in_cluster else 0.0,
-        "behavior_sim": round(sims.behavior_sim, 6) if in_cluster else 0.0,
-        "cluster_kind": a.cluster_kind if in_cluster else "",
-        "match_rule": a.match_rule if in_cluster else "",
-        "page_type": record.page_type,
-        "expanded_from": record.expanded_from,
-        "tls_error": record.tls_error,
-        "tls_subject": record.tls_subject,
-        "tls_issuer": record.tls_issuer,
-        "tls_valid_from": record.tls_valid_from,
-        "tls_valid_to": record.tls_valid_to,
-        "tls_sha256": record.tls_sha256,
-        "tls_sans": list(record.tls_sans),
-        "favicon_url": record.favicon_url,
-        "favicon_hash": record.favicon_hash,
-        "match_reason": reason,
-        "excerpt": record.excerpt,
-        "content_digest": record.content_digest,
-        "render_from": record.render_from,
-    }
-    if in_cluster and a.is_canonical:
-        row.update(content_sim=1.0, structure_sim=1.0, visual_sim=1.0, behavior_sim=1.0)
-    return OrderedDict((name, row[name]) for name in OUTPUT_FIELDS)
-
-
-def safe_output_row(record: PageRecord, a: Optional[Assignment], reason: str = "") -> Dict[str, Any]:
-    """:func:`output_row`, or for a record it cannot make a row of, the row of its id and URL with
-    ``error`` saying what failed: one record never costs the others their rows."""
-    try:
-        return output_row(record, a, reason)
-    except Exception as exc:  # noqa: BLE001
-        return unwritable_row(record.id, record.url, exc)
-
-
-def unwritable_row(page_id: Any, url: Any, exc: BaseException) -> Dict[str, Any]:
-    """The row written in place of one that could not be made or encoded."""
-    kept = PageRecord(id=page_id if type(page_id) is int else 0, url=url if isinstance(url, str) else "",
-                      error=f"the record could not be written: {type(exc).__name__}: {exc}"[:300])
-    kept.clean()
-    return output_row(kept, None)
-
-
 def _dumps_row(row: Dict[str, Any]) -> str:
     """One row as JSON; a row that cannot be encoded is replaced by :func:`unwritable_row`."""
     try:
@@ -107,30 +44,24 @@ def _dumps_row(row: Dict[str, Any]) -> str:
         return json.dumps(unwritable_row(row.get("id"), row.get("url"), exc), ensure_ascii=False)
 
 
-def url_rows(records: Iterable[PageRecord], assignments: Mapping[int, Assignment]) -> Iterator[Dict[str, Any]]:
-    """One row per record, in the records' order (the store's: id order)."""
-    for record in records:
-        yield safe_output_row(record, assignments.get(record.id))
+# --- writers: each takes write(str) and is given the url rows one at a time, then the rows ---
 
-
-def cluster_row(c: Cluster) -> Dict[str, Any]:
-    return OrderedDict(cluster_id=c.cluster_id, canonical_url=c.canonical_url, member_ids=list(c.member_ids),
-                       kind=c.kind, origins=c.origins)
-
-
-def cluster_rows(clusters: Iterable[Cluster]) -> Iterator[Dict[str, Any]]:
-    return (cluster_row(c) for c in clusters)
-
-
-# --- writers: each takes write(str) and a result with url_rows(), cluster_rows() and meta ---
-
-def write_json(write: Write, result: Any) -> None:
+class JsonWriter:
     """``{"urls": [...], "clusters": [...], "meta": {...}}``: one JSON object, streamed row by row."""
-    write('{"urls": [')
-    _write_rows(write, result.url_rows())
-    write('],\n"clusters": [')
-    _write_rows(write, result.cluster_rows())
-    write("],\n\"meta\": " + json.dumps(result.meta, ensure_ascii=False) + "}\n")
+
+    def __init__(self, write: Write) -> None:
+        self.write, self.first = write, True
+        write('{"urls": [')
+
+    def add(self, row: Dict[str, Any]) -> None:
+        self.write(("\n" if self.first else ",\n") + _dumps_row(row))
+        self.first = False
+
+    def end(self, rows: Any) -> None:
+        """The cluster rows and the meta of ``rows`` after the url rows."""
+        self.write('\n],\n"clusters": [' if not self.first else '],\n"clusters": [')
+        _write_rows(self.write, rows.cluster_rows())
+        self.write("],\n\"meta\": " + json.dumps(rows.meta, ensure_ascii=False) + "}\n")
 
 
 def _write_rows(write: Write, rows: Iterable[Dict[str, Any]]) -> None:
@@ -142,24 +73,59 @@ def _write_rows(write: Write, rows: Iterable[Dict[str, Any]]) -> None:
         write("\n")
 
 
-def write_jsonl(write: Write, result: Any) -> None:
+class JsonLinesWriter:
     """One url record per line."""
-    for row in result.url_rows():
-        write(_dumps_row(row) + "\n")
+
+    def __init__(self, write: Write) -> None:
+        self.write = write
+
+    def add(self, row: Dict[str, Any]) -> None:
+        self.write(_dumps_row(row) + "\n")
+
+    def end(self, rows: Any) -> None:
+        pass
 
 
-def write_csv(write: Write, result: Any) -> None:
+class CsvWriter:
     """The url records, columns in output order; booleans ``true``/``false``; formulas escaped."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(OUTPUT_FIELDS)
-    for n, row in enumerate(result.url_rows(), start=1):
-        writer.writerow(csv_cells(row))
-        if n % 1000 == 0:
-            write(buf.getvalue())
-            buf.seek(0)
-            buf.truncate()
-    write(buf.getvalue())
+
+    def __init__(self, write: Write) -> None:
+        self.write, self.rows = write, 0
+        self.buf = io.StringIO()
+        self.writer = csv.writer(self.buf, lineterminator="\r\n")
+        self.writer.writerow(OUTPUT_FIELDS)
+
+    def add(self, row: Dict[str, Any]) -> None:
+        self.writer.writerow(csv_cells(row))
+        self.rows += 1
+        if self.rows % 1000 == 0:
+            self.write(self.buf.getvalue())
+            self.buf.seek(0)
+            self.buf.truncate()
+
+    def end(self, rows: Any) -> None:
+        self.write(self.buf.getvalue())
+
+
+def write_json(write: Write, rows: Any) -> None:
+    """All of ``rows`` (``url_rows()``, ``cluster_rows()``, ``meta``) as :class:`JsonWriter` writes them."""
+    _write_all(JsonWriter(write), rows)
+
+
+def write_jsonl(write: Write, rows: Any) -> None:
+    """All of ``rows`` as :class:`JsonLinesWriter` writes them."""
+    _write_all(JsonLinesWriter(write), rows)
+
+
+def write_csv(write: Write, rows: Any) -> None:
+    """All of ``rows`` as :class:`CsvWriter` writes them."""
+    _write_all(CsvWriter(write), rows)
+
+
+def _write_all(writer: Any, rows: Any) -> None:
+    for row in rows.url_rows():
+        writer.add(row)
+    writer.end(rows)
 
 
 #: Added to the ``error`` cell of a CSV row whose URL holds a character CSV cannot carry.
@@ -214,22 +180,122 @@ def _is_number(text: str) -> bool:
         return False
 
 
-#: Output format name -> writer.
+class FeaturesWriter:
+    """The features file (``websim cluster`` reads it): its header, one record per line (given
+    with :meth:`add_record`), then the soft-404 probes."""
+
+    def __init__(self, write: Write) -> None:
+        self.write = write
+        write(json.dumps(FEATURES_HEADER) + "\n")
+
+    def add_record(self, record: PageRecord) -> None:
+        self.write(record_json(record) + "\n")
+
+    def end(self, rows: Any) -> None:
+        for probe in rows.probes():
+            self.write(record_json(probe) + "\n")
+
+
+def write_features(write: Write, rows: Any) -> None:
+    """All of ``rows`` (``records()``, ``probes()``) as :class:`FeaturesWriter` writes them."""
+    writer = FeaturesWriter(write)
+    for record in rows.records():
+        writer.add_record(record)
+    writer.end(rows)
+
+
+#: Output format name -> writer of a whole file.
 WRITERS = {"json": write_json, "jsonl": write_jsonl, "jsonlines": write_jsonl, "csv": write_csv}
+#: Output format name -> writer given one row at a time (:func:`write_files`); "features": the features file.
+ROW_WRITERS = {"json": JsonWriter, "jsonl": JsonLinesWriter, "jsonlines": JsonLinesWriter, "csv": CsvWriter,
+               "features": FeaturesWriter}
+_WHOLE = {**WRITERS, "features": write_features}
 
 
-def write_atomically(path: str, fmt: str, result: Any) -> None:
-    """Write ``result`` to a temporary file beside ``path``, then rename it: a reader (or a run
+def write_atomically(path: str, fmt: str, rows: Any) -> None:
+    """Write ``rows`` to a temporary file beside ``path``, then rename it: a reader (or a run
     stopped at any moment) sees the old file or the complete new one, never half a result; a file
     replaced keeps its mode (``safefile.replacing``)."""
     with replacing(path) as fh:
-        WRITERS[fmt](fh.write, result)
+        _WHOLE[fmt](fh.write, rows)
 
 
-def write_result_file(path: str, fmt: str, result: Any, fallbacks: Sequence[str]) -> Written:
-    """:func:`write_atomically`, or when ``path`` cannot be written, the same result in a fallback
+def write_result_file(path: str, fmt: str, rows: Any, fallbacks: Sequence[str]) -> Written:
+    """:func:`write_atomically`, or when ``path`` cannot be written, the same rows in a fallback
     file (``safefile.write_with_fallback``): the work done is never lost to a bad output place."""
-    return write_with_fallback(path, lambda fh: WRITERS[fmt](fh.write, result), fallbacks)
+    return write_with_fallback(path, lambda fh: _WHOLE[fmt](fh.write, rows), fallbacks)
+
+
+class _Open(NamedTuple):
+    """A file of :func:`write_files` being written: its place in the list, its context, its writer."""
+
+    place: int
+    context: Any
+    writer: Any
+
+
+def write_files(rows: Any, files: Sequence[Tuple[str, str]], fallbacks: Sequence[str],
+                also: Sequence[Any] = ()) -> List[Written]:
+    """Every file of ``files`` (``[(path, format)]``, a format of :data:`ROW_WRITERS`) and every
+    writer of ``also`` (``add(row)``: the report's) from one pass over ``rows.pairs()``: the store
+    is read once, however many files a run writes. Each file as :func:`write_result_file` writes
+    it: beside its place and renamed once complete; a file whose place fails is dropped from the
+    pass and written again to a fallback file afterwards (that file only reads the rows again).
+    Returns what each file became, in the order of ``files``."""
+    written: List[Written] = [Written("", "")] * len(files)
+    errors: Dict[int, str] = {}
+    opened: List[_Open] = []
+
+    def fail(entry: _Open, exc: BaseException) -> None:
+        opened.remove(entry)
+        entry.context.__exit__(type(exc), exc, exc.__traceback__)  # removes the temporary file
+        errors[entry.place] = describe(exc)
+
+    try:
+        for index, (path, fmt) in enumerate(files):
+            context = replacing(path)
+            try:
+                opened.append(_Open(index, context, ROW_WRITERS[fmt](context.__enter__().write)))
+            except OSError as exc:
+                errors[index] = describe(exc)
+        for record, row in rows.pairs():
+            for entry in list(opened):
+                try:
+                    if isinstance(entry.writer, FeaturesWriter):
+                        entry.writer.add_record(record)
+                    else:
+                        entry.writer.add(row)
+                except OSError as exc:
+                    fail(entry, exc)
+            for writer in also:
+                writer.add(row)
+        for entry in list(opened):
+            try:
+                entry.writer.end(rows)
+            except OSError as exc:
+                fail(entry, exc)
+                continue
+            opened.remove(entry)
+            try:
+                entry.context.__exit__(None, None, None)  # on the disk, then renamed into place
+                written[entry.place] = Written(files[entry.place][0], "")
+            except OSError as exc:
+                errors[entry.place] = describe(exc)
+    except BaseException as exc:  # a bug or an interrupt: no file is left half-written
+        for entry in opened:
+            entry.context.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    for place, error in sorted(errors.items()):
+        path, fmt = files[place]
+        written[place] = write_fallback(path, _whole_file(fmt, rows), fallbacks, error)
+    return written
+
+
+def _whole_file(fmt: str, rows: Any) -> Callable[[Any], None]:
+    """``write(fh)`` of a whole file of format ``fmt`` (a pass over the rows of its own)."""
+    def write(fh: Any) -> None:
+        _WHOLE[fmt](fh.write, rows)
+    return write
 
 
 # --- reading a result file back ---

@@ -181,7 +181,7 @@ def _fallback_name(directory: str, path: str) -> str:
     return os.path.join(directory, f"websim-fallback-{stem}-{secrets.token_hex(4)}{ext}")
 
 
-def write_with_fallback(path: str, write: Callable[[IO[Any]], None], fallbacks: Sequence[str],
+def write_with_fallback(path: str, write: Callable[[IO[Any]], object], fallbacks: Sequence[str],
                         binary: bool = False) -> Written:
     """``write(fh)`` into ``path`` (through :func:`replacing`); if that fails with an OS error, into
     a new file ``websim-fallback-NAME`` in the first of ``fallbacks`` where it works."""
@@ -190,7 +190,13 @@ def write_with_fallback(path: str, write: Callable[[IO[Any]], None], fallbacks: 
             write(fh)
         return Written(path, "")
     except OSError as exc:
-        error = describe(exc)
+        return write_fallback(path, write, fallbacks, describe(exc), binary)
+
+
+def write_fallback(path: str, write: Callable[[IO[Any]], object], fallbacks: Sequence[str], error: str,
+                   binary: bool = False) -> Written:
+    """``write(fh)`` into a new file ``websim-fallback-NAME`` in the first of ``fallbacks`` where it
+    works, ``path`` having failed with ``error``."""
     for directory in fallbacks:
         if not os.path.isdir(directory) or os.path.dirname(os.path.abspath(path)) == directory:
             continue

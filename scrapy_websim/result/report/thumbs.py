@@ -34,7 +34,7 @@ def make_thumbnail(image: Any, width: int = 320, fmt: str = "webp", quality: int
 
     Raises ``ValueError`` for bytes that are not an image.
     """
-    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415
+    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415  # start-up time: websim report makes none
 
     if fmt not in EXTENSIONS:
         raise ValueError(f"thumbnail format must be one of {', '.join(FORMATS)}, got {fmt!r}")

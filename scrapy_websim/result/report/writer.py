@@ -31,6 +31,7 @@ import functools
 import json
 import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -466,24 +467,44 @@ def write_report(out_dir: str, rows: Iterable[Dict[str, Any]], clusters: Optiona
     before (from ``old_thumbs_dir``, the earlier scan's thumbnails, copied to ``thumbs-old/``) and
     after.
     """
-    import time  # noqa: PLC0415
-
-    started = time.perf_counter()
-    meta = dict(meta or {})
-    data_dir = _prepare_dir(out_dir)
-    # every file of the report is written beside its place and renamed once all are written: a
-    # report that fails (a full disk) leaves the previous one as it was, and no part of a file
-    with Staged() as staged:
-        info = _write_report(staged, out_dir, data_dir, rows, clusters, meta, thumbs_dir, source, changes,
-                             old_thumbs_dir)
-    _remove_stale_chunks(data_dir, info[1])
-    total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
-    total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
-    return dataclasses.replace(info[0], seconds=time.perf_counter() - started, bytes=total)
+    report = ReportBuilder(out_dir, thumbs_dir)
+    for row in rows:
+        report.add(row)
+    return report.write(clusters, meta, source, changes, old_thumbs_dir)
 
 
-def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Dict[str, Any]],
-                  clusters: Optional[Iterable[Dict[str, Any]]], meta: Dict[str, Any], thumbs_dir: Optional[str],
+class ReportBuilder:
+    """:func:`write_report` given the rows one at a time (``add(row)``, as ``output.write_files``
+    gives them), then :meth:`write`."""
+
+    def __init__(self, out_dir: str, thumbs_dir: Optional[str] = None) -> None:
+        self.started = time.perf_counter()
+        self.out_dir = out_dir
+        self.thumbs_dir = thumbs_dir or os.path.join(out_dir, "thumbs")
+        self.builder = _Builder(list_thumbnails(self.thumbs_dir))
+
+    def add(self, row: Dict[str, Any]) -> None:
+        self.builder.add(row)
+
+    def write(self, clusters: Optional[Iterable[Dict[str, Any]]], meta: Optional[Dict[str, Any]] = None,
+              source: str = "", changes: Optional[Dict[str, Any]] = None,
+              old_thumbs_dir: Optional[str] = None) -> ReportInfo:
+        """The report of the rows added (see :func:`write_report`)."""
+        out_dir = self.out_dir
+        data_dir = _prepare_dir(out_dir)
+        # every file of the report is written beside its place and renamed once all are written: a
+        # report that fails (a full disk) leaves the previous one as it was, and no part of a file
+        with Staged() as staged:
+            info = _write_report(staged, out_dir, data_dir, self.builder, clusters, dict(meta or {}),
+                                 self.thumbs_dir, source, changes, old_thumbs_dir)
+        _remove_stale_chunks(data_dir, info[1])
+        total = sum(os.path.getsize(os.path.join(out_dir, name)) for name in STATIC_FILES)
+        total += sum(os.path.getsize(os.path.join(data_dir, name)) for name in os.listdir(data_dir))
+        return dataclasses.replace(info[0], seconds=time.perf_counter() - self.started, bytes=total)
+
+
+def _write_report(staged: Staged, out_dir: str, data_dir: str, builder: "_Builder",
+                  clusters: Optional[Iterable[Dict[str, Any]]], meta: Dict[str, Any], thumbs_dir: str,
                   source: str, changes: Optional[Dict[str, Any]],
                   old_thumbs_dir: Optional[str] = None) -> Tuple[ReportInfo, List[str]]:
     """The report's files, staged; ``(info without size and time, the row chunk file names)``."""
@@ -491,10 +512,6 @@ def _write_report(staged: Staged, out_dir: str, data_dir: str, rows: Iterable[Di
         with open(os.path.join(STATIC_DIR, name), "rb") as fh:
             staged.write(os.path.join(out_dir, name), fh.read())
     dest_thumbs = os.path.join(out_dir, "thumbs")
-    thumbs_dir = thumbs_dir or dest_thumbs
-    builder = _Builder(list_thumbnails(thumbs_dir))
-    for row in rows:
-        builder.add(row)
     cluster_list = list(clusters) if clusters is not None else _clusters_from_rows(builder)
     order, table, kinds, entries, alone_start = _layout(builder, cluster_list)
     if builder.used_thumbs:
