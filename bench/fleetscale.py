@@ -147,6 +147,9 @@ PROBES = ["/login", "/admin/", "/wp-login.php", "/.env", "/.git/config", "/serve
           "/debug/default/view", "/.htaccess", "/web.config", "/install.php"]
 EXTRA_WORDS = ["archive", "assets", "blog", "docs", "files", "images", "media", "news", "shop", "static", "support",
                "uploads"]
+#: Folders nginx serves only internally on whole-host origins (fleetscale_servers: ``internal``).
+INTERNAL_DIRS = ("/pages/", "/login/", "/assets/")
+INTERNAL_PROFILES = ("parked", "waf", "maint-503", "maint-200")
 DOTFILES = ("/.env", "/.git/config", "/.DS_Store", "/.htaccess")
 
 CORE = {  # the profile's own URLs, listed first (as many as the origin's share of the list allows)
@@ -220,7 +223,9 @@ def probe_truth(profile: str, path: str, robots: bool = False) -> Tuple[str, Opt
     """What an origin of ``profile`` answers to a probe ``path``: (group, label)."""
     server = "nginx" if profile == "spa-twin" else PROFILES[profile][0]
     if profile in WHOLE_HOST:
-        return WHOLE_HOST[profile]
+        # the folders of pages, login captures and assets are internal there: nginx's 404
+        internal = profile in INTERNAL_PROFILES and path.startswith(INTERNAL_DIRS)
+        return ("nginx-404", "E3") if internal else WHOLE_HOST[profile]
     if profile in ("spa-dash", "spa-twin"):
         return ("console-not-found", "E3")
     if robots and path == "/robots.txt":
