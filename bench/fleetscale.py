@@ -791,6 +791,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="set up, fetch every URL once, print what answered; no crawl")
     ap.add_argument("--memory", action="store_true", help="the fast mix, websim at its defaults only: memory, files")
     ap.add_argument("--no-verdaccio", action="store_true", help="leave the Verdaccio pair out")
+    ap.add_argument("--no-render-all", action="store_true",
+                    help="leave the --render-all crawl out: websim at its defaults and the bare crawl only")
     ap.add_argument("--websim-args", default="", help="options for every websim crawl (e.g. --websim-args='-t 64')")
     ap.add_argument("--rescore", default="", help="score a kept run's results again (a --keep folder)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print joined and split groups, wrong labels")
@@ -849,9 +851,9 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
               args: argparse.Namespace) -> int:
     lines: List[str] = []
     results: Dict[str, Dict[str, dict]] = {}
-    render_all = websim_accepts("--render-all")
+    render_all = websim_accepts("--render-all") and not args.no_render_all
     runs = [("default", [])] + ([("render-all", ["--render-all"])] if render_all else [])
-    if not render_all:
+    if not render_all and not args.no_render_all:
         notes.append("this websim has no --render-all: only the default crawl is measured")
     summary: Dict[str, object] = {"urls": len(urls), "origins": len({u.split("/")[2] for u in urls}),
                                   "distinct": distinct(truth), "non_html": len(urls) - len(scored(truth))}
