@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
+from html import unescape
 from typing import Any, Dict, List, Optional, Tuple
 
 from scrapy_websim.config import WebsimConfig
@@ -231,8 +233,5 @@ def static_fallback_reason(failure: Any) -> str:
 
 def _html_title(html: str) -> str:
     """``<title>`` of a page that was fetched but not rendered (a plain HTTP fetch)."""
-    import re  # noqa: PLC0415
-    from html import unescape  # noqa: PLC0415
-
     match = re.search(r"<title[^>]*>(.*?)</title\s*>", html[:65536], re.I | re.S)
     return " ".join(unescape(match.group(1)).split())[:500] if match else ""

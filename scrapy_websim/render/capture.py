@@ -26,6 +26,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+import mmh3
+
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, failure_for, guard_reason
@@ -587,8 +589,6 @@ _MAX_FAVICONS = 100_000
 def favicon_hash(data: bytes) -> int:
     """Shodan's favicon hash (``http.favicon.hash``): MurmurHash3 (32-bit, signed, seed 0) of the
     bytes in base64 with a newline every 76 characters (Python's ``base64.encodebytes``)."""
-    import mmh3  # noqa: PLC0415
-
     return mmh3.hash(base64.encodebytes(data))
 
 

@@ -37,6 +37,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urljoin, urlsplit
 
 from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from scrapy.http.headers import Headers
 from scrapy.utils.misc import load_object
@@ -44,6 +45,7 @@ from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDown
 
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError, Network, proxy_parts
+from scrapy_websim.core.features import parse_html
 from scrapy_websim.core.served import page_signature, renders_as_served, response_key, spellings, swap_host
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
@@ -757,8 +759,6 @@ class DenyNetworksDownloaderMiddleware:
             return None
         reason = await check_url(request.url, self.networks)
         if reason:
-            from scrapy.exceptions import IgnoreRequest  # noqa: PLC0415
-
             raise IgnoreRequest(reason)
         return None
 
@@ -874,8 +874,6 @@ def _shareable_capture(request: Any, fetched: Response, rendered: Response) -> O
 
 
 def _served_title(html: str) -> str:
-    from scrapy_websim.core.features import parse_html  # noqa: PLC0415
-
     doc = parse_html(html)
     title = doc.find(".//title") if doc is not None else None
     return (title.text_content() if title is not None else "") or ""

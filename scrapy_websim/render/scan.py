@@ -19,10 +19,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
 import hashlib
 import logging
+import socket
+import ssl
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -248,9 +251,6 @@ def verify_tls(host: str, port: int, timeout: float = 10.0) -> str:
 
     For pages of Scrapy's own client, which does not verify. Blocking: run it in a thread.
     """
-    import socket  # noqa: PLC0415
-    import ssl  # noqa: PLC0415
-
     context = ssl.create_default_context()
     try:
         with socket.create_connection((host.strip("[]"), port), timeout=timeout) as sock:
@@ -315,8 +315,6 @@ class WebsimScanDownloaderMiddleware:
         elif key in self._verified:
             error = self._verified[key]
         else:
-            import asyncio  # noqa: PLC0415
-
             error = self._verified[key] = await asyncio.to_thread(verify_tls, *key)
         request.meta["websim_tls_error"] = error
         return response

@@ -15,12 +15,15 @@ Besides URLs, a list may hold what scanning tools produce (README "Scanning many
 
 from __future__ import annotations
 
+import atexit
 import functools
 import ipaddress
 import json
 import os
 import re
 import sys
+import tempfile
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit, urlunsplit
@@ -236,8 +239,6 @@ def _nmap_http_service(port: Any) -> Optional[Tuple[str, int, str]]:
 
 def nmap_services(text: str) -> Iterator[Tuple[str, str]]:
     """``(url, "nmap host:port/service")`` for every open HTTP(S) port of an nmap XML report."""
-    import xml.etree.ElementTree as ET  # noqa: PLC0415
-
     if "<!DOCTYPE" in text[:2000] and "<!ENTITY" in text:
         raise UrlListError("nmap XML with entity declarations is refused (not what nmap -oX writes)")
     try:
@@ -420,9 +421,6 @@ def _remove_quietly(path: str) -> None:
 
 def _spool(stream: IO[Any], directory: Optional[str]) -> str:
     """Copy a stream (text or bytes) to a new file, chunk by chunk; its path (removed at exit)."""
-    import atexit  # noqa: PLC0415
-    import tempfile  # noqa: PLC0415
-
     fd, path = tempfile.mkstemp(prefix="websim-stdin-", suffix=".txt", dir=directory)
     atexit.register(_remove_quietly, path)
     source = getattr(stream, "buffer", stream)
