@@ -38,6 +38,9 @@ def _length_bands(members: List[PageRecord], tolerance: float) -> List[List[Page
     return bands
 
 
+_SPECIAL_KINDS = frozenset(("E1", "E3", "L1", "W1", "M1", "T1"))
+
+
 class _State:
     def __init__(self, records: Dict[int, PageRecord]) -> None:
         self.records = records
@@ -73,8 +76,10 @@ def _group_alone(
     key: Callable[[PageRecord], str],
     rule: str,
     make_id: Callable[[PageRecord, str], str],
+    rendered_stays: bool = False,
 ) -> None:
-    """R1/U1: alone pages sharing ``key`` join a clustered page's cluster or form a new one."""
+    """R1/U1: alone pages sharing ``key`` join a clustered page's cluster or form a new one
+    (``rendered_stays``: a page rendered to text does not join a special page's cluster)."""
     groups: Dict[str, List[PageRecord]] = {}
     for r in candidates:
         k = key(r)
@@ -89,6 +94,8 @@ def _group_alone(
         if placed:
             cid = state.assign[placed[0].id].cluster_id
             for r in alone:
+                if rendered_stays and r.text_hash is not None and state.kind[cid] in _SPECIAL_KINDS:
+                    continue
                 state.join(cid, r.id, rule)
         elif len(alone) >= 2:
             best = min(alone, key=_canon_key)
@@ -206,7 +213,7 @@ def _url_groups(state: "_State", candidates: List[PageRecord], params) -> None:
             origin = url_origin(k)
             return f"urlcanon-{origin}-{k[len(origin):] or '/'}"
 
-        _group_alone(state, candidates, norm, "U1", u1_id)
+        _group_alone(state, candidates, norm, "U1", u1_id, rendered_stays=True)
 
 
 def _clusters_of(state: "_State", by_id: Dict[int, PageRecord]) -> List[Cluster]:
