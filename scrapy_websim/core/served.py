@@ -95,7 +95,7 @@ def spellings(url: str) -> Tuple[str, ...]:
     parts = urlsplit(url)
     path = parts.path if len(parts.path) >= MIN_PATH_CHARS else ""
     # Tomcat writes the path's slashes as "&#47;" (the rendered HTML has them as "/" again)
-    escaped = path.replace("/", "&#47;") if "/" in path[1:] else ""
+    escaped = path.replace("/", "&#47;")
     return parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower(), path, escaped
 
 
