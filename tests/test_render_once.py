@@ -107,7 +107,7 @@ def test_swap_host_names_the_page_own_host():
 
 def test_share_waits_for_the_render_in_flight_and_stays_bounded():
     async def scenario():
-        share = RenderShare(max_bytes=3000)
+        share = RenderShare(max_bytes=3000, max_spill_bytes=0)  # memory only
         assert share.begin(b"k") and not share.begin(b"k")
         assert not await share.wait(b"k", 0.01)  # not judged within the time: the caller renders
         waiter = asyncio.ensure_future(share.wait(b"k", 5))
@@ -126,6 +126,52 @@ def test_share_waits_for_the_render_in_flight_and_stays_bounded():
         share.finish(b"n", NEVER, Render("u", ("a", "a")))  # never shared: nothing kept
         assert share.known(b"n") == (NEVER, None)
     asyncio.run(scenario())
+
+
+def test_renders_beyond_memory_go_to_files_bounded_and_removed_at_close(tmp_path):
+    """A fleet shows more things than fit in memory: the least recently used renders go to files
+    (bounded too) and come back when a page needs them, so no thing is rendered twice for want of
+    room; a disk without its reserve free keeps none."""
+    import os
+
+    def render(n):
+        return Render(f"http://h{n}/", (f"h{n}", f"h{n}"), {"html": str(n) * 1000, "screenshot": b"s" * 500})
+
+    async def scenario():
+        share = RenderShare(max_bytes=5000, max_spill_bytes=8000)
+        for n in range(8):  # 1756 bytes each: 2 in memory, 4 in files, the 2 oldest dropped
+            share.begin(bytes([n]))
+            share.finish(bytes([n]), SHARED, render(n))
+        assert share.bytes <= 5000 and share.spilled_bytes <= 8000
+        files = os.listdir(share._dir)
+        assert len(files) == 4
+        assert share.known(bytes([0])) == ("", None) and share.known(bytes([1])) == ("", None)
+        state, back = share.known(bytes([2]))  # read back from its file, which is gone then
+        assert state == SHARED and back.capture == render(2).capture and back.url == "http://h2/"
+        assert len(os.listdir(share._dir)) == 3 + 1  # and the least recently used in memory went out
+        share.close()
+        assert share._dir is None and not any(p.name.startswith("websim-renders-") for p in tmp_path.iterdir())
+        # the disk's reserve: nothing goes to a file, the oldest are dropped as before
+        full = RenderShare(max_bytes=5000, disk_reserve=1 << 60)
+        for n in range(4):
+            full.begin(bytes([n]))
+            full.finish(bytes([n]), SHARED, render(n))
+        assert full.spilled_bytes == 0 and full.known(bytes([0])) == ("", None)
+        full.close()
+    import tempfile
+    old = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    try:
+        asyncio.run(scenario())
+    finally:
+        tempfile.tempdir = old
+
+
+def test_a_path_echoed_by_tomcat_is_masked_however_many_segments():
+    page = "<h1>404</h1><p>The requested resource [{}] is not available</p>"
+    a, b = spellings("http://a:1/robots.txt"), spellings("http://b:1/test.php")
+    assert response_key(404, "text/html", page.format("&#47;robots.txt").encode(), a) == \
+        response_key(404, "text/html", page.format("&#47;test.php").encode(), b)
 
 
 def test_a_first_render_is_judged_only_when_a_second_page_with_its_key_comes():
@@ -174,11 +220,19 @@ LOGIN = ("<html><head><title>Sign in</title></head><body><form><label for=u>User
          "<label for=p>Password</label><input id=p type=password><button>Sign in</button></form><script>"
          "for (const l of document.querySelectorAll('label')) { "
          "document.getElementById(l.htmlFor).placeholder = l.textContent; l.remove(); }</script></body></html>")
+# one document for every path under /app/: its script shows the view its path names, fetching
+# nothing (a client-side router): another path is another page, though the document is the same
+ROUTER = ("<html><head><title>Router</title></head><body><div id=view>Loading</div><script>"
+          "const views = {alpha: 'Alpha view: the first route, with a sentence of its own about alpha.', "
+          "beta: 'Beta view: the second route, which says something else entirely about beta.'};"
+          "document.getElementById('view').textContent = views[location.pathname.split('/').pop()] || 'No such view';"
+          "</script></body></html>")
 LOCATIONS = """
 ssi on;
 access_log {log} hostlog;
 location = /data {{ default_type text/plain; return 200 "unit $server_addr"; }}
 location = /go {{ return 302 /index.html; }}
+location /app/ {{ try_files /router.html =404; }}
 """
 
 
@@ -203,17 +257,17 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     for name, extra in (("once", ()), ("all", ("--render-all",))):
         locations = LOCATIONS.format(log=logs[name])
         files = {"index.html": DEFAULT_PAGE, "shell.html": SHELL, "login.html": LOGIN,
-                 "notes.txt": "plain text notes\n" * 20}
+                 "notes.txt": "plain text notes\n" * 20, "router.html": ROUTER}
         with nginx_server(locations=locations, files=files,
                           http="log_format hostlog '$server_addr $request_uri';", addresses=HOSTS) as base:
             port = base.rsplit(":", 1)[1]
-            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html")
+            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html", "app/alpha", "app/beta")
             urls = [f"http://{host}:{port}/{path}" for path in paths for host in HOSTS]
             results[name] = (*_run(tmp_path, name, urls, extra), port)
     (once, once_stats, port), (every, every_stats, _) = results["once"], results["all"]
 
     rows = {r["url"]: r for r in once["data"]["urls"]}
-    assert len(rows) == 15
+    assert len(rows) == 21
     index = [f"http://{h}:{port}/index.html" for h in HOSTS]
     go = [f"http://{h}:{port}/go" for h in HOSTS]
     # the default page with its token, date and host name: rendered once, taken by the other five
@@ -230,15 +284,23 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     # the login page: rendered on two hosts, which said the same, then taken by the third
     logins = [f"http://{h}:{port}/login.html" for h in HOSTS]
     assert sum(1 for u in logins if not rows[u]["render_from"]) == 2
-    # the renders: the default page once, the shell three times, the login twice; the text file never
-    assert once_stats.get("websim/renders") == 6, once_stats
-    assert once_stats.get("websim/renders_reused") == 6, once_stats
+    # the router's two views: each path rendered on two hosts and taken by the third, never by the
+    # other path's pages (one document, but the script shows another view)
+    for view in ("alpha", "beta"):
+        urls = [f"http://{h}:{port}/app/{view}" for h in HOSTS]
+        assert sum(1 for u in urls if not rows[u]["render_from"]) == 2, [rows[u]["render_from"] for u in urls]
+        assert all(rows[u]["render_from"] in ("", *urls) for u in urls)
+        assert all(rows[u]["excerpt"].startswith(view.capitalize() + " view") for u in urls)
+    # the renders: the default page once, the shell three times, the login and each view twice; the
+    # text file never
+    assert once_stats.get("websim/renders") == 10, once_stats
+    assert once_stats.get("websim/renders_reused") == 8, once_stats
     assert once_stats.get("websim/renders_not_needed") == 3, once_stats
-    assert every_stats.get("websim/renders") == 15 and "websim/renders_reused" not in every_stats
+    assert every_stats.get("websim/renders") == 21 and "websim/renders_reused" not in every_stats
     # the hosts saw one request per document (the redirect's hop included)
     requested = _requests(logs["once"])
     for host in HOSTS:
-        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html"):
+        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html", "/app/alpha", "/app/beta"):
             assert requested[f"{host} {path}"] == (2 if path == "/index.html" else 1), (host, path, requested)
     # the same result as rendering every page (another nginx, on another port)
     def same(result, port):

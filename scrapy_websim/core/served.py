@@ -50,8 +50,12 @@ _SECRET_ATTR = re.compile(
 #: but only inside tags, scripts and styles (attribute values, a script's settings): in the text a
 #: person reads such a run can be a name ("CVE-2026-49975_1", "libgnutls-openssl27").
 _TOKEN = re.compile(rb"[A-Za-z0-9_+/-]{16,}={0,2}")
-#: Markup: a tag with its attributes, a script's or a style's content.
-_MARKUP = re.compile(rb"<script\b.*?</script\s*>|<style\b.*?</style\s*>|<[^>]*>", re.I | re.S)
+#: Markup: a tag with its attributes (only one holding a run as long as a token: the others have
+#: nothing to mask), a script's or a style's content.
+_MARKUP = re.compile(rb"<script\b.*?</script\s*>|<style\b.*?</style\s*>|<(?=[^>]*?[A-Za-z0-9_+/-]{16})[^>]*>",
+                     re.I | re.S)
+#: Words without which no secret attribute can be there (checked before its slower pattern).
+_SECRET_WORDS = (b"nonce", b"csrf", b"xsrf", b"token")
 #: In any text: a hex run of 16+ characters with a digit and a letter (request ids, session ids,
 #: hashes) and a UUID.
 _HEX = re.compile(rb"\b(?=[0-9a-f]{8})(?:(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{16,}\b"
@@ -95,7 +99,7 @@ def spellings(url: str) -> Tuple[str, ...]:
     parts = urlsplit(url)
     path = parts.path if len(parts.path) >= MIN_PATH_CHARS else ""
     # Tomcat writes the path's slashes as "&#47;" (the rendered HTML has them as "/" again)
-    escaped = path.replace("/", "&#47;") if "/" in path[1:] else ""
+    escaped = path.replace("/", "&#47;")
     return parts.netloc.lower().rsplit("@", 1)[-1], (parts.hostname or "").lower(), path, escaped
 
 
@@ -117,16 +121,16 @@ def _port_of(hosts: Iterable[str]) -> bytes:
 def masked_body(body: bytes, hosts: Iterable[str] = ()) -> bytes:
     """``body`` with the per-request noise masked (see the module docstring); ``hosts``: the page's
     ``host:port`` and ``host`` (the host's own name is noise: every host of a fleet names itself)."""
-    text = _SECRET_ATTR.sub(_mask_secret, body)
+    lowered = body.lower()
+    text = _SECRET_ATTR.sub(_mask_secret, body) if any(w in lowered for w in _SECRET_WORDS) else body
     hosts = list(hosts)
     names = _host_names(hosts)
     if names:
-        lowered = text.lower()
         if any(name in lowered for name in names):
             pattern = re.compile(b"(?:" + b"|".join(re.escape(n) for n in names) + b")" + _END, re.I)
             text = pattern.sub(_MASK + b"h", text)
     port = _port_of(hosts)
-    if port:  # "Server at 10.0.0.5 Port 8080", "localhost:8080": the port of the URL, however written
+    if port and port in text:  # "Server at 10.0.0.5 Port 8080", "localhost:8080": the port of the URL, however written
         text = re.sub(rb"(?i)(\bport\s*|:)" + port + rb"\b", lambda m: m.group(1) + _MASK + b"p", text)
     text = _TIME_DATE.sub(_MASK + b"t", text)
     text = _HEX.sub(_MASK, text)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import inspect
 import ipaddress
 import logging
@@ -274,6 +275,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         try:
             await super().close()
         finally:
+            if self.share is not None:
+                self.share.close()
             await self._maybe_future_from_coro(self._close_proxies())
 
     async def _create_browser_context(self, name: str, context_kwargs: Optional[dict], spider: Any = None) -> Any:
@@ -447,7 +450,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             return await self._render_request(request, spider)
         hosts = spellings(response.url)
         key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
-        state, render, claimed = await self._claim(key)
+        key, state, render, claimed = await self._claim(key, _where(response.url))
         if state == SHARED and render is not None:
             self.stats.inc_value("websim/renders_reused")
             return _reused(request, response, hops, render, hosts)
@@ -463,21 +466,28 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         finally:
             self.share.finish(key, new_state, kept, judged)
 
-    async def _claim(self, key: bytes) -> Tuple[str, Optional[Render], bool]:
+    async def _claim(self, key: bytes, where: str) -> Tuple[bytes, str, Optional[Render], bool]:
         """What is known of ``key`` once no other request is rendering it (an unjudged render
-        judged now), and whether this request claimed its render: ``(state, render, claimed)``."""
+        judged now), and whether this request claimed its render: ``(key, state, render,
+        claimed)``. A document whose script changed it is keyed by its path and query too
+        (``where``): another path may be another view of it."""
         assert self.share is not None
+        scoped = False
         while True:
             state, render = self.share.known(key)
             if state == UNJUDGED and render is not None:
                 state = _settle(render)
                 self.share.settle(key, state, render)
+            if render is not None and render.scripted and not scoped and _where(render.url) != where:
+                scoped = True
+                key = hashlib.blake2b(key + b"\x02" + where.encode("utf-8"), digest_size=20).digest()
+                continue
             if state == SHARED and render is not None or state == NEVER:
-                return state, render, False  # NEVER: its renders differ, every page with the key is rendered
+                return key, state, render, False  # NEVER: its renders differ, every page with the key is rendered
             if self.share.begin(key):
-                return state, render, True
+                return key, state, render, True
             if not await self.share.wait(key, self.page_budget + self.http_timeout):
-                return state, render, False  # waited for as long as a page may take: render it too
+                return key, state, render, False  # waited for as long as a page may take: render it too
 
     async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
         """The document of ``request`` by Scrapy's client, redirects followed (the browser's
@@ -852,7 +862,10 @@ def _settle(render: Render) -> str:
     html = render.capture.get("html") or ""
     if renders_as_served(render.served, html, _served_title(render.served), render.capture.get("title")):
         return SHARED
-    return NEVER if render.scripted_data else CANDIDATE
+    if render.scripted_data:
+        return NEVER
+    render.scripted = True
+    return CANDIDATE
 
 
 def _signature(render: Render) -> bytes:
@@ -909,6 +922,12 @@ def _without_served_tls(rendered: Response, fetched: Optional[Response]) -> Resp
         pm.result.pop("tls", None)
     flags = [f for f in rendered.flags or () if f != "playwright"] + ["served"]
     return rendered.replace(flags=flags, certificate=fetched.certificate)
+
+
+def _where(url: str) -> str:
+    """A URL's path and query: what a script may read of its location besides the host."""
+    parts = urlsplit(url)
+    return (parts.path or "/") + ("?" + parts.query if parts.query else "")
 
 
 def _url_key(url: str) -> Tuple[str, str, int, str, str]:

@@ -8,15 +8,24 @@ when a script changed the page without fetching data and a second render, on ano
 the same; any other is rendered, with its document served to the browser from the fetch (the host sees one
 request for it). :class:`RenderShare` holds the renders by key, bounded in bytes (the least recently
 used go first), and makes requests with a key being rendered wait for that render rather than
-render it too.
+render it too. Renders that do not fit in memory go to files in a temporary directory (bounded
+in bytes too, and only while the disk keeps a reserve free); a render that fits nowhere is dropped
+and made again when a page needs it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import pickle
+import shutil
+import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CANDIDATE", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
 
@@ -24,6 +33,12 @@ __all__ = ["CANDIDATE", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
 MAX_BYTES = 64 * 1024 * 1024
 #: Keys remembered as "must render" (a marker of a few dozen bytes each).
 MAX_KEYS = 200_000
+#: Bytes of renders kept in files once memory is full (a fleet's first renders of its things,
+#: a site crawl's unjudged ones); 0: none.
+MAX_SPILL_BYTES = 1024 * 1024 * 1024
+#: Free bytes the disk keeps: no render goes to a file that would leave less (the crawl's own
+#: files come first).
+DISK_RESERVE = 2 * 1024 * 1024 * 1024
 
 
 #: What pages with one key do: take the render kept under it; render each (their renders differ,
@@ -47,6 +62,9 @@ class Render:
     signature: bytes = b""
     served: str = ""
     scripted_data: bool = False
+    #: its script changed what its HTML says: pages at another path or query may show another
+    #: view of the same document (a client-side router), so only its own path and query take it
+    scripted: bool = False
 
     @property
     def size(self) -> int:
@@ -54,24 +72,54 @@ class Render:
                 + len(self.served) + 256)
 
 
+@dataclass
+class _Spilled:
+    """A render kept in a file: its path and size."""
+
+    path: str
+    size: int
+
+
 class RenderShare:
     """What is known of each response key: ``(UNJUDGED, render)``, ``(SHARED, render)``,
     ``(CANDIDATE, render)`` or ``(NEVER, None)``; keys in flight are claimed by one request and the
-    others wait for it."""
+    others wait for it. ``max_bytes`` of renders are kept in memory, the least recently used beyond
+    it in files (``max_spill_bytes``, ``disk_reserve``); :meth:`close` removes the files."""
 
-    def __init__(self, max_bytes: int = MAX_BYTES, max_keys: int = MAX_KEYS) -> None:
+    def __init__(self, max_bytes: int = MAX_BYTES, max_keys: int = MAX_KEYS,
+                 max_spill_bytes: int = MAX_SPILL_BYTES, disk_reserve: int = DISK_RESERVE) -> None:
         self.max_bytes = max_bytes
         self.max_keys = max_keys
-        self._known: "OrderedDict[bytes, Tuple[str, Optional[Render]]]" = OrderedDict()
+        self.max_spill_bytes = max_spill_bytes
+        self.disk_reserve = disk_reserve
+        self._known: "OrderedDict[bytes, Tuple[str, Union[None, Render, _Spilled]]]" = OrderedDict()
+        #: keys whose render is in memory, least recently used first (the ones to spill)
+        self._in_memory: "OrderedDict[bytes, None]" = OrderedDict()
+        #: keys whose render is in a file, oldest first (the ones to drop)
+        self._on_disk: "OrderedDict[bytes, None]" = OrderedDict()
         self._pending: Dict[bytes, asyncio.Future] = {}
         self._bytes = 0
+        self._spill_bytes = 0
+        self._dir: Optional[str] = None
+        self._spill_failed = False
 
     def known(self, key: bytes) -> Tuple[str, Optional[Render]]:
-        """``(state, render)`` of ``key``; ``("", None)`` for a key never rendered."""
+        """``(state, render)`` of ``key``; ``("", None)`` for a key never rendered (or whose
+        render was dropped)."""
         if key not in self._known:
             return "", None
         self._known.move_to_end(key)
-        return self._known[key]
+        state, held = self._known[key]
+        if isinstance(held, _Spilled):
+            render = self._unspill(key, held)
+            if render is None:
+                return "", None
+            self._known[key] = (state, render)
+            self._remember(key, render)
+            return state, render
+        if held is not None:
+            self._in_memory.move_to_end(key)
+        return state, held
 
     async def wait(self, key: bytes, timeout: float) -> bool:
         """Wait (at most ``timeout`` seconds) for the render of ``key`` in flight to be judged;
@@ -112,26 +160,116 @@ class RenderShare:
         entry = self._known.get(key)
         kept = entry is not None and entry[1] is render
         if kept:
-            self._bytes -= render.size
+            self._forget(key, render)
         render.served = ""
         if not kept:
             return
         self._known[key] = (state, render if state != NEVER else None)
         if state != NEVER:
-            self._bytes += render.size
+            self._remember(key, render)
+
+    def close(self) -> None:
+        """Remove the files of spilled renders (the share keeps working in memory)."""
+        for key in list(self._on_disk):
+            self._known.pop(key, None)
+        self._on_disk.clear()
+        self._spill_bytes = 0
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
 
     def _put(self, key: bytes, state: str, render: Optional[Render]) -> None:
         old = self._known.pop(key, None)
-        if old is not None and old[1] is not None:
-            self._bytes -= old[1].size
+        if old is not None:
+            self._forget(key, old[1])
         self._known[key] = (state, render)
         if render is not None:
-            self._bytes += render.size
-        while self._known and (self._bytes > self.max_bytes or len(self._known) > self.max_keys):
-            _, (_, dropped) = self._known.popitem(last=False)
-            if dropped is not None:
-                self._bytes -= dropped.size
+            self._remember(key, render)
+        while len(self._known) > self.max_keys:
+            dropped_key, (_, dropped) = self._known.popitem(last=False)
+            self._forget(dropped_key, dropped)
+
+    def _remember(self, key: bytes, render: Render) -> None:
+        """``render`` of ``key`` is in memory now; the least recently used others go to files."""
+        self._in_memory[key] = None
+        self._in_memory.move_to_end(key)
+        self._bytes += render.size
+        while self._bytes > self.max_bytes and len(self._in_memory) > 1:
+            old_key = next(iter(self._in_memory))
+            state, old = self._known[old_key]
+            assert isinstance(old, Render)
+            del self._in_memory[old_key]
+            self._bytes -= old.size
+            spilled = self._spill(old_key, old)
+            if spilled is None:
+                del self._known[old_key]
+            else:
+                self._known[old_key] = (state, spilled)
+
+    def _forget(self, key: bytes, held: Union[None, Render, _Spilled]) -> None:
+        """``key``'s render ``held`` is let go (memory or file)."""
+        if isinstance(held, Render) and key in self._in_memory:
+            del self._in_memory[key]
+            self._bytes -= held.size
+        elif isinstance(held, _Spilled):
+            self._on_disk.pop(key, None)
+            self._spill_bytes -= held.size
+            _remove(held.path)
+
+    def _spill(self, key: bytes, render: Render) -> Optional[_Spilled]:
+        """``render`` written to a file (the oldest files go when over ``max_spill_bytes``); None
+        when it cannot be (no room, the disk's reserve, an error: it is dropped)."""
+        if self._spill_failed or render.size > self.max_spill_bytes:
+            return None
+        while self._spill_bytes + render.size > self.max_spill_bytes and self._on_disk:
+            old_key = next(iter(self._on_disk))
+            self._forget(old_key, self._known.pop(old_key)[1])
+        try:
+            if self._dir is None:
+                self._dir = tempfile.mkdtemp(prefix="websim-renders-")
+            if shutil.disk_usage(self._dir).free < self.disk_reserve + render.size:
+                return None
+            path = os.path.join(self._dir, key.hex())
+            with open(path, "wb") as f:
+                pickle.dump(render, f, protocol=pickle.HIGHEST_PROTOCOL)
+        except OSError as exc:
+            logger.warning("websim: renders kept for other pages stay in memory only (%s)", exc)
+            self._spill_failed = True
+            return None
+        self._on_disk[key] = None
+        self._spill_bytes += render.size
+        return _Spilled(path, render.size)
+
+    def _unspill(self, key: bytes, spilled: _Spilled) -> Optional[Render]:
+        """The render in ``spilled``'s file, the file removed; None (``key`` forgotten) when it
+        cannot be read."""
+        self._on_disk.pop(key, None)
+        self._spill_bytes -= spilled.size
+        try:
+            with open(spilled.path, "rb") as f:
+                render = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError) as exc:
+            logger.debug("websim: a kept render could not be read back (%s)", exc)
+            render = None
+        _remove(spilled.path)
+        if not isinstance(render, Render):
+            del self._known[key]
+            return None
+        return render
 
     @property
     def bytes(self) -> int:
+        """Bytes of renders in memory."""
         return self._bytes
+
+    @property
+    def spilled_bytes(self) -> int:
+        """Bytes of renders in files."""
+        return self._spill_bytes
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
