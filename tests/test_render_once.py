@@ -158,6 +158,15 @@ def test_renders_beyond_memory_go_to_files_bounded_and_removed_at_close(tmp_path
             full.finish(bytes([n]), SHARED, render(n))
         assert full.spilled_bytes == 0 and full.known(bytes([0])) == ("", None)
         full.close()
+        # a capture that cannot be written (not picklable) is dropped, the crawl goes on
+        odd = RenderShare(max_bytes=2000)
+        for n in range(3):
+            odd.begin(bytes([n]))
+            bad = render(n)
+            bad.capture["handle"] = lambda: None
+            odd.finish(bytes([n]), SHARED, bad)
+        assert odd.spilled_bytes == 0 and odd.known(bytes([0])) == ("", None) and odd.known(bytes([2]))[0] == SHARED
+        odd.close()
     import tempfile
     old = tempfile.tempdir
     tempfile.tempdir = str(tmp_path)

@@ -230,9 +230,19 @@ class RenderShare:
             if shutil.disk_usage(self._dir).free < self.disk_reserve + render.size:
                 return None
             path = os.path.join(self._dir, key.hex())
-            with open(path, "wb") as f:
-                pickle.dump(render, f, protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(render, protocol=pickle.HIGHEST_PROTOCOL)
         except OSError as exc:
+            logger.warning("websim: renders kept for other pages stay in memory only (%s)", exc)
+            self._spill_failed = True
+            return None
+        except Exception as exc:  # noqa: BLE001 - a capture that cannot be written: this render is dropped
+            logger.debug("websim: a render kept for other pages could not be written (%s)", exc)
+            return None
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except OSError as exc:
+            _remove(path)
             logger.warning("websim: renders kept for other pages stay in memory only (%s)", exc)
             self._spill_failed = True
             return None
@@ -248,7 +258,7 @@ class RenderShare:
         try:
             with open(spilled.path, "rb") as f:
                 render = pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a file that cannot be read back: made again when needed
             logger.debug("websim: a kept render could not be read back (%s)", exc)
             render = None
         _remove(spilled.path)
