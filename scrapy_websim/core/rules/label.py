@@ -154,12 +154,24 @@ def _thin(record, params: RuleParams, item: Item = False) -> bool:
     on it: a ticket, a row, a post of one sentence)."""
     if record.html_len < params.thin_html_bytes:
         return True
-    if _main_len(record) >= params.thin_text_chars or _is_item(item):
+    if _main_len(record) >= params.thin_text_chars or _is_item(item) or _a_form(record.signals or {}, params):
         return False
     own = _own_len(record)
     if own >= params.short_text_chars:
         return False  # a long page whose main text was missed
     return not (record.page_type == "list" and own >= params.thin_text_chars)
+
+
+#: Fields to fill (text inputs, text areas) a form page has of its own, outside page chrome.
+_FORM_FIELDS = 2
+
+
+def _a_form(signals, params: RuleParams) -> bool:
+    """The page is a form of its own to fill: at least :data:`_FORM_FIELDS` fields outside page
+    chrome, and the form is most of what it shows (``form_share``): a contact or report form says
+    little besides its labels, and it is what the page is for (the site's search box in its header
+    is chrome; a login form is L1 before this)."""
+    return int(signals.get("inputs", 0)) >= _FORM_FIELDS and float(signals.get("fs", 0.0)) >= params.form_share
 
 
 def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Optional[str]]:
