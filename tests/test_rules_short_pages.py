@@ -117,3 +117,29 @@ def test_websim_cluster_labels_a_small_sites_people_and_its_form_as_content(tmp_
     assert all(kinds[f"/people/{name.lower().replace(' ', '-')}/"] != "T1" for name, _ in PEOPLE[:3]), kinds
     assert kinds["/contact/"] != "T1", kinds
     assert os.path.exists(out)
+
+
+REPORT = _page("{9} Tickets by sprint", "<h1>{9} Tickets by sprint</h1><form><label>Max items per page "
+                                        "<input type='text' name='max' value='100'></label>"
+                                        "<input type='submit' value='Update'></form>"
+                                        "<p>Open tickets of each sprint.</p><div class='error'><p>Report "
+                                        "execution failed: OperationalError: no such column: sprint</p>"
+                                        "<pre>SELECT COUNT(*) FROM ( SELECT id AS ticket, summary, sprint "
+                                        "FROM ticket WHERE status &lt;&gt; 'closed' ) AS tab</pre></div>"
+                                        "<p>Note: See TracReports for help on using and creating reports.</p>")
+EXCEPTION_DOC = _page("OperationalError", "<h1>OperationalError</h1><p>Exception raised for errors that are "
+                                          "related to the database's operation and not necessarily under "
+                                          "the control of the programmer, for example an unexpected "
+                                          "disconnect occurs or the data source name is not found.</p>")
+
+
+def test_a_report_whose_query_fails_is_an_error_page():
+    """Status 200, the report's title and a program's error: "OperationalError: no such column"
+    says "error" and "no such", two error phrases on a short page. A page about an exception that
+    names it in its title and says one error phrase is documentation."""
+    report = _record(1, f"{SITE}/report/9", REPORT)
+    assert report.signals["kw"]["E3"] == [0, 0, 2]
+    assert special_label(report) == "E3"
+    doc = _record(2, f"{SITE}/library/operationalerror", EXCEPTION_DOC)
+    assert doc.signals["kw"].get("E3", [0, 0, 0])[:2] == [0, 0]
+    assert special_label(doc) != "E3"
