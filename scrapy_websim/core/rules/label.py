@@ -28,7 +28,8 @@ gets its chance):
   commit) is not a soft 404 by its text alone: its text is the item's own words.
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
-  item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).
+  item of its site (one of several 2xx pages of one structure there: a ticket, a row, a short post)
+  or a form of its own (two fields or more to fill, most of the page: a contact form).
 
 "Short" means main text below ``short_text_chars`` (600), and own visible text below 5 times that
 (a table of contents whose main text the extractor missed is not short): soft-404, challenge and
