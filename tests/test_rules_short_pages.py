@@ -87,6 +87,14 @@ def test_a_placeholder_is_thin_however_many_copies_of_it_a_site_serves():
     people = _people(4)
     lone = _record(50, f"{SITE}/about/", PLACEHOLDER)
     assert _label(lone, people + [lone]) == "T1"
+    # two placeholders (one served at four URLs) and an article: two distinct pages of one kind,
+    # however many URLs serve them, are not yet a kind of the site's pages
+    other = _record(60, f"{SITE}/blog/", _page("Blog", "<h1>Blog</h1><p>Posts will appear here.</p>"))
+    article = _record(61, f"{SITE}/story/", "<!doctype html><html><head><title>Story</title></head><body><article>"
+                      + "<p>A long story of a site under construction, told in many words. </p>" * 8
+                      + "</article></body></html>")
+    site = copies + [other, article]
+    assert {_label(p, site) for p in copies + [other]} == {"T1"}
 
 
 def test_a_form_of_its_own_is_content_and_one_field_to_fill_is_thin():

@@ -195,9 +195,12 @@ class TemplateSampler:
                 if len(heap) >= max(2, min(self.params.min_pages, self.params.item_pages))}
 
     def scales(self) -> Dict[str, float]:
-        """site -> the pages it has per sampled page (1 when the sample holds all of its texts;
-        copies count, so an estimate of a site with many copies runs high)."""
-        return {site: max(1.0, self._seen[site] / len(heap)) for site, heap in self._heaps.items() if heap}
+        """site -> the pages it has per sampled page: 1 when the sample holds all of its texts
+        (what it saw is what there is: a placeholder served at four URLs is one page); else its
+        pages seen per sampled page (copies count, so an estimate of a site with many copies runs
+        high)."""
+        return {site: (1.0 if len(heap) < self.params.sample else max(1.0, self._seen[site] / len(heap)))
+                for site, heap in self._heaps.items() if heap}
 
 
 def template_of(sets: Iterable[np.ndarray], params: TemplateParams) -> np.ndarray:
