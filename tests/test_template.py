@@ -129,10 +129,14 @@ def test_templates_do_not_depend_on_the_order_of_the_pages(tracker):
 
 
 def test_a_site_with_too_few_pages_has_no_template_of_its_own(tracker):
+    """Three tickets are too few to tell their site's template, and enough to tell that a ticket
+    is one of its kinds of pages (an item: content however short); two are neither."""
     records, mirror, _ = tracker
     templates = templates_of_records(records[:3] + mirror)
     assert not templates.by_site
-    assert not templates.is_item(records[0])
+    assert templates.is_item(records[0])
+    two = templates_of_records(records[:2] + mirror)
+    assert not two.by_site and not two.is_item(records[0])
 
 
 ARTICLE = """<!doctype html><html><head><title>{t}</title></head><body><div id="content"><h1>{t}</h1>
@@ -338,12 +342,12 @@ def test_a_kind_of_page_the_sample_saw_a_few_times_is_an_item_of_a_big_site():
     articles = [_record(100 + i, f"{SITE}/wiki/A{i}",
                         ARTICLE.format(t=f"Topic {i}", body=" ".join(f"word{i}x{j} of article {i}" for j in range(40))))
                 for i in range(24)]
-    sampled = templates_of_records(rows + articles, TemplateParams(sample=12, min_pages=6))
+    sampled = templates_of_records(rows + articles, TemplateParams(sample=12, min_pages=6, item_pages=6))
     kind = next(k for k in sampled.kinds["127.0.0.1:8000"] if k.paths == template.path_set(rows[0].tag_paths))
     assert 2 <= kind.pages < 6 <= kind.estimate, "a few rows in a sample of 12 of 36 pages stand for more"
     assert sampled.is_item(rows[0])
     # a site whose pages the sample holds all of: what it saw is what there is
-    whole = templates_of_records(rows[:4] + articles, TemplateParams(sample=256, min_pages=6))
+    whole = templates_of_records(rows[:4] + articles, TemplateParams(sample=256, min_pages=6, item_pages=6))
     assert not whole.is_item(rows[0])
 
 

@@ -20,8 +20,11 @@ its tag paths); a pair is judged on its pages' shingles outside the union of the
 site is judged against the large site's template. A site or kind with fewer than
 :attr:`~TemplateParams.min_pages` distinct pages has no template: its pages are judged whole.
 
-A page of a kind with at least ``min_pages`` pages is an **item** of its site: a ticket, a row, a
-post with one sentence is content however short, not a thin page (:func:`Templates.is_item`).
+A page of a kind with at least :attr:`~TemplateParams.item_pages` distinct pages on its site is an
+**item** of its site: a ticket, a row, a post with one sentence, one of a small tracker's three
+project pages is content however short, not a thin page (:func:`Templates.is_item`). Fewer pages
+than ``min_pages`` teach no template, but three pages of one structure with different texts are
+already the site's kind of page, where a placeholder is one page (its copies count once).
 
 Built at the end of the crawl, before the pages are labelled, after every page is known (so a
 distributed collect gets the same templates): :class:`TemplateSampler` sees each page's key
@@ -125,9 +128,10 @@ class Templates:
         return np.union1d(ta, tb)
 
     def is_item(self, record: PageRecord) -> bool:
-        """The page is one of many pages of one structure on its site (a ticket, a row, a post):
-        at least ``min_pages`` of the site's pages are of its kind (estimated from the sample)."""
-        return self._lookup(record)[1] >= max(2, self.params.min_pages)
+        """The page is one of several pages of one structure on its site (a ticket, a row, a post):
+        at least ``item_pages`` of the site's distinct pages are of its kind (estimated from the
+        sample)."""
+        return self._lookup(record)[1] >= max(2, self.params.item_pages)
 
     def __bool__(self) -> bool:
         return bool(self.by_site) or bool(self.kinds)
@@ -185,14 +189,18 @@ class TemplateSampler:
 
     def samples(self) -> Dict[str, List[int]]:
         """site -> its sampled page ids in the order of their hashes (sites with at least
-        ``min_pages`` distinct pages)."""
+        ``min_pages`` distinct pages, or ``item_pages``: enough to tell its items, too few for a
+        template)."""
         return {site: [pid for _, _, pid in sorted(heap, reverse=True)] for site, heap in sorted(self._heaps.items())
-                if len(heap) >= max(2, self.params.min_pages)}
+                if len(heap) >= max(2, min(self.params.min_pages, self.params.item_pages))}
 
     def scales(self) -> Dict[str, float]:
-        """site -> the pages it has per sampled page (1 when the sample holds all of its texts;
-        copies count, so an estimate of a site with many copies runs high)."""
-        return {site: max(1.0, self._seen[site] / len(heap)) for site, heap in self._heaps.items() if heap}
+        """site -> the pages it has per sampled page: 1 when the sample holds all of its texts
+        (what it saw is what there is: a placeholder served at four URLs is one page); else its
+        pages seen per sampled page (copies count, so an estimate of a site with many copies runs
+        high)."""
+        return {site: (1.0 if len(heap) < self.params.sample else max(1.0, self._seen[site] / len(heap)))
+                for site, heap in self._heaps.items() if heap}
 
 
 def template_of(sets: Iterable[np.ndarray], params: TemplateParams) -> np.ndarray:

@@ -135,6 +135,9 @@ class TemplateParams(Params):
     #: an origin needs this many distinct eligible pages for a template of its own (fewer: its
     #: pages are judged whole, or against the template of the other page's origin)
     min_pages: int = param(6, "int [2, 100000]", "template: distinct pages an origin needs")
+    #: a page is an item of its site (a ticket, a row, a person's page: content however short,
+    #: never thin by its text) when its site has at least this many distinct pages of its kind
+    item_pages: int = param(3, "int [2, 100000]", "template: distinct pages of one kind that make its pages items")
     #: distinct pages counted per origin (those with the smallest exact-copy shape); 0 = no templates
     sample: int = param(256, "int [0, 100000]", "template: distinct pages sampled per origin, 0 = off")
     #: pages whose tag paths share this much (Jaccard) are one kind of page (a wiki's histories, an

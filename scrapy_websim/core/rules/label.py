@@ -28,7 +28,8 @@ gets its chance):
   commit) is not a soft 404 by its text alone: its text is the item's own words.
 * **T1** thin page: HTML < ``thin_html_bytes`` or main text < ``thin_text_chars``, with status
   2xx/401/403 (401/403 reach T1 only when E3 is switched off); not by its text when the page is an
-  item of its site (one of many 2xx pages of one structure there: a ticket, a row, a short post).
+  item of its site (one of several 2xx pages of one structure there: a ticket, a row, a short post)
+  or a form of its own (two fields or more to fill, most of the page: a contact form).
 
 "Short" means main text below ``short_text_chars`` (600), and own visible text below 5 times that
 (a table of contents whose main text the extractor missed is not short): soft-404, challenge and
@@ -154,12 +155,24 @@ def _thin(record, params: RuleParams, item: Item = False) -> bool:
     on it: a ticket, a row, a post of one sentence)."""
     if record.html_len < params.thin_html_bytes:
         return True
-    if _main_len(record) >= params.thin_text_chars or _is_item(item):
+    if _main_len(record) >= params.thin_text_chars or _is_item(item) or _a_form(record.signals or {}, params):
         return False
     own = _own_len(record)
     if own >= params.short_text_chars:
         return False  # a long page whose main text was missed
     return not (record.page_type == "list" and own >= params.thin_text_chars)
+
+
+#: Fields to fill (text inputs, text areas) a form page has of its own, outside page chrome.
+_FORM_FIELDS = 2
+
+
+def _a_form(signals, params: RuleParams) -> bool:
+    """The page is a form of its own to fill: at least :data:`_FORM_FIELDS` fields outside page
+    chrome, and the form is most of what it shows (``form_share``): a contact or report form says
+    little besides its labels, and it is what the page is for (the site's search box in its header
+    is chrome; a login form is L1 before this)."""
+    return int(signals.get("inputs", 0)) >= _FORM_FIELDS and float(signals.get("fs", 0.0)) >= params.form_share
 
 
 def _by_status(record, status: int, enabled: Tuple[str, ...]) -> Tuple[bool, Optional[str]]:

@@ -207,9 +207,23 @@ def _signals(walk: _Walk, title: str, params: RuleParams, url: str = "",
     return out
 
 
+#: An exception's name ending in "Error" (``OperationalError``, ``TypeError``): where a page's text
+#: shows one, a program reported an error; a page whose title or heading names it is about it.
+_EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*[a-z])(Error)\b")
+
+
+def _split_exception_names(text: str, named: str) -> str:
+    """``text`` with each exception name that ``named`` (the title and headings) does not hold
+    read as two words ("Operational Error")."""
+    return _EXCEPTION_NAME.sub(lambda m: m.group(0) if m.group(0) in named else f"{m.group(1)} {m.group(2)}", text)
+
+
 def _keyword_hits(parts: Tuple[str, str, str], params: RuleParams, url: str) -> Dict[str, List[int]]:
     """Each keyword rule's hits in the title, the headings and the text (the rules with any); the
-    numbers of the page's URL are no keywords."""
+    numbers of the page's URL are no keywords; in the text, an exception's name says its last word
+    ("OperationalError: no such column" says "error") unless the title or a heading names it."""
+    if "Error" in parts[2]:
+        parts = (parts[0], parts[1], _split_exception_names(parts[2], f"{parts[0]} {parts[1]}"))
     low = tuple(_APOSTROPHES.sub("'", part.lower()) for part in parts)
     keywords = {rule: tuple(params.keywords(rule)) for rule in KEYWORD_RULES}
     numbers = _url_numbers(url, _keyword_numbers(tuple(keywords.values()))) if url else None
