@@ -518,3 +518,21 @@ def test_a_reply_quoting_a_short_message_whole_is_another_message():
     assert decision.result.content_sim >= decision.text_threshold, "beyond the template the reply holds it all"
     assert not decision.result.is_duplicate and decision.heading_veto
     assert similarity.compare(original, copy, template=templates.for_pair(original, copy)).is_duplicate
+
+
+def test_a_not_found_answer_is_one_template_whatever_its_status():
+    """One application's not-found page, answered with 404 for one missing object and with 200
+    for another (a soft 404), is one error template; a 403 of the same frame is another."""
+    missing = [_record(1, f"{SITE}/doc/tip/nosuch.md",
+                       ERROR.format(repo="site", desc="tracker", message="Document nosuch.md not found"), 404),
+               _record(2, f"{SITE}/info/deadbeef",
+                       ERROR.format(repo="site", desc="tracker", message="No such object: deadbeef"), 200),
+               _record(3, f"{SITE}/gone", ERROR.format(repo="site", desc="tracker", message="Gone: gone"), 410)]
+    forbidden = _record(4, f"{SITE}/archive/tip.zip",
+                        ERROR.format(repo="site", desc="tracker", message="Archives are not allowed"), 403)
+    assert {special_label(p) for p in missing + [forbidden]} == {"E3"}
+    _, names = _special_table(missing + [forbidden])
+    assert names[1] == names[2] == names[3], "404, 410 and a soft 404 of one template: one template"
+    assert names[4] != names[1], "a 403 of the same frame: another"
+    assert assign.status_class("E3", 200) == assign.status_class("E3", 404) != assign.status_class("E1", 500)
+
