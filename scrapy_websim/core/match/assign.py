@@ -30,6 +30,7 @@ from ..rules.label import Item, special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 from ..urls.normalize import normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
+from .cluster import heading_key
 from .similarity import own_sim, structure_sim
 
 __all__ = ["AssignParams", "add_page", "assign_table", "combine", "content_cluster_id",
@@ -123,6 +124,17 @@ def status_class(code: str, status: Optional[int]) -> str:
     return str(value)
 
 
+def copy_key(r: PageRecord) -> int:
+    """What a page says and what it calls itself, as one 64-bit value (0 for a page without
+    text): the exact-copy hash of its judged text, its heading (h1, or title without one) and its
+    title (digits masked, as :func:`_thin_title`). A thin page (``T1``) with the key of a page
+    that content clustering took (a short item of a larger site: a ticket, an API page of a few
+    words) is a copy of that page, on a mirror whose few pages hold no kind of their own."""
+    if not r.text_hash or not (r.text_len or 0):
+        return 0
+    return int(_h64(f"{r.text_hash & MASK64:016x}|{heading_key(r) or 0}|{_thin_title(r)}"), 16) or 1
+
+
 def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     """(origin part, template part) of a special page's group key; ``""`` where the scope
     leaves that part out. The status code is part of an E1/E3 template (:func:`status_class`). A thin
@@ -200,6 +212,7 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     table.route += digests[3]
     table.flags.append(flags)
     table.origin += digests[4]
+    table.copy.append(copy_key(r))
     if label is not None:
         _add_special(table, pos, label, key, r.html_len or r.content_length or 0)
     if r.predicted_duplicate_of:

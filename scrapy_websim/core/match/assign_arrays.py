@@ -48,6 +48,8 @@ class PageTable:
     norm: bytearray = field(default_factory=bytearray)  # of the normalised URL (16 zero bytes: none)
     route: bytearray = field(default_factory=bytearray)  # of normalised URL + rendered text hash (zeros: none)
     origin: bytearray = field(default_factory=bytearray)  # of the origin of the final URL (else URL)
+    #: what the page says and calls itself (``assign.copy_key``; 0: no text): a thin copy of a content page
+    copy: array.array = field(default_factory=lambda: array.array("Q"))
     #: 1: final URL; 2: grouped by normalised URL (not a fragment URL rendered to text); 4: route
     flags: array.array = field(default_factory=lambda: array.array("b"))
     spec_pos: array.array = field(default_factory=lambda: array.array("q"))
@@ -249,6 +251,45 @@ def _lookup(keys: np.ndarray, usable: np.ndarray, wanted: np.ndarray) -> np.ndar
     return np.where(sorted_keys[at] == wanted, order[at], -1)
 
 
+def join_thin_copies(out: Assigned, table: PageTable, free: np.ndarray, rank: np.ndarray,
+                     name_of: Callable[[int], str]) -> np.ndarray:
+    """Step 1a: a free thin page (``T1``) that says what a content page says and calls itself the
+    same (``PageTable.copy``) joins that page's cluster (``match_rule = "copy"``; the best-ranked
+    such page's; a page alone, status 200 and no special page, first becomes the canonical of a
+    content cluster named ``name_of(its id)``): thin by its own site, where a mirror's few pages
+    hold no kind of their own, it is a copy of an item of a larger site (a short ticket, an API
+    page of a few words), and exact copies are one page. Returns the positions that joined."""
+    none = np.zeros(0, np.int64)
+    if not len(table.spec_pos) or not len(table.copy):
+        return none
+    pos = np.frombuffer(table.spec_pos, np.int64)
+    thin_group = np.array([code == "T1" for code in table.group_codes], bool)
+    copy = np.frombuffer(table.copy, np.uint64)
+    thin = pos[thin_group[np.frombuffer(table.spec_group, np.int64)] & free[pos]]
+    thin = thin[copy[thin] != 0]
+    if not thin.shape[0]:
+        return none
+    content = np.ones(copy.shape[0], bool)
+    content[pos] = False  # special pages are no content
+    content &= copy != 0
+    kinds = np.array([k == "content" for k in out.kind] + [False], bool)
+    not200 = np.frombuffer(table.not200, np.int8)
+    content &= np.where(out.cl >= 0, kinds[out.cl], free & (not200 == 0))
+    targets = np.flatnonzero(content)
+    if not targets.shape[0]:
+        return none
+    targets = targets[np.lexsort((rank[targets], copy[targets]))]  # by key, best-ranked first
+    keys = copy[targets]
+    at = np.minimum(np.searchsorted(keys, copy[thin]), keys.shape[0] - 1)
+    hit = keys[at] == copy[thin]
+    joined, target = thin[hit], targets[at[hit]]
+    for t in np.unique(target[out.cl[target] < 0]).tolist():
+        out.new_cluster(name_of(int(out.ids[t])), "content", np.array([t]), "content", rank)
+    out.cl[joined] = out.cl[target]
+    out.rule[joined] = out.code("copy")
+    return joined
+
+
 def rule_clusters(out: Assigned, table: PageTable, free: np.ndarray, rank: np.ndarray, tolerance: float) -> None:
     """Step 1: the special pages still free, one cluster per group name (E3 split in length
     bands: sorted by (length, id), a page starts a new band when the page before it is shorter
@@ -360,11 +401,13 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
     pred, target = resolve_predicted(table, ids)
     resolved = np.zeros(ids.shape[0], bool)
     resolved[pred] = True
-    rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
-    flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
 
     def name_from(kind: str) -> Callable[[int], str]:
         return lambda page_id: names[kind](get(page_id))
+
+    join_thin_copies(out, table, (out.cl < 0) & ~resolved, rank, name_from("predicted"))
+    rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
+    flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
 
     for rule, keys, bit, name in (("R1", table.final, 1, "R1"), ("U1", table.route, 4, "U1route"),
                                   ("U1", table.norm, 2, "U1")):
