@@ -30,7 +30,6 @@ from ..rules.label import Item, special_label
 from ..types import MASK64, Assignment, Cluster, PageRecord, hex64
 from ..urls.normalize import normalize_url, url_origin
 from .assign_arrays import Assigned, PageTable, assign_pages, expand
-from .cluster import heading_key
 from .similarity import own_sim, structure_sim
 
 __all__ = ["AssignParams", "add_page", "assign_table", "combine", "content_cluster_id",
@@ -124,15 +123,22 @@ def status_class(code: str, status: Optional[int]) -> str:
     return str(value)
 
 
+#: A thin page has under 200 characters of judged text or under 1 KB of HTML: a page with this
+#: much text or more says something no thin page says, and gets no :func:`copy_key`.
+COPY_TEXT_MAX = 2048
+
+
 def copy_key(r: PageRecord) -> int:
     """What a page says and what it calls itself, as one 64-bit value (0 for a page without
-    text): the exact-copy hash of its judged text, its heading (h1, or title without one) and its
-    title (digits masked, as :func:`_thin_title`). A thin page (``T1``) with the key of a page
-    that content clustering took (a short item of a larger site: a ticket, an API page of a few
-    words) is a copy of that page, on a mirror whose few pages hold no kind of their own."""
-    if not r.text_hash or not (r.text_len or 0):
+    text, or with :data:`COPY_TEXT_MAX` characters or more): the exact-copy hash of its judged
+    text, its h1 and its title (digits masked, as :func:`_thin_title`). A thin page (``T1``)
+    with the key of a page that content clustering took (a short item of a larger site: a
+    ticket, an API page of a few words) is a copy of that page, on a mirror whose few pages hold
+    no kind of their own."""
+    if not r.text_hash or not 0 < (r.text_len or 0) < COPY_TEXT_MAX:
         return 0
-    return int(_h64(f"{r.text_hash & MASK64:016x}|{heading_key(r) or 0}|{_thin_title(r)}"), 16) or 1
+    h1 = r.signals.get("h1", "") if isinstance(r.signals, dict) else ""
+    return int(_h64(f"{r.text_hash & MASK64:016x}|{h1}|{_thin_title(r)}"), 16) or 1
 
 
 def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
