@@ -218,7 +218,7 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     table.route += digests[3]
     table.flags.append(flags)
     table.origin += digests[4]
-    table.copy.append(copy_key(r))
+    table.copy.append(int(r.text_hash) & MASK64 if r.text_hash and 0 < text_len < COPY_TEXT_MAX else 0)
     if label is not None:
         _add_special(table, pos, label, key, r.html_len or r.content_length or 0)
     if r.predicted_duplicate_of:
@@ -407,7 +407,7 @@ def assign_table(table: PageTable, content: Dict[int, Assignment], content_clust
     """Every page of ``table`` its one cluster or none, in columns (see the module docstring for
     the order); ``get(id)`` reads back the few pages whose strings name a new cluster."""
     return assign_pages(table, content, content_clusters, params.rules.enabled_rules,
-                        params.rules.e3_length_tolerance, cluster_names(params), get)
+                        params.rules.e3_length_tolerance, cluster_names(params), get, copy_key)
 
 
 def combine(
