@@ -203,6 +203,9 @@ def arguable_of(name: str, truth: Truth) -> Arguable:
     in it today (its ``arguable(truth)``); none when it has no such function."""
     import importlib
 
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(f"app_{name}")
     except ImportError:
