@@ -41,7 +41,8 @@ The truth (``{url: (group, label)}``, about 430 URLs, each URL its own group unl
   moved repository's 500 (a bare "Internal Server Error": hgweb fails while rendering its own
   error page).
 
-Left out as arguable: the collection's index (``/`` on both ports: a table of the one repository it
+Arguable, so not counted (:func:`arguable`): log windows that may share more than half of their
+entries as rendered (the paper style's log page loads 60 more as it scrolls). Left out as arguable: the collection's index (``/`` on both ports: a table of the one repository it
 serves, 119 characters of entries, thin by the spec's measure, a front page to a person), searches
 (``/log?rev=keyword``; an empty one is a 200 "searching for" page with no entry), the 400 of an
 unknown command ("method not found": neither an error page nor content by the spec), pages of
@@ -278,6 +279,45 @@ def truth(a: str, b: str, revs: List[Tuple[int, str, int]], files: List[str], di
     return t.urls
 
 
+#: Entries of a log page ("-10" pages) and of a shortlog page ("-60"), and the entries a log page's
+#: scroll may add: the paper style loads the next shortlog page (60) when the end of the list is in
+#: view (its ``ajaxScrollInit``), so a log page rendered in a browser shows 10 or 70 entries,
+#: depending on when it was captured.
+LOG_PAGE, SHORTLOG_PAGE, SCROLL_LOAD = 10, 60, 60
+
+
+def _window(group: str) -> Optional[Tuple[int, int]]:
+    """The entries (first, end) from the tip a log or shortlog group's page may show; None for others."""
+    kind, _, k = group.rpartition("-")
+    if not k.isdigit():
+        return None
+    if kind == "log":
+        return LOG_PAGE * int(k), LOG_PAGE * int(k) + LOG_PAGE + SCROLL_LOAD
+    if kind == "shortlog":
+        return SHORTLOG_PAGE * int(k), SHORTLOG_PAGE * (int(k) + 1)
+    return None
+
+
+def arguable(truth: appbench.Truth) -> appbench.Arguable:
+    """The pairs of the truth that are not counted (``bench/appbench.py``): the pages of two log
+    windows that, with a log page's scroll load, may share more than half of the entries of each
+    (the log pages 10, 20 or 30 entries apart, and a shortlog page with the log pages inside it).
+    Each window is its own page by its URL, yet as rendered the two list mostly the same
+    changesets: 60 of 70 for neighbours, about as much as a noisy copy of a long page keeps of it.
+    Whether they are one page is arguable, and whether the scroll loaded depends on when the page
+    was captured; the truth does not guess."""
+    windows = {g: w for g in {g for g, _ in truth.values()} if (w := _window(g)) is not None}
+    close = set()
+    for ga, (a0, a1) in windows.items():
+        for gb, (b0, b1) in windows.items():
+            if ga < gb and 2 * (min(a1, b1) - max(a0, b0)) > min(a1 - a0, b1 - b0):
+                close.add((ga, gb))
+    urls: Dict[str, List[str]] = {}
+    for url, (g, _) in truth.items():
+        urls.setdefault(g, []).append(url)
+    return {(min(a, b), max(a, b)) for ga, gb in close for a in urls[ga] for b in urls[gb]}
+
+
 @contextlib.contextmanager
 def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
     ensure_packages()
@@ -302,4 +342,4 @@ def add_args(parser: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(appbench.main("hgweb", build, __doc__, add_args))
+    sys.exit(appbench.main("hgweb", build, __doc__, add_args, arguable=arguable))

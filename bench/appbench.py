@@ -22,6 +22,15 @@ again. The last line:
 ``lost``: true groups none of whose pages is a canonical or alone. ``rules``: of the URLs that the
 truth or the result gives a special-page label, those where both give the same.
 ``content_as_junk``: content URLs with a special-page label.
+
+**Arguable pairs.** A bench may say which pairs of its URLs are arguable: pages whose answer
+the truth cannot give without guessing (two windows of one log that share most of their
+entries, a page of one template that the spec's length rule puts apart). It defines
+``arguable(truth) -> {(url, url), ...}`` (sorted pairs) and passes it to :func:`main`; such a pair
+counts neither as a true pair nor as a false one, and a group whose pages sit in a cluster whose
+canonical is an arguable twin of one of them is not lost. ``appbench.py DIR`` asks the bench
+module (``bench/app_NAME.py`` for a truth named NAME) again, so a kept crawl is scored with the
+bench's current reading.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import shutil
 import sys
 import tempfile
 from itertools import combinations
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -51,6 +60,8 @@ SPECIAL = ("E1", "E3", "L1", "W1", "M1", "T1")
 UNKNOWN = "?"
 
 Truth = Dict[str, Tuple[str, Optional[str]]]
+#: Pairs of URLs (sorted) that count neither as true nor as false (see the module docstring).
+Arguable = Set[Tuple[str, str]]
 
 
 def site_truth(site, bases: Dict[str, str], family: Optional[List[int]] = None) -> Tuple[Truth, Dict[str, str]]:
@@ -109,19 +120,23 @@ def _pairs(groups: Dict[str, str]) -> set:
 
 
 def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False,
-          family: Optional[Dict[str, str]] = None) -> str:
+          family: Optional[Dict[str, str]] = None, arguable: Optional[Arguable] = None) -> str:
     """The one-line result (see the module docstring); with ``verbose`` the wrong pairs, the lost
     groups and the wrong labels first. ``family`` (url -> key) marks arguable truth: pairs of
-    different groups of one family are not counted, and a family counts as one group for ``lost``."""
+    different groups of one family are not counted, and a family counts as one group for ``lost``;
+    ``arguable``: pairs of URLs not counted (see the module docstring)."""
     urls = list(truth)
     missing = [u for u in urls if u not in rows]
     true_pairs = _pairs({u: g for u, (g, _) in truth.items()})
     got_pairs = _pairs({u: rows[u]["cluster_id"] for u in urls if u in rows})
     if family:
-        arguable = {p for p in got_pairs | true_pairs
-                    if truth[p[0]][0] != truth[p[1]][0] and family.get(p[0]) and family.get(p[0]) == family.get(p[1])}
-        true_pairs -= arguable
-        got_pairs -= arguable
+        in_family = {p for p in got_pairs | true_pairs
+                     if truth[p[0]][0] != truth[p[1]][0] and family.get(p[0]) and family.get(p[0]) == family.get(p[1])}
+        true_pairs -= in_family
+        got_pairs -= in_family
+    arguable = arguable or set()
+    true_pairs -= arguable
+    got_pairs -= arguable
     tp = len(true_pairs & got_pairs)
     precision = tp / len(got_pairs) if got_pairs else 1.0
     recall = tp / len(true_pairs) if true_pairs else 1.0
@@ -129,8 +144,16 @@ def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False,
     groups: Dict[str, List[str]] = collections.defaultdict(list)
     for u, (g, _) in truth.items():
         groups[(family or {}).get(u) or g].append(u)
-    lost = [g for g, members in groups.items()
-            if not any(u not in rows or not rows[u]["cluster_id"] or rows[u]["is_canonical"] for u in members)]
+    canonical_of = {r["cluster_id"]: u for u, r in rows.items() if r.get("cluster_id") and r.get("is_canonical")}
+
+    def kept(u: str) -> bool:  # the page is a canonical, alone, or with an arguable twin as its canonical
+        r = rows.get(u)
+        if r is None or not r["cluster_id"] or r["is_canonical"]:
+            return True
+        c = canonical_of.get(r["cluster_id"], "")
+        return bool(c) and (min(u, c), max(u, c)) in arguable
+
+    lost = [g for g, members in groups.items() if not any(kept(u) for u in members)]
     special = right = junk = 0
     wrong_labels = []
     for u, (_, label) in truth.items():
@@ -167,10 +190,28 @@ def score(name: str, truth: Truth, rows: Dict[str, dict], verbose: bool = False,
             f"lost={len(lost)} rules={right}/{special} ({pct:.1f}%) content_as_junk={junk}")
 
 
-def save_truth(truth: Truth, workdir: str, name: str, family: Optional[Dict[str, str]] = None) -> None:
+def save_truth(truth: Truth, workdir: str, name: str, family: Optional[Dict[str, str]] = None,
+               arguable: Optional[Arguable] = None) -> None:
     os.makedirs(workdir, exist_ok=True)
     with open(os.path.join(workdir, "truth.json"), "w", encoding="utf-8") as fh:
-        json.dump({"name": name, "truth": truth, "family": family or {}}, fh, indent=0)
+        json.dump({"name": name, "truth": truth, "family": family or {}, "arguable": sorted(arguable or ())},
+                  fh, indent=0)
+
+
+def arguable_of(name: str, truth: Truth) -> Arguable:
+    """The arguable pairs the bench module of a truth named ``name`` (``bench/app_NAME.py``) reads
+    in it today (its ``arguable(truth)``); none when it has no such function."""
+    import importlib
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        module = importlib.import_module(f"app_{name}")
+    except ImportError:
+        return set()
+    reader = getattr(module, "arguable", None)
+    return set(reader(truth)) if reader else set()
 
 
 def load_truth(workdir: str) -> Tuple[str, Truth, Dict[str, str]]:
@@ -213,14 +254,16 @@ def rescore(workdir: str, verbose: bool = False, features: str = "", extra: Iter
     proc = run_websim(["cluster", features, "-O", out, *extra], cwd=workdir, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"websim cluster failed ({proc.returncode}): {proc.stderr[-3000:]}")
-    return score(name, truth, load_rows(out), verbose, family)
+    return score(name, truth, load_rows(out), verbose, family, arguable_of(name, truth))
 
 
 def main(name: str, build: Callable[[argparse.Namespace, str], "contextlib.AbstractContextManager[Truth]"],
          doc: str, add_args: Optional[Callable[[argparse.ArgumentParser], None]] = None,
-         check: Optional[Callable[[Truth], str]] = None) -> int:
+         check: Optional[Callable[[Truth], str]] = None,
+         arguable: Optional[Callable[[Truth], Arguable]] = None) -> int:
     """The command line of an application bench. ``build(args, tmp)`` is a context manager that
-    sets the application up in ``tmp``, serves it and yields the truth (URLs resolved)."""
+    sets the application up in ``tmp``, serves it and yields the truth (URLs resolved);
+    ``arguable(truth)``: the pairs of its URLs that are not counted (see the module docstring)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="print the wrong pairs, lost groups, labels")
     parser.add_argument("--keep", default="", help="keep the crawl (list, truth, result, features, HTML) here")
@@ -236,9 +279,10 @@ def main(name: str, build: Callable[[argparse.Namespace, str], "contextlib.Abstr
             if args.check:
                 print(check(truth) if check else check_truth(name, truth), flush=True)
                 return 0
-            save_truth(truth, tmp, name)
+            pairs = arguable(truth) if arguable else set()
+            save_truth(truth, tmp, name, arguable=pairs)
             rows = crawl(truth, tmp)
-            print(score(name, truth, rows, args.verbose), flush=True)
+            print(score(name, truth, rows, args.verbose, arguable=pairs), flush=True)
         return 0
     finally:
         if not args.keep:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Iterable, List, Tuple
 
 # the names and keys of groups did not change: shared; the steps that combine them are the old ones
-from scrapy_websim.core.match.assign import RULE_PREFIX, _h64, _rule_key, content_cluster_id
+from scrapy_websim.core.match.assign import RULE_PREFIX, _h64, _rule_key, content_cluster_id, copy_key
 from scrapy_websim.core.params.rules import RuleParams
 from scrapy_websim.core.rules.label import special_label
 from scrapy_websim.core.types import Assignment, Cluster, PageRecord
@@ -102,6 +102,29 @@ def _group_alone(
             state.new_cluster(make_id(best, k), rule, (r.id for r in alone), rule)
 
 
+def _thin_copies(state: "_State", pages: List[PageRecord], rules: RuleParams) -> None:
+    """A free T1 page joins the cluster of the best content page (in a content cluster, or alone
+    with status 200 and no label: it first becomes a content cluster's canonical) that has its
+    ``copy_key``."""
+    labels = {r.id: special_label(r, rules) for r in pages}
+    targets: Dict[int, List[PageRecord]] = {}
+    for r in pages:
+        key = copy_key(r)
+        if not key or labels[r.id] is not None:
+            continue
+        a = state.assign.get(r.id)
+        if (a is not None and state.kind[a.cluster_id] == "content") or (a is None and r.status_code == 200):
+            targets.setdefault(key, []).append(r)
+    for r in pages:
+        key = copy_key(r)
+        if labels[r.id] != "T1" or r.id in state.assign or key not in targets:
+            continue
+        best = min(targets[key], key=_canon_key)
+        if best.id not in state.assign:
+            state.new_cluster(content_cluster_id(best.url), "content", [best.id], "content")
+        state.join(state.assign[best.id].cluster_id, r.id, "copy")
+
+
 def _rule_clusters(state: "_State", pages: Iterable[PageRecord], rules: RuleParams) -> None:
     """Special pages: one cluster per rule and template across hosts (``{prefix}-{hash}``), or
     per origin (``{prefix}-{origin}-{hash}``, E1 ``err5xx-{origin}``) with ``scope="origin"``.
@@ -167,6 +190,8 @@ def combine(
 
     # 2 (before 1 so that content wins): content clusters as given.
     _seed_content(state, content, content_clusters, by_id)
+    # 1a: a thin page that is a copy of a content page (same text, heading and title) joins it.
+    _thin_copies(state, [r for r in recs if r.id not in predicted], params.rules)
     # 1: special pages, grouped by rule.
     _rule_clusters(state, (r for r in recs if r.id not in state.assign and r.id not in predicted), params.rules)
     # 3-4: R1 then U1 for pages still alone (resolved predicted pages wait for step 5).

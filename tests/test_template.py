@@ -522,3 +522,53 @@ def test_a_reply_quoting_a_short_message_whole_is_another_message():
     assert decision.result.content_sim >= decision.text_threshold, "beyond the template the reply holds it all"
     assert not decision.result.is_duplicate and decision.heading_veto
     assert similarity.compare(original, copy, template=templates.for_pair(original, copy)).is_duplicate
+
+
+def test_a_not_found_answer_is_one_template_whatever_its_status():
+    """One application's not-found page, answered with 404 for one missing object and with 200
+    for another (a soft 404), is one error template; a 403 of the same frame is another."""
+    missing = [_record(1, f"{SITE}/doc/tip/nosuch.md",
+                       ERROR.format(repo="site", desc="tracker", message="Document nosuch.md not found"), 404),
+               _record(2, f"{SITE}/info/deadbeef",
+                       ERROR.format(repo="site", desc="tracker", message="No such object: deadbeef"), 200),
+               _record(3, f"{SITE}/gone", ERROR.format(repo="site", desc="tracker", message="Gone: gone"), 410)]
+    forbidden = _record(4, f"{SITE}/archive/tip.zip",
+                        ERROR.format(repo="site", desc="tracker", message="Archives are not allowed"), 403)
+    assert {special_label(p) for p in missing + [forbidden]} == {"E3"}
+    _, names = _special_table(missing + [forbidden])
+    assert names[1] == names[2] == names[3], "404, 410 and a soft 404 of one template: one template"
+    assert names[4] != names[1], "a 403 of the same frame: another"
+    assert assign.status_class("E3", 200) == assign.status_class("E3", 404) != assign.status_class("E1", 500)
+
+
+def _finalized(records):
+    from scrapy_websim.config import WebsimConfig, WebsimParams
+    from scrapy_websim.core.store import FeatureStore
+    from scrapy_websim.result import finalize, rows
+
+    with FeatureStore() as store:
+        store.add_many(records)
+        store.flush()
+        result = finalize.Finalizer(WebsimParams.from_settings({}, WebsimConfig())).run(store)
+        return {row["url"]: row for row in rows.ResultRows(result).url_rows()}
+
+
+def test_a_copy_of_a_short_item_on_a_mirror_of_few_pages_joins_it():
+    """A row of a few words is content on its site (one of many rows) and thin on a mirror port
+    that holds three pages, where no kind of page can be learnt: the copy says what the row says
+    and calls itself the same, so it is the row's page, not a thin page of its own. A thin page
+    that only shares the row's words under another title stays thin."""
+    rows = [_record(i + 1, f"{SITE}/rows/{i}", SHORT.format(t=f"row {i}", name=f"package{i}", v=f"1.{i}"))
+            for i in range(10)]
+    mirror = [_record(20 + i, f"{MIRROR}/rows/{i}", SHORT.format(t=f"row {i}", name=f"package{i}", v=f"1.{i}"))
+              for i in (3, 4)]
+    other = _record(30, "http://127.0.0.1:8002/about", SHORT.format(t="about", name="package3", v="1.3"))
+    got = _finalized(rows + mirror + [other])
+    for i in (3, 4):
+        row, copy = got[f"{SITE}/rows/{i}"], got[f"{MIRROR}/rows/{i}"]
+        assert row["cluster_kind"] == "content" and row["is_canonical"]
+        assert copy["cluster_id"] == row["cluster_id"] and copy["match_rule"] == "copy"
+        assert copy["match_reason"].startswith("copy:")
+    assert got[f"{SITE}/rows/3"]["cluster_id"] != got[f"{SITE}/rows/4"]["cluster_id"]
+    assert got[f"{SITE}/rows/5"]["cluster_id"] == "", "a row without a copy stays alone"
+    assert got["http://127.0.0.1:8002/about"]["cluster_kind"] == "T1"

@@ -111,10 +111,39 @@ def _thin_title(r: PageRecord) -> str:
     return _DIGITS.sub("0", " ".join((r.title or "").lower().split()))
 
 
+def status_class(code: str, status: Optional[int]) -> str:
+    """The part of an E1/E3 page's status that is part of its template: digits are normalised
+    away in the fingerprint, and a page that says only "Error 500" is not the 503 one, nor a
+    "forbidden" 403 the 404 of one frame. A "not found" answer is one class whatever its status,
+    404, 410 or 2xx (a soft 404): an application that answers one missing object with 404 and
+    another with 200 shows one not-found template."""
+    value = int(status or 0)
+    if code == "E3" and (value in (404, 410) or 200 <= value <= 299):
+        return "notfound"
+    return str(value)
+
+
+#: A thin page has under 200 characters of judged text or under 1 KB of HTML: a page with this
+#: much text or more says something no thin page says, and gets no :func:`copy_key`.
+COPY_TEXT_MAX = 2048
+
+
+def copy_key(r: PageRecord) -> int:
+    """What a page says and what it calls itself, as one 64-bit value (0 for a page without
+    text, or with :data:`COPY_TEXT_MAX` characters or more): the exact-copy hash of its judged
+    text, its h1 and its title (digits masked, as :func:`_thin_title`). A thin page (``T1``)
+    with the key of a page that content clustering took (a short item of a larger site: a
+    ticket, an API page of a few words) is a copy of that page, on a mirror whose few pages hold
+    no kind of their own."""
+    if not r.text_hash or not 0 < (r.text_len or 0) < COPY_TEXT_MAX:
+        return 0
+    h1 = r.signals.get("h1", "") if isinstance(r.signals, dict) else ""
+    return int(_h64(f"{r.text_hash & MASK64:016x}|{h1}|{_thin_title(r)}"), 16) or 1
+
+
 def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     """(origin part, template part) of a special page's group key; ``""`` where the scope
-    leaves that part out. The status code is part of an E1/E3 template: digits are normalised
-    away in the fingerprint, and a page that says only "Error 500" is not the 503 one. A thin
+    leaves that part out. The status code is part of an E1/E3 template (:func:`status_class`). A thin
     page's title is part of its template: the fingerprint leaves out what a page echoes of its
     URL, which is right for an error or login page (it names what was asked for, not what it is)
     and wrong for a short content page, which names its own item: javadoc's "Uses of Class
@@ -133,7 +162,7 @@ def _rule_key(code: str, r: PageRecord, scope: str) -> Tuple[str, str]:
     if scope == "origin":
         return _origin(r), ("" if code == "E1" else f"{template:016x}")
     if code in ("E1", "E3"):
-        template = int(_h64(f"{r.status_code}|{template:016x}"), 16)
+        template = int(_h64(f"{status_class(code, r.status_code)}|{template:016x}"), 16)
     return "", f"{template:016x}"
 
 
@@ -189,6 +218,7 @@ def add_page(table: PageTable, r: PageRecord, params: AssignParams, soft404: Opt
     table.route += digests[3]
     table.flags.append(flags)
     table.origin += digests[4]
+    table.copy.append(int(r.text_hash) & MASK64 if r.text_hash and 0 < text_len < COPY_TEXT_MAX else 0)
     if label is not None:
         _add_special(table, pos, label, key, r.html_len or r.content_length or 0)
     if r.predicted_duplicate_of:
@@ -270,8 +300,9 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
     """Join the special-page groups of one rule whose templates are alike: the same login form
     reached with another return-to value, a 404 naming another missing thing, a page adding a
     line about where a login leads. Groups are compared by their first page (smallest id); in each
-    class (rule, scope and, for E1/E3, status) the largest group (then the smallest name) takes the
-    groups alike to it, then the next one left, so no chain of small changes joins two templates.
+    class (rule, scope and, for E1/E3, :func:`status_class`) the largest group (then the smallest
+    name) takes the groups alike to it, then the next one left, so no chain of small changes joins
+    two templates.
     Renames the joined groups' pages in ``table``; returns how many groups were joined."""
     rules = params.rules
     if len(table.group_names) < 2:
@@ -293,16 +324,16 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
 
 
 def _template_classes(table: PageTable, get: Callable[[int], PageRecord]
-                      ) -> Tuple[Dict[Tuple[str, str, int], List[int]], Dict[int, PageRecord]]:
-    """The groups whose templates may join, by class (rule, scope and, for E1/E3, status), and
-    each group's first page."""
-    classes: Dict[Tuple[str, str, int], List[int]] = {}
+                      ) -> Tuple[Dict[Tuple[str, str, str], List[int]], Dict[int, PageRecord]]:
+    """The groups whose templates may join, by class (rule, scope and, for E1/E3, the status's
+    :func:`status_class`), and each group's first page."""
+    classes: Dict[Tuple[str, str, str], List[int]] = {}
     reps: Dict[int, PageRecord] = {}
     for g, code in enumerate(table.group_codes):
         if code not in SIMILAR_TEMPLATE_RULES:
             continue
         rep = reps[g] = get(int(table.ids[table.group_first[g]]))
-        status = int(rep.status_code or 0) if code in ("E1", "E3") else 0
+        status = status_class(code, rep.status_code) if code in ("E1", "E3") else ""
         classes.setdefault((code, table.group_scope[g], status), []).append(g)
     return classes, reps
 
@@ -376,7 +407,7 @@ def assign_table(table: PageTable, content: Dict[int, Assignment], content_clust
     """Every page of ``table`` its one cluster or none, in columns (see the module docstring for
     the order); ``get(id)`` reads back the few pages whose strings name a new cluster."""
     return assign_pages(table, content, content_clusters, params.rules.enabled_rules,
-                        params.rules.e3_length_tolerance, cluster_names(params), get)
+                        params.rules.e3_length_tolerance, cluster_names(params), get, copy_key)
 
 
 def combine(

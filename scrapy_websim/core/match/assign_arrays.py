@@ -48,6 +48,9 @@ class PageTable:
     norm: bytearray = field(default_factory=bytearray)  # of the normalised URL (16 zero bytes: none)
     route: bytearray = field(default_factory=bytearray)  # of normalised URL + rendered text hash (zeros: none)
     origin: bytearray = field(default_factory=bytearray)  # of the origin of the final URL (else URL)
+    #: the judged text's exact-copy hash of a page with a little text (0: none, or too much for a
+    #: thin page to share it): where a thin copy of a content page is looked for
+    copy: array.array = field(default_factory=lambda: array.array("Q"))
     #: 1: final URL; 2: grouped by normalised URL (not a fragment URL rendered to text); 4: route
     flags: array.array = field(default_factory=lambda: array.array("b"))
     spec_pos: array.array = field(default_factory=lambda: array.array("q"))
@@ -249,6 +252,58 @@ def _lookup(keys: np.ndarray, usable: np.ndarray, wanted: np.ndarray) -> np.ndar
     return np.where(sorted_keys[at] == wanted, order[at], -1)
 
 
+def join_thin_copies(out: Assigned, table: PageTable, free: np.ndarray, rank: np.ndarray,
+                     name_of: Callable[[int], str], copy_key: Callable[[int], int]) -> np.ndarray:
+    """Step 1a: a free thin page (``T1``) that says what a content page says and calls itself the
+    same joins that page's cluster (``match_rule = "copy"``; the best-ranked such page's; a page
+    alone, status 200 and no special page, first becomes the canonical of a content cluster named
+    ``name_of(its id)``): thin by its own site, where a mirror's few pages hold no kind of their
+    own, it is a copy of an item of a larger site (a short ticket, an API page of a few words),
+    and exact copies are one page. Pages are matched by their judged text's hash
+    (``PageTable.copy``), then ``copy_key(id)`` (what the page says and calls itself) is read for
+    the few that match. Returns the positions that joined."""
+    none = np.zeros(0, np.int64)
+    if not len(table.spec_pos) or not len(table.copy):
+        return none
+    pos = np.frombuffer(table.spec_pos, np.int64)
+    thin_group = np.array([code == "T1" for code in table.group_codes], bool)
+    copy = np.frombuffer(table.copy, np.uint64)
+    thin = pos[thin_group[np.frombuffer(table.spec_group, np.int64)] & free[pos]]
+    thin = thin[copy[thin] != 0]
+    if not thin.shape[0]:
+        return none
+    content = np.ones(copy.shape[0], bool)
+    content[pos] = False  # special pages are no content
+    content &= copy != 0
+    kinds = np.array([k == "content" for k in out.kind] + [False], bool)
+    not200 = np.frombuffer(table.not200, np.int8)
+    content &= np.where(out.cl >= 0, kinds[out.cl], free & (not200 == 0))
+    targets = np.flatnonzero(content)
+    if not targets.shape[0]:
+        return none
+    targets = targets[np.lexsort((rank[targets], copy[targets]))]  # by text, best-ranked first
+    texts = copy[targets]
+    lo, hi = np.searchsorted(texts, copy[thin], "left"), np.searchsorted(texts, copy[thin], "right")
+    joined: List[int] = []
+    keys: Dict[int, int] = {}
+
+    def key(p: int) -> int:
+        if p not in keys:
+            keys[p] = copy_key(int(out.ids[p]))
+        return keys[p]
+
+    for p, a, b in zip(thin[lo < hi].tolist(), lo[lo < hi].tolist(), hi[lo < hi].tolist()):
+        t = next((int(t) for t in targets[a:b].tolist() if key(t) == key(p)), -1)
+        if t < 0:
+            continue
+        if out.cl[t] < 0:
+            out.new_cluster(name_of(int(out.ids[t])), "content", np.array([t]), "content", rank)
+        out.cl[p] = out.cl[t]
+        out.rule[p] = out.code("copy")
+        joined.append(p)
+    return np.asarray(joined, np.int64)
+
+
 def rule_clusters(out: Assigned, table: PageTable, free: np.ndarray, rank: np.ndarray, tolerance: float) -> None:
     """Step 1: the special pages still free, one cluster per group name (E3 split in length
     bands: sorted by (length, id), a page starts a new band when the page before it is shorter
@@ -349,7 +404,7 @@ def canon_rank(table: PageTable) -> Tuple[np.ndarray, np.ndarray]:
 
 def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clusters: Iterable[Cluster],
                  rules_on: Tuple[str, ...], tolerance: float, names: Dict[str, Callable[[PageRecord], str]],
-                 get: Callable[[int], PageRecord]) -> Assigned:
+                 get: Callable[[int], PageRecord], copy_key: Callable[[PageRecord], int]) -> Assigned:
     """The steps in order (see ``assign.py``); ``names`` builds the id of a new R1, U1 or predicted
     cluster from one of its pages, read with ``get``."""
     ids = np.frombuffer(table.ids, np.int64).copy() if len(table) else np.zeros(0, np.int64)
@@ -360,11 +415,14 @@ def assign_pages(table: PageTable, content: Dict[int, Assignment], content_clust
     pred, target = resolve_predicted(table, ids)
     resolved = np.zeros(ids.shape[0], bool)
     resolved[pred] = True
-    rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
-    flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
 
     def name_from(kind: str) -> Callable[[int], str]:
         return lambda page_id: names[kind](get(page_id))
+
+    join_thin_copies(out, table, (out.cl < 0) & ~resolved, rank, name_from("predicted"),
+                     lambda page_id: copy_key(get(page_id)))
+    rule_clusters(out, table, (out.cl < 0) & ~resolved, rank, tolerance)
+    flags = np.frombuffer(table.flags, np.int8) if len(table) else np.zeros(0, np.int8)
 
     for rule, keys, bit, name in (("R1", table.final, 1, "R1"), ("U1", table.route, 4, "U1route"),
                                   ("U1", table.norm, 2, "U1")):

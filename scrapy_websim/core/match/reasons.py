@@ -176,6 +176,9 @@ def _joined_reason(record: PageRecord, rule: str, canonical_id: int) -> str:
         return f"R1: its final URL {record.final_url} is also another page's final URL; joined that page's cluster"
     if rule == "U1":
         return f"U1: its normalised URL {record.normalized_url} is also another page's; joined that page's cluster"
+    if rule == "copy":
+        return (f"copy: thin by its own site, but its judged text, heading and title are those of a page of this "
+                f"content cluster (canonical #{canonical_id}): a copy of a short item of a larger site")
     if rule == "predicted":
         return (f"predicted: not rendered; the URL predictor judged it a duplicate of "
                 f"{record.predicted_duplicate_of} and it joined that page's cluster")
