@@ -43,7 +43,8 @@ The truth (``{url: (group, label)}``, content label ``None``):
   and the pages that redirect to it (``/setup``, ``/tktnew``, ``/forum``) one group, ``L1``.
 
 Arguable, so not counted: Fossil's not-found page of ``/finfo`` with the others of its group
-(:func:`arguable`). Left out as arguable: the view of a missing ticket (``/tktview/<unknown id>``: status 200, the
+(:func:`arguable`). Left out as arguable: the view of a missing ticket (``/tktview/<unknown id>``:
+status 200, the
 ticket page with every field empty and the hash "Deleted", no error word: a "not found" to a person,
 but not a soft 404 by the spec's words, and a page of the ticket template to websim), a directory
 listing of a missing directory (an empty list), the history of a missing wiki page (an empty list),

@@ -42,7 +42,8 @@ The truth (``{url: (group, label)}``, about 430 URLs, each URL its own group unl
   error page).
 
 Arguable, so not counted (:func:`arguable`): log windows that may share more than half of their
-entries as rendered (the paper style's log page loads 60 more as it scrolls). Left out as arguable: the collection's index (``/`` on both ports: a table of the one repository it
+entries as rendered (the paper style's log page loads 60 more as it scrolls). Left out as
+arguable: the collection's index (``/`` on both ports: a table of the one repository it
 serves, 119 characters of entries, thin by the spec's measure, a front page to a person), searches
 (``/log?rev=keyword``; an empty one is a 200 "searching for" page with no entry), the 400 of an
 unknown command ("method not found": neither an error page nor content by the spec), pages of
