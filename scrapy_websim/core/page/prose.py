@@ -39,7 +39,7 @@ def _holds_prose(el, max_link_density: float, infos: Dict, memo: Dict) -> bool:
     found = memo.get(el)
     if found is None:
         found = False
-        for child in el:
+        for child in el[:]:
             info = infos.get(child)
             if info is None or child.tag.lower() not in _BLOCK_TAGS:
                 continue
@@ -55,7 +55,7 @@ def _collect_prose(el, out: List[str], max_link_density: float, infos: Dict, mem
     if el.tag.lower() != "body" and _link_dense(infos[el], max_link_density):
         if el.tag.lower() not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
             return
-        for child in el:  # a link-heavy wrapper: keep its prose blocks, drop its own links
+        for child in el[:]:  # a link-heavy wrapper: keep its prose blocks, drop its own links
             if child in infos and child.tag.lower() in _BLOCK_TAGS:
                 out.append("\n")
                 _collect_prose(child, out, max_link_density, infos, memo)
@@ -63,7 +63,7 @@ def _collect_prose(el, out: List[str], max_link_density: float, infos: Dict, mem
         return
     if el.text:
         out.append(el.text)
-    for child in el:
+    for child in el[:]:
         if child in infos:
             block = child.tag.lower() in _BLOCK_TAGS
             if block:

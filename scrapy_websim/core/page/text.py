@@ -175,7 +175,7 @@ def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     in_link = in_link or tag == "a"
     text = _own_len(el.text)
     links = text if in_link else 0
-    for child in el:
+    for child in el[:]:
         if not _is_skipped(child):
             t, lk = _measure(child, infos, in_link)
             text += t
@@ -199,7 +199,7 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
             return
     if el.text:
         out.append(el.text)
-    for child in el:
+    for child in el[:]:
         if child in infos:  # measured = not skipped (decided once, in _measure)
             block = child.tag.lower() in _BLOCK_TAGS
             if block:
@@ -310,7 +310,7 @@ def _prose_root(best, body, infos: Dict, share: float):
 
 
 def _few_blocks(el) -> bool:
-    for child in el:
+    for child in el[:]:
         tag = child.tag
         if isinstance(tag, str) and tag.lower() in ("p", "div", "table", "ul", "ol", "section", "article", "pre"):
             return False
@@ -377,7 +377,7 @@ def _collect_with_siblings(best, parent, best_score: float, params: TextParams, 
     """The densest block and those of its siblings that are article text too, in document order."""
     parts: List[str] = []
     threshold = max(10.0, best_score * 0.2)
-    for sib in parent:
+    for sib in parent[:]:
         if sib is not best:
             info = infos.get(sib)
             if info is None or not info.text or not _sibling_kept(sib, info, scores.get(sib, 0.0), threshold):

@@ -180,17 +180,20 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     while stack:
         el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:
-            _add_tail(out, el, in_form, heading, region)
+            _add_text(out, el.tail, in_form, heading, region)
             continue
-        tag = _walk_tag(el)
-        entering = phase == _ENTER and el is not start
-        if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
-            if entering and el.tail:
+        tag = el.tag
+        if tag.__class__ is not str:  # a comment, a processing instruction, an entity
+            tag = ""
+        elif "}" in tag or not tag.islower():
+            tag = _tag(el)
+        if phase == _ENTER and el is not start:
+            tail = el.tail
+            if tail and not tail.isspace():  # the tail is visible even if el is not (white space adds nothing)
                 push((el, in_form, heading, _TAIL, depth, region))
+        if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
             continue
-        if entering:
-            push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
-        visible = phase == _ENTER and _visible(el, tag, skip_tags)
+        visible = phase == _ENTER and bool(tag) and tag not in skip_tags and not _hidden(el, tag)
         if skel is not None and tag not in _NOT_IN_SKELETON:
             _add_skeleton(skel, push, el, tag, visible, depth, region)
         if visible:
@@ -198,31 +201,11 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     return out
 
 
-def _add_tail(out: _Walk, el, in_form: bool, heading: int, region: int) -> None:
-    if el.tail:
-        _add_text(out, el.tail, in_form, heading, region)
-
-
-def _visible(el, tag: str, skip_tags: Any) -> bool:
-    """An element a person sees (its text and its children's, unless they hide themselves)."""
-    return bool(tag) and tag not in skip_tags and not _hidden(el, tag)
-
-
-def _walk_tag(el) -> str:
-    """``el``'s lower-case local tag name; "" for comments, processing instructions and entities."""
-    tag = el.tag
-    if tag.__class__ is not str:
-        return ""
-    if "}" in tag or not tag.islower():
-        return _tag(el)
-    return tag
-
-
 def _add_skeleton(skel: List[str], push, el, tag: str, visible: bool, depth: int, region: int) -> None:
     """``{depth}{tag}`` of ``el``; a hidden element's (or a control's) children only for the skeleton."""
     skel.append(f"{depth}{tag}")
     if not visible or tag in ("input", "textarea"):
-        for child in reversed(el):
+        for child in reversed(el[:]):
             push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
 
 
@@ -239,10 +222,11 @@ def _enter(out: _Walk, push, el, tag: str, in_form: bool, heading: int, depth: i
     if heading < 0 and tag in _HEADING_TAGS:
         out.headings[c].append("")
         heading = len(out.headings[c]) - 1
-    if el.text:
-        _add_text(out, el.text, in_form, heading, region)
+    text = el.text
+    if text and not text.isspace():  # white space adds nothing
+        _add_text(out, text, in_form, heading, region)
     depth += 1
-    for child in reversed(el):
+    for child in reversed(el[:]):
         push((child, in_form, heading, _ENTER, depth, region))
 
 
