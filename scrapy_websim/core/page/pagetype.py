@@ -333,7 +333,7 @@ def _regions(body: Any, tags: Dict[Any, Optional[str]], runs: Optional[Runs], bo
             if budget <= 0:
                 break
             budget -= 1
-            tag = tags[item] if item in tags else _local(item.tag)
+            tag = tags.get(item) or _local(item.tag)  # not in tags: past the cut
             tag, cuts, top_boiler, member = _open_element(item, tag, boiler, members, runs, stack)
             step = 1
             links += tag == "a"
@@ -479,9 +479,9 @@ class _Profiles:
         cut = is_block
         lc = ll = prose = long_ = sc = sl = tc = tl = links = 0
         first = None
-        n = _tlen(el.text)
-        if n:  # after the start boundary of a block element: the trail
-            self.texts[el] = n
+        run = el.text  # _tlen inlined (this loop sees every node): white space is no run
+        if run and not run.isspace():  # after the start boundary of a block element: the trail
+            n = self.texts[el] = len(" ".join(run.split()))
             if cut:
                 tc = n + 1
             else:
@@ -516,9 +516,9 @@ class _Profiles:
                     sc += p[5]
                     sl += p[6]
                     tc, tl = p[7], p[8]
-            n = _tlen(child.tail)
-            if n:
-                self.tails[child] = n
+            run = child.tail
+            if run and not run.isspace():
+                n = self.tails[child] = len(" ".join(run.split()))
                 if first is None:
                     first = False
                 if cut:
