@@ -40,6 +40,15 @@ def _root(doc):
     return root if root is not None else doc
 
 
+def _text_nodes(el, depth: int) -> int:
+    """The text nodes of an element's own: its text, and its tail (within the root)."""
+    text, tail = el.text, el.tail
+    n = 1 if text and not text.isspace() else 0
+    if tail and depth > 0 and not tail.isspace():
+        n += 1
+    return n
+
+
 #: Each tag's lower-case local name (bounded: pages with random tag names).
 _LOCAL: Dict[str, str] = {}
 
@@ -88,13 +97,7 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
         idx = _COUNTED.get(name)
         if idx is not None:
             counts[idx] += 1
-        text = el.text  # the text nodes of an element's own: its text, and its tail (within the root)
-        if text and not text.isspace():
-            text_nodes += 1
-        if depth:
-            tail = el.tail
-            if tail and not tail.isspace():
-                text_nodes += 1
+        text_nodes += _text_nodes(el, depth)
         # beyond max_path_depth, counted under the deepest kept path
         path = parent_path if depth >= max_path_depth else (f"{parent_path}>{name}" if parent_path else name)
         paths[path] = paths.get(path, 0) + 1

@@ -479,9 +479,9 @@ class _Profiles:
         cut = is_block
         lc = ll = prose = long_ = sc = sl = tc = tl = links = 0
         first = None
-        run = el.text  # _tlen inlined (this loop sees every node): white space is no run
-        if run and not run.isspace():  # after the start boundary of a block element: the trail
-            n = self.texts[el] = len(" ".join(run.split()))
+        n = _tlen(el.text)
+        if n:  # after the start boundary of a block element: the trail
+            self.texts[el] = n
             if cut:
                 tc = n + 1
             else:
@@ -516,7 +516,7 @@ class _Profiles:
                     sc += p[5]
                     sl += p[6]
                     tc, tl = p[7], p[8]
-            run = child.tail
+            run = child.tail  # _tlen inlined (once per node): white space is no run
             if run and not run.isspace():
                 n = self.tails[child] = len(" ".join(run.split()))
                 if first is None:

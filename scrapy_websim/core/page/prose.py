@@ -51,23 +51,7 @@ def _collect_both(el, listed: List[str], prose: List[str], max_link_density: flo
         if tag not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
             _collect(el, listed, 1.0, infos)  # no prose here
             return
-        # a link-heavy wrapper: its prose blocks are prose, all of it is list text
-        run = el.text
-        if run:
-            listed.append(run)
-        for child in el[:]:
-            if child in infos:
-                if child.tag.lower() in _BLOCK_TAGS:
-                    listed.append("\n")
-                    prose.append("\n")
-                    _collect_both(child, listed, prose, max_link_density, infos, memo)
-                    listed.append("\n")
-                    prose.append("\n")
-                else:
-                    _collect(child, listed, 1.0, infos)
-            run = child.tail
-            if run:
-                listed.append(run)
+        _collect_wrapper(el, listed, prose, max_link_density, infos, memo)
         return
     run = el.text
     if run:
@@ -87,6 +71,28 @@ def _collect_both(el, listed: List[str], prose: List[str], max_link_density: flo
         if run:
             listed.append(run)
             prose.append(run)
+
+
+def _collect_wrapper(el, listed: List[str], prose: List[str], max_link_density: float, infos: Dict,
+                     memo: Dict) -> None:
+    """:func:`_collect_both` of a link-heavy wrapper that holds prose: its prose blocks are
+    prose, all of it is list text."""
+    run = el.text
+    if run:
+        listed.append(run)
+    for child in el[:]:
+        if child in infos:
+            if child.tag.lower() in _BLOCK_TAGS:
+                listed.append("\n")
+                prose.append("\n")
+                _collect_both(child, listed, prose, max_link_density, infos, memo)
+                listed.append("\n")
+                prose.append("\n")
+            else:
+                _collect(child, listed, 1.0, infos)
+        run = child.tail
+        if run:
+            listed.append(run)
 
 
 def _link_dense(info, max_link_density: float) -> bool:

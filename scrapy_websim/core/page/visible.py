@@ -182,23 +182,34 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
         if phase == _TAIL:
             _add_text(out, el.tail, in_form, heading, region)
             continue
-        tag = el.tag
-        if tag.__class__ is not str:  # a comment, a processing instruction, an entity
-            tag = ""
-        elif "}" in tag or not tag.islower():
-            tag = _tag(el)
+        tag = _walk_tag(el)
         if phase == _ENTER and el is not start:
             tail = el.tail
             if tail and not tail.isspace():  # the tail is visible even if el is not (white space adds nothing)
                 push((el, in_form, heading, _TAIL, depth, region))
         if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
             continue
-        visible = phase == _ENTER and bool(tag) and tag not in skip_tags and not _hidden(el, tag)
+        visible = phase == _ENTER and _visible(el, tag, skip_tags)
         if skel is not None and tag not in _NOT_IN_SKELETON:
             _add_skeleton(skel, push, el, tag, visible, depth, region)
         if visible:
             _enter(out, push, el, tag, in_form, heading, depth, region)
     return out
+
+
+def _visible(el, tag: str, skip_tags: Any) -> bool:
+    """An element a person sees (its text and its children's, unless they hide themselves)."""
+    return bool(tag) and tag not in skip_tags and not _hidden(el, tag)
+
+
+def _walk_tag(el) -> str:
+    """``el``'s lower-case local tag name; "" for comments, processing instructions and entities."""
+    tag = el.tag
+    if tag.__class__ is not str:
+        return ""
+    if "}" in tag or not tag.islower():
+        return _tag(el)
+    return tag
 
 
 def _add_skeleton(skel: List[str], push, el, tag: str, visible: bool, depth: int, region: int) -> None:
