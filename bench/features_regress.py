@@ -3,6 +3,7 @@ any (a faster walk, a cache): the bench-side twin of ``tests/test_features_regre
 
     python bench/features_regress.py save  [--out FILE] [--code DIR]  # with the code as it is
     python bench/features_regress.py check [--out FILE] [--every N] [--only PREFIX]
+    python bench/features_regress.py diff  --out FILE --against FILE2   # two saves, side by side
 
 ``--code DIR``: compute with the ``scrapy_websim`` (and ``tests/features_snapshot.py``) of another
 checkout, e.g. main's (``git archive main | tar -x -C DIR``), so that one command saves main's
@@ -19,7 +20,7 @@ python3-doc, postgresql-doc and git-doc under ``/usr/share/doc``, the hostile te
 (made without a server, the million-node page included), the test's hand-written edge pages and
 300 seeded random pages; then every page of the kept crawls under ``/work/kept`` (each
 ``pages.jsonl.gz``: real applications, wikis, doc platforms, a server fleet, rendered by Chromium),
-keyed ``kept/<set>/<id>`` (``--every`` and ``--only`` pick a share of them).
+keyed ``kept/<set>/<line>`` (``--every`` and ``--only`` pick a share of them).
 """
 
 from __future__ import annotations
@@ -54,15 +55,28 @@ KEPT = "/work/kept"
 GOLDEN = "/tmp/websim-features-golden.jsonl.gz"
 
 
+#: The kept crawls read (``KEPT/<set>/pages.jsonl.gz``; a missing one is skipped): a fixed list, so
+#: that a crawl kept later does not change which pages ``--every`` picks.
+KEPT_SETS = (
+    "trac", "fossil", "cgit2", "c-datasette3", "c-logins2", "c-spa3", "blog2", "held-redmine", "held-hgweb",
+    "held-roundup", "held-gitweb", "held2-mhonarc", "held2-phpmyadmin", "held2-spirit", "held3-devpi",
+    "held3-helpdesk", "held3-wagtail", "wiki-short", "dokuwiki-short", "sites/docs", "sites/cjk",
+    "platforms/javadoc", "platforms/doxygen", "platforms/mkdocs", "fleet/fleet",
+)
+
+
 def kept_pages() -> Iterator[fs.Page]:
-    """Every page of every kept crawl (``KEPT/**/pages.jsonl.gz``), in a fixed order."""
-    for path in sorted(glob.glob(os.path.join(KEPT, "**", "pages.jsonl.gz"), recursive=True)):
-        name = os.path.relpath(os.path.dirname(path), KEPT)
+    """Every page of the kept crawls of :data:`KEPT_SETS`, keyed by set and line (a crawl may
+    hold two records of one id)."""
+    for name in KEPT_SETS:
+        path = os.path.join(KEPT, name, "pages.jsonl.gz")
+        if not os.path.exists(path):
+            continue
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for line in fh:
+            for line_no, line in enumerate(fh):
                 item = json.loads(line)
                 html = item.get("html") or ""
-                yield f"kept/{name}/{item['id']}", html, item["url"], fs._title(html)
+                yield f"kept/{name}/{line_no}", html, item["url"], fs._title(html)
 
 
 def pages() -> Iterator[fs.Page]:
@@ -131,14 +145,41 @@ def check(args: argparse.Namespace) -> int:
     return 1 if differing or not n else 0
 
 
+def diff_files(args: argparse.Namespace) -> int:
+    """Compare two saved files (``--out`` and ``--against``): what ``check`` reports, without
+    computing anything (two saves, e.g. main's and the branch's, can run side by side)."""
+    def load(path: str) -> Dict[str, Dict]:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return {item["key"]: item["values"] for item in map(json.loads, fh)}
+
+    old, new = load(args.out), load(args.against)
+    n = differing = values = 0
+    for key in sorted(set(old) | set(new)):
+        if key not in old or key not in new:
+            print(f"{key}: only in {args.out if key in old else args.against}")
+            differing += 1
+            continue
+        n += 1
+        diffs = _diff(old[key], new[key])
+        if diffs:
+            differing += 1
+            values += len(diffs)
+            print(f"{key}:\n" + "\n".join(diffs[:12]))
+    print(f"pages={n} differing={differing} values={values}")
+    return 1 if differing or not n else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=("save", "check"))
+    ap.add_argument("command", choices=("save", "check", "diff"))
     ap.add_argument("--out", default=GOLDEN)
     ap.add_argument("--every", type=int, default=1, help="only every Nth page")
     ap.add_argument("--only", default="", help="only pages whose key starts with this")
+    ap.add_argument("--against", default="", help="diff: the second saved file")
     ap.add_argument("--code", default=None, help="the checkout whose code computes the values (default: this one)")
     args = ap.parse_args()
+    if args.command == "diff":
+        return diff_files(args)
     return save(args) if args.command == "save" else check(args)
 
 
