@@ -4,7 +4,7 @@ import lxml.html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_websim.core.page.pagetype import _blocks, _is_prose, _Profiles, page_features
+from scrapy_websim.core.page.pagetype import _blocks, _is_prose, _local, _Profiles, page_features
 from scrapy_websim.core.params.page import PageTypeParams
 
 # Block tags, inline tags, links, skipped tags (a <button> may hold a <div>: its boundaries
@@ -38,7 +38,7 @@ def walked(el, params):
 def test_profiles_match_subtree_walks(body, params):
     doc = lxml.html.document_fromstring(f"<html><body>{body}</body></html>")
     elements = [el for el in doc.find("body").iter() if isinstance(el.tag, str)]
-    profiles = _Profiles(elements, params)
+    profiles = _Profiles(elements, {el: _local(el.tag) for el in elements}, params)
     for el in elements:
         assert profiles.summary(el) == walked(el, params), lxml.html.tostring(el)
 

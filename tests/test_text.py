@@ -279,6 +279,32 @@ def test_prose_text_drops_link_lists_and_keeps_prose_in_a_link_heavy_wrapper():
     assert noisy.replace("Read next", "").strip() == plain.strip()
 
 
+def test_list_and_prose_text_in_one_walk_are_the_two_walks():
+    """compute_features reads the list text and the prose in one walk: the same texts as
+    list_text and prose_text, link-heavy wrappers, link-dense inline elements and fragments too."""
+    from scrapy_websim.core.features import parse_html
+    from scrapy_websim.core.page.prose import list_and_prose_text, prose_text
+    from scrapy_websim.core.page.text import list_text, measure
+    from tests import features_snapshot as fs
+
+    # in the article's wrapper, made link-heavy: an inline link, a link list, a tail
+    recommended = ("<span><a href='/x'>inline link</a></span><div class='more-docs'><h4>Read next</h4><ul>"
+                   + "".join(f"<li><a href='/p/{i}'>Another long page title number {i} of the manual</a></li>"
+                             for i in range(40)) + "</ul></div>tail text")
+    pages = [_prose_page(), _prose_page(recommended), "<div><a href='/a'>only a link</a> and words</div>"]
+    pages += [html for _, html, _, _ in fs.edge_pages()] + [html for _, html, _, _ in fs.random_pages(120, seed=3)]
+    for html in pages:
+        doc = parse_html(html)
+        if doc is None:
+            continue
+        measured = measure(doc)
+        for density in (0.0, 0.3, 0.5, 1.0):
+            assert list_and_prose_text(doc, density, measured) == (list_text(doc, measured),
+                                                                   prose_text(doc, density, measured)), html
+    assert list_and_prose_text(parse_html(_prose_page(recommended)))[1] == prose_text(
+        parse_html(_prose_page(recommended)))
+
+
 def test_site_notices_are_furniture():
     banner = "<div class='announcement' id='ann-3f2a'>Notice 3f2a: maintenance window 12 May, build 9c1d</div>"
     doc = lxml.html.document_fromstring(_prose_page(banner=banner))

@@ -15,7 +15,7 @@ import lxml.html
 
 from . import fingerprints
 from .page import digest, dom, lcs, pagetype, text, visible, visual
-from .page.prose import prose_text
+from .page.prose import list_and_prose_text
 from .params.page import DomParams, LcsParams, PageTypeParams, TextParams
 from .params.rules import RuleParams
 from .params.urls import UrlParams
@@ -74,7 +74,7 @@ def fill_normalized_url(record: PageRecord, params: FeatureParams) -> None:
 
 
 def content_text(doc, main_text: str, page_type: str, params: TextParams,
-                 measured: Optional[text.Measured] = None) -> str:
+                 measured: Optional[text.Measured] = None, listed: Optional[str] = None) -> str:
     """The text a page is judged by (length, SimHash, MinHash, exact-copy hash, rules' main length).
 
     A detail page is judged by its article (``main_text``). A list page (index, table of contents,
@@ -85,15 +85,17 @@ def content_text(doc, main_text: str, page_type: str, params: TextParams,
     text: the extractor then caught a fragment (one section of a page cut into many, a table of
     contents' intro), and which fragment flips with a few changed words. Eligibility and the thin
     rule then do not hinge on the article extractor finding an article. ``measured``:
-    :func:`text.measure` of ``doc`` when the caller has it already.
+    :func:`text.measure` of ``doc`` when the caller has it already; ``listed``: the list text,
+    when the caller has it already.
     """
-    listed = None
     if page_type == "list" or len(main_text) < params.list_fallback_chars:
-        listed = text.list_text(doc, measured)
+        listed = text.list_text(doc, measured) if listed is None else listed
     elif params.article_min_share > 0.0:
-        listed = text.list_text(doc, measured)
+        listed = text.list_text(doc, measured) if listed is None else listed
         if len(main_text) >= params.article_min_share * len(listed):
             return main_text
+    else:
+        listed = None
     if listed is not None and len(listed) > len(main_text):
         return listed
     return main_text
@@ -116,7 +118,10 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     measured = text.measure(doc)
     main_text = text.extract_main_text(doc, params.text, measured)
     record.page_type = pagetype.page_type(doc, len(main_text), params.pagetype)
-    main_text = content_text(doc, main_text, record.page_type, params.text, measured)
+    # the list text and the prose in one walk (the list text is always read with the default
+    # article_min_share)
+    listed, prose = list_and_prose_text(doc, params.text.max_link_density, measured)
+    main_text = content_text(doc, main_text, record.page_type, params.text, measured, listed)
     record.text_len = len(main_text)
     tokens = fingerprints.tokens(main_text)
     record.simhash = fingerprints.simhash_of_tokens(tokens)
@@ -127,7 +132,6 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     record.minhash = fingerprints.minhash_hex(fingerprints.minhash_of(shingles))
     record.shingles = int(shingles.shape[0])
     record.shingle_set = fingerprints.encode_shingle_set(fingerprints.shingle_set(shingles))
-    prose = prose_text(doc, params.text.max_link_density, measured)
     record.prose_len = len(prose)
     record.prose_minhash, record.prose_shingles = (fingerprints.minhash_summary(prose)
                                                    if len(prose) >= params.text.list_fallback_chars else ("", 0))

@@ -42,10 +42,25 @@ def _root(doc):
 
 def _text_nodes(el, depth: int) -> int:
     """The text nodes of an element's own: its text, and its tail (within the root)."""
-    n = 1 if el.text and not el.text.isspace() else 0
-    if el.tail and not el.tail.isspace() and depth > 0:
+    text, tail = el.text, el.tail
+    n = 1 if text and not text.isspace() else 0
+    if tail and depth > 0 and not tail.isspace():
         n += 1
     return n
+
+
+#: Each tag's lower-case local name (bounded: pages with random tag names).
+_LOCAL: Dict[str, str] = {}
+
+
+def _local_name(tag: str) -> str:
+    """``tag`` lower-cased without its namespace (memoised in :data:`_LOCAL`)."""
+    name = tag.lower()
+    if "}" in name:
+        name = name.rsplit("}", 1)[1]
+    if len(_LOCAL) < 4096:
+        _LOCAL[tag] = name
+    return name
 
 
 def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
@@ -57,32 +72,37 @@ def dom_features(doc, max_paths: int = DEFAULT_DOM_PARAMS.max_paths,
     hist = [0] * (max_depth + 1)
     max_path_depth = params.max_path_depth
     root = _root(doc)
-    # iterative walk: (element, depth, path of its parent)
-    stack = [(root, 0, "")]
+    # One pass in document order (lxml's iterator, in C); each element's depth and path come from
+    # its parent's, which came before it.
+    known: Dict = {}
     text_nodes = 0
     nodes = 0
-    while stack:
-        el, depth, parent_path = stack.pop()
+    local = _LOCAL
+    for el in root.iter():
         tag = el.tag
-        if not isinstance(tag, str):  # comment / PI: only its tail is a text node of the parent
-            if el.tail and not el.tail.isspace():
+        if tag.__class__ is not str:  # comment / PI: only its tail is a text node of the parent
+            tail = el.tail
+            if tail and not tail.isspace():
                 text_nodes += 1
             continue
-        tag = tag.lower()
-        if "}" in tag:
-            tag = tag.rsplit("}", 1)[1]
+        name = local.get(tag)
+        if name is None:
+            name = _local_name(tag)
+        if el is root:
+            depth, parent_path = 0, ""
+        else:
+            depth, parent_path = known[el.getparent()]
+            depth += 1
         nodes += 1
-        idx = _COUNTED.get(tag)
+        idx = _COUNTED.get(name)
         if idx is not None:
             counts[idx] += 1
         text_nodes += _text_nodes(el, depth)
         # beyond max_path_depth, counted under the deepest kept path
-        path = parent_path if depth >= max_path_depth else (f"{parent_path}>{tag}" if parent_path else tag)
+        path = parent_path if depth >= max_path_depth else (f"{parent_path}>{name}" if parent_path else name)
         paths[path] = paths.get(path, 0) + 1
         hist[depth if depth < max_depth else max_depth] += 1
-        children = list(el)
-        for child in reversed(children):
-            stack.append((child, depth + 1, path))
+        known[el] = (depth, path)
     while hist and not hist[-1]:  # as deep as the page goes (every depth above the deepest has an element)
         hist.pop()
     counts[0] = nodes

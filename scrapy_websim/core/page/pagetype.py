@@ -50,7 +50,10 @@ import gzip
 import json
 import re
 from functools import lru_cache
+from itertools import islice
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import lxml.etree
 
 from ..params.page import PageTypeParams
 from .visible import NON_TEXT_TAGS, page_body
@@ -113,7 +116,7 @@ def _walk(root: Any, max_nodes: int) -> Iterator[Tuple[str, Any, Optional[str]]]
         stack.append((el, True))
         # Children in reverse so that they pop in document order; each child's tail follows
         # its end event (pushed as a pseudo element below).
-        for child in reversed(el):
+        for child in reversed(el[:]):
             if child.tail:
                 stack.append((_Tail(child.tail), False))
             if _local(child.tag) is not None:
@@ -173,22 +176,35 @@ def page_features(doc: Any, params: PageTypeParams = PageTypeParams()) -> Dict[s
     body = page_body(doc)
     if body is None:
         return feats
-    elements: List[Any] = []
-    for el in body.iter():
-        if len(elements) >= params.max_nodes:
-            feats["truncated"] = 1
-            break
-        if isinstance(el.tag, str):
-            elements.append(el)
+    elements, feats["truncated"] = _elements(body, params.max_nodes)
+    tags = {el: _local(el.tag) for el in elements}  # each element's local tag, looked up once
     # What _blocks would say about each element's subtree, for all elements in one bottom-up
     # pass (linear) instead of one walk per furniture candidate and per repeated item (quadratic
     # on nested lists and menus). Only when the body was walked whole; else walk subtrees.
-    summary = _summaries(None if feats["truncated"] else _Profiles(elements, params), params)
-    boiler = _furniture(elements, summary, params)
-    members = _repeated_items(elements, boiler, summary, params)
-    regions, links = _regions(body, boiler, members, params)
+    profiles = None if feats["truncated"] else _Profiles(elements, tags, params)
+    summary = _summaries(profiles, params)
+    boiler = _furniture(elements, tags, summary, params)
+    members = _repeated_items(elements, tags, boiler, summary, params)
+    runs = (profiles.texts, profiles.tails) if profiles is not None else None
+    regions, links = _regions(body, tags, runs, boiler, members, params)
     _region_features(feats, regions, len(members), params)
     return dict(feats, links=links)
+
+
+def _elements(body: Any, max_nodes: int) -> Tuple[List[Any], int]:
+    """The first ``max_nodes`` elements of ``body`` in document order (comments and PIs left out)
+    and 1 when a node of any kind follows them (the page was cut), else 0."""
+    elements = list(islice(body.iter(lxml.etree.Element), max_nodes))
+    if len(elements) < max_nodes:
+        return elements, 0
+    # as many elements as the budget: cut if any node (a comment too) comes after the last
+    elements = []
+    for el in body.iter():
+        if len(elements) >= max_nodes:
+            return elements, 1
+        if isinstance(el.tag, str):
+            elements.append(el)
+    return elements, 0
 
 
 def _summaries(profiles: Optional["_Profiles"], params: PageTypeParams) -> Callable[[Any], tuple]:
@@ -203,13 +219,14 @@ def _summaries(profiles: Optional["_Profiles"], params: PageTypeParams) -> Calla
     return summary
 
 
-def _furniture(elements: List[Any], summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
+def _furniture(elements: List[Any], tags: Dict[Any, Optional[str]], summary: Callable[[Any], tuple],
+               params: PageTypeParams) -> set:
     """Page furniture: navigation, header, footer, sidebars and everything inside them (in
     document order, so a furniture element's subtree is in the set before it comes up)."""
     boiler: set = set()
     for el in elements:
         if el not in boiler and (
-            _is_boiler(el, _local(el.tag))
+            _is_boiler(el, tags[el])
             # Furniture holds no running text: a "sidebar" class on the wrapper of the article
             # (layout classes such as "has-sidebar") must not hide the article.
             and summary(el)[0] < params.furniture_max_prose_blocks
@@ -218,15 +235,17 @@ def _furniture(elements: List[Any], summary: Callable[[Any], tuple], params: Pag
     return boiler
 
 
-def _repeated_items(elements: List[Any], boiler: set, summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
+def _repeated_items(elements: List[Any], tags: Dict[Any, Optional[str]], boiler: set,
+                    summary: Callable[[Any], tuple], params: PageTypeParams) -> set:
     """Repeated sibling blocks outside the furniture whose members mostly lead somewhere."""
     members: set = set()
+    min_repeat = params.min_repeat
     for parent in elements:
-        if len(parent) < params.min_repeat or parent in boiler:
+        if len(parent) < min_repeat or parent in boiler:
             continue
         groups: Dict[Tuple[str, str], List[Any]] = {}
-        for child in parent:
-            tag = _local(child.tag)
+        for child in parent[:]:
+            tag = tags.get(child) or _local(child.tag)  # not in tags: a comment, or past the cut
             if tag is not None and tag not in _NOT_RUNNING_TEXT_TAGS:
                 groups.setdefault((tag, child.get("class") or ""), []).append(child)
         for group in groups.values():
@@ -246,31 +265,52 @@ def _is_item_group(group: List[Any], summary: Callable[[Any], tuple], params: Pa
     return linked * 2 >= len(group) and plain <= params.list_max_text_per_item * len(group)
 
 
-def _open_element(el: Any, boiler: set, members: set, stack: List[Any]) -> tuple:
-    """An element's start in :func:`_regions`' walk: pushes its end and content, returns the end."""
-    tag = _local(el.tag)
+#: The collapsed lengths of the elements' texts and of the nodes' tails (:class:`_Profiles`).
+Runs = Tuple[Dict[Any, int], Dict[Any, int]]
+
+
+def _open_element(el: Any, tag: Optional[str], boiler: set, members: set, runs: Optional[Runs],
+                  stack: List[Any]) -> tuple:
+    """An element's start in :func:`_regions`' walk: pushes its end and content, returns the end.
+    ``runs``: the collapsed length of each element's text and each node's tail, when known; a
+    text run is pushed as its length."""
     member = el in members
     in_boiler = el in boiler
     parent = el.getparent() if in_boiler else None
-    end = (el, tag, tag in BLOCK_TAGS or member or in_boiler, in_boiler and (parent is None or parent not in boiler),
+    end = (tag, tag in BLOCK_TAGS or member or in_boiler, in_boiler and (parent is None or parent not in boiler),
            member)
     stack.append(end)
     # Children in reverse so that they pop in document order, each child's tail after its end;
     # comments and PIs are skipped but their tails are text.
-    for child in reversed(el):
-        if child.tail:
-            stack.append(child.tail)
-        if isinstance(child.tag, str):
-            stack.append(child)
-    if el.text:
-        stack.append(el.text)
+    if runs is None:
+        for child in reversed(el[:]):
+            n = _tlen(child.tail)
+            if n:
+                stack.append(n)
+            if isinstance(child.tag, str):
+                stack.append(child)
+        n = _tlen(el.text)
+    else:
+        texts, tails = runs
+        for child in reversed(el[:]):
+            n = tails.get(child, 0)
+            if n:
+                stack.append(n)
+            if isinstance(child.tag, str):
+                stack.append(child)
+        n = texts.get(el, 0)
+    if n:
+        stack.append(n)
     return end
 
 
-def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tuple[Dict[str, List[List[int]]], int]:
+def _regions(body: Any, tags: Dict[Any, Optional[str]], runs: Optional[Runs], boiler: set, members: set,
+             params: PageTypeParams) -> Tuple[Dict[str, List[List[int]]], int]:
     """Text blocks ``[chars, link chars]``, each in one region (content, furniture or repeated
     items), and the number of links. The walk of _walk(body) inlined (this loop sees every node of
-    the page): a stack of str (a text run), element (its start) or tuple (its end)."""
+    the page): a stack of int (a text run's collapsed length, never 0), element (its start) or
+    tuple (its end). ``tags``: the local tag of every element the walk can reach (the first
+    ``max_nodes``); ``runs``: the profiles' text lengths, when they were made."""
     regions: Dict[str, List[List[int]]] = {"content": [], "boiler": [], "items": []}
     cur = [0, 0]
     region = "content"
@@ -280,18 +320,21 @@ def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tu
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is str:
-            if not skip_depth:
-                _add_run(cur, item, link_depth)
+        if kind is int:
+            if not skip_depth:  # + 1: the space between runs
+                cur[0] += item + 1
+                if link_depth:
+                    cur[1] += item + 1
             continue
         if kind is tuple:
-            _, tag, cuts, top_boiler, member = item
+            tag, cuts, top_boiler, member = item
             step = -1
         else:
             if budget <= 0:
                 break
             budget -= 1
-            _, tag, cuts, top_boiler, member = _open_element(item, boiler, members, stack)
+            tag = tags.get(item) or _local(item.tag)  # not in tags: past the cut
+            tag, cuts, top_boiler, member = _open_element(item, tag, boiler, members, runs, stack)
             step = 1
             links += tag == "a"
         if cuts and cur[0]:
@@ -307,15 +350,6 @@ def _regions(body: Any, boiler: set, members: set, params: PageTypeParams) -> Tu
     if cur[0]:
         regions[region].append(cur)
     return regions, links
-
-
-def _add_run(cur: List[int], text: str, link_depth: int) -> None:
-    """A text run into the current block ``[chars, link chars]`` (+ 1: the space between runs)."""
-    n = _tlen(text)
-    if n:
-        cur[0] += n + 1
-        if link_depth:
-            cur[1] += n + 1
 
 
 def _region_features(feats: Dict[str, float], regions: Dict[str, List[List[int]]], n_members: int,
@@ -423,20 +457,23 @@ class _Profiles:
     elements. Requires the whole subtree in ``elements`` (the caller checks ``truncated``).
     """
 
-    __slots__ = ("memo", "min_chars", "density")
+    __slots__ = ("memo", "min_chars", "density", "texts", "tails")
 
-    def __init__(self, elements: List[Any], params: PageTypeParams) -> None:
+    def __init__(self, elements: List[Any], tags: Dict[Any, Optional[str]], params: PageTypeParams) -> None:
         self.min_chars = params.min_block_chars
         self.density = params.max_block_link_density
         memo: Dict[Any, tuple] = {}
         self.memo = memo
+        # The collapsed length of each element's text and of each node's tail, the ones not 0:
+        # what _regions reads again.
+        self.texts: Dict[Any, int] = {}
+        self.tails: Dict[Any, int] = {}
         for el in reversed(elements):  # children before parents
-            memo[el] = self._profile(el, memo)
+            memo[el] = self._profile(el, tags[el], memo)
 
-    def _profile(self, el: Any, memo: Dict[Any, tuple]) -> tuple:
+    def _profile(self, el: Any, tag: Optional[str], memo: Dict[Any, tuple]) -> tuple:
         """``el``'s profile from its text, its children's profiles and their tails."""
         min_chars, density = self.min_chars, self.density
-        tag = _local(el.tag)
         is_block = tag in BLOCK_TAGS
         # Running state of the concatenation, same layout as a profile.
         cut = is_block
@@ -444,12 +481,13 @@ class _Profiles:
         first = None
         n = _tlen(el.text)
         if n:  # after the start boundary of a block element: the trail
+            self.texts[el] = n
             if cut:
                 tc = n + 1
             else:
                 lc = n + 1
             first = False
-        for child in el:
+        for child in el[:]:
             p = memo.get(child)
             if p is not None:
                 if first is None:
@@ -478,8 +516,9 @@ class _Profiles:
                     sc += p[5]
                     sl += p[6]
                     tc, tl = p[7], p[8]
-            n = _tlen(child.tail)
-            if n:
+            run = child.tail  # _tlen inlined (once per node): white space is no run
+            if run and not run.isspace():
+                n = self.tails[child] = len(" ".join(run.split()))
                 if first is None:
                     first = False
                 if cut:

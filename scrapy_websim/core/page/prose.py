@@ -8,11 +8,11 @@ copies. ``core.match.similarity.text_sim`` takes the larger of the two Jaccard s
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from .text import _BLOCK_TAGS, Measured, _join, measure
+from .text import _BLOCK_TAGS, Measured, _collect, _join, measure
 
-__all__ = ["prose_text"]
+__all__ = ["list_and_prose_text", "prose_text"]
 
 
 def prose_text(doc, max_link_density: float = 0.5, measured: Optional[Measured] = None) -> str:
@@ -30,6 +30,71 @@ def prose_text(doc, max_link_density: float = 0.5, measured: Optional[Measured] 
     return _join(parts)
 
 
+def list_and_prose_text(doc, max_link_density: float = 0.5, measured: Optional[Measured] = None) -> Tuple[str, str]:
+    """``(text.list_text(doc, measured), prose_text(doc, max_link_density, measured))`` from one
+    walk of the measured tree (the prose is the list text without its link-dense blocks)."""
+    body, infos = measured if measured is not None else measure(doc)
+    if body is None:
+        return "", ""
+    listed: List[str] = []
+    prose: List[str] = []
+    _collect_both(body, listed, prose, max_link_density, infos, {})
+    listed.append("\n")
+    return _join(listed), _join(prose)
+
+
+def _collect_both(el, listed: List[str], prose: List[str], max_link_density: float, infos: Dict, memo: Dict) -> None:
+    """:func:`_collect_prose` into ``prose`` and ``text._collect`` with no link-density limit (all
+    the measured text: the list text) into ``listed``, in one walk."""
+    tag = el.tag.lower()
+    if tag != "body" and _link_dense(infos[el], max_link_density):
+        if tag not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
+            _collect(el, listed, 1.0, infos)  # no prose here
+            return
+        _collect_wrapper(el, listed, prose, max_link_density, infos, memo)
+        return
+    run = el.text
+    if run:
+        listed.append(run)
+        prose.append(run)
+    for child in el[:]:
+        if child in infos:
+            block = child.tag.lower() in _BLOCK_TAGS
+            if block:
+                listed.append("\n")
+                prose.append("\n")
+            _collect_both(child, listed, prose, max_link_density, infos, memo)
+            if block:
+                listed.append("\n")
+                prose.append("\n")
+        run = child.tail
+        if run:
+            listed.append(run)
+            prose.append(run)
+
+
+def _collect_wrapper(el, listed: List[str], prose: List[str], max_link_density: float, infos: Dict,
+                     memo: Dict) -> None:
+    """:func:`_collect_both` of a link-heavy wrapper that holds prose: its prose blocks are
+    prose, all of it is list text."""
+    run = el.text
+    if run:
+        listed.append(run)
+    for child in el[:]:
+        if child in infos:
+            if child.tag.lower() in _BLOCK_TAGS:
+                listed.append("\n")
+                prose.append("\n")
+                _collect_both(child, listed, prose, max_link_density, infos, memo)
+                listed.append("\n")
+                prose.append("\n")
+            else:
+                _collect(child, listed, 1.0, infos)
+        run = child.tail
+        if run:
+            listed.append(run)
+
+
 def _link_dense(info, max_link_density: float) -> bool:
     return bool(info.text) and info.links > max_link_density * info.text
 
@@ -39,7 +104,7 @@ def _holds_prose(el, max_link_density: float, infos: Dict, memo: Dict) -> bool:
     found = memo.get(el)
     if found is None:
         found = False
-        for child in el:
+        for child in el[:]:
             info = infos.get(child)
             if info is None or child.tag.lower() not in _BLOCK_TAGS:
                 continue
@@ -55,7 +120,7 @@ def _collect_prose(el, out: List[str], max_link_density: float, infos: Dict, mem
     if el.tag.lower() != "body" and _link_dense(infos[el], max_link_density):
         if el.tag.lower() not in _BLOCK_TAGS or not _holds_prose(el, max_link_density, infos, memo):
             return
-        for child in el:  # a link-heavy wrapper: keep its prose blocks, drop its own links
+        for child in el[:]:  # a link-heavy wrapper: keep its prose blocks, drop its own links
             if child in infos and child.tag.lower() in _BLOCK_TAGS:
                 out.append("\n")
                 _collect_prose(child, out, max_link_density, infos, memo)
@@ -63,7 +128,7 @@ def _collect_prose(el, out: List[str], max_link_density: float, infos: Dict, mem
         return
     if el.text:
         out.append(el.text)
-    for child in el:
+    for child in el[:]:
         if child in infos:
             block = child.tag.lower() in _BLOCK_TAGS
             if block:

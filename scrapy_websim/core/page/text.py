@@ -173,17 +173,20 @@ def _measure(el, infos: Dict, in_link: bool) -> Tuple[int, int]:
     infos[el] = info
     tag = el.tag.lower()
     in_link = in_link or tag == "a"
-    text = _own_len(el.text)
+    run = el.text
+    text = len(run.strip()) if run else 0  # _own_len, inlined: this loop sees every node
     links = text if in_link else 0
-    for child in el:
+    for child in el[:]:
         if not _is_skipped(child):
             t, lk = _measure(child, infos, in_link)
             text += t
             links += lk
-        tail = _own_len(child.tail)
-        text += tail
-        if in_link:
-            links += tail
+        run = child.tail
+        if run:
+            tail = len(run.strip())
+            text += tail
+            if in_link:
+                links += tail
     info.text = text
     info.links = links
     return text, links
@@ -197,9 +200,10 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
         tag = el.tag.lower()
         if tag in _BLOCK_TAGS and tag not in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "body", "article", "main"):
             return
-    if el.text:
-        out.append(el.text)
-    for child in el:
+    run = el.text
+    if run:
+        out.append(run)
+    for child in el[:]:
         if child in infos:  # measured = not skipped (decided once, in _measure)
             block = child.tag.lower() in _BLOCK_TAGS
             if block:
@@ -207,8 +211,9 @@ def _collect(el, out: List[str], max_link_density: float, infos: Dict) -> None:
             _collect(child, out, max_link_density, infos)
             if block:
                 out.append("\n")
-        if child.tail:
-            out.append(child.tail)
+        run = child.tail
+        if run:
+            out.append(run)
 
 
 def _join(parts: Iterable[str]) -> str:
@@ -310,7 +315,7 @@ def _prose_root(best, body, infos: Dict, share: float):
 
 
 def _few_blocks(el) -> bool:
-    for child in el:
+    for child in el[:]:
         tag = child.tag
         if isinstance(tag, str) and tag.lower() in ("p", "div", "table", "ul", "ol", "section", "article", "pre"):
             return False
@@ -377,7 +382,7 @@ def _collect_with_siblings(best, parent, best_score: float, params: TextParams, 
     """The densest block and those of its siblings that are article text too, in document order."""
     parts: List[str] = []
     threshold = max(10.0, best_score * 0.2)
-    for sib in parent:
+    for sib in parent[:]:
         if sib is not best:
             info = infos.get(sib)
             if info is None or not info.text or not _sibling_kept(sib, info, scores.get(sib, 0.0), threshold):

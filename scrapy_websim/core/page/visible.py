@@ -180,27 +180,21 @@ def _walk(doc, skeleton: bool = False) -> _Walk:
     while stack:
         el, in_form, heading, phase, depth, region = pop()
         if phase == _TAIL:
-            _add_tail(out, el, in_form, heading, region)
+            _add_text(out, el.tail, in_form, heading, region)
             continue
         tag = _walk_tag(el)
-        entering = phase == _ENTER and el is not start
-        if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
-            if entering and el.tail:
+        if phase == _ENTER and el is not start:
+            tail = el.tail
+            if tail and not tail.isspace():  # the tail is visible even if el is not (white space adds nothing)
                 push((el, in_form, heading, _TAIL, depth, region))
+        if tag and _trail(el):  # a breadcrumb trail: where the visitor has been, not what the page is
             continue
-        if entering:
-            push((el, in_form, heading, _TAIL, depth, region))  # the tail is visible even if el is not
         visible = phase == _ENTER and _visible(el, tag, skip_tags)
         if skel is not None and tag not in _NOT_IN_SKELETON:
             _add_skeleton(skel, push, el, tag, visible, depth, region)
         if visible:
             _enter(out, push, el, tag, in_form, heading, depth, region)
     return out
-
-
-def _add_tail(out: _Walk, el, in_form: bool, heading: int, region: int) -> None:
-    if el.tail:
-        _add_text(out, el.tail, in_form, heading, region)
 
 
 def _visible(el, tag: str, skip_tags: Any) -> bool:
@@ -222,7 +216,7 @@ def _add_skeleton(skel: List[str], push, el, tag: str, visible: bool, depth: int
     """``{depth}{tag}`` of ``el``; a hidden element's (or a control's) children only for the skeleton."""
     skel.append(f"{depth}{tag}")
     if not visible or tag in ("input", "textarea"):
-        for child in reversed(el):
+        for child in reversed(el[:]):
             push((child, False, -1, _SKELETON_ONLY, depth + 1, region))
 
 
@@ -239,10 +233,11 @@ def _enter(out: _Walk, push, el, tag: str, in_form: bool, heading: int, depth: i
     if heading < 0 and tag in _HEADING_TAGS:
         out.headings[c].append("")
         heading = len(out.headings[c]) - 1
-    if el.text:
-        _add_text(out, el.text, in_form, heading, region)
+    text = el.text
+    if text and not text.isspace():  # white space adds nothing
+        _add_text(out, text, in_form, heading, region)
     depth += 1
-    for child in reversed(el):
+    for child in reversed(el[:]):
         push((child, in_form, heading, _ENTER, depth, region))
 
 
