@@ -157,9 +157,13 @@ def cluster_set(features: str, out: str, params: Dict[str, Any]) -> Dict[str, di
     argv = [features, "-O", out]
     if params:
         argv += ["-s", "WEBSIM_PARAMS=" + json.dumps(params)]
+    os.makedirs(os.path.dirname(out), exist_ok=True)
     err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = cluster_cmd.main(argv)
+    try:
+        with contextlib.redirect_stderr(err):
+            code = cluster_cmd.main(argv)
+    except SystemExit as exc:  # the command's usage errors
+        code = exc.code if isinstance(exc.code, int) else 2
     if code not in (0, 1):
         raise RuntimeError(f"websim cluster {features}: exit {code}: {err.getvalue()[-2000:]}")
     return appbench.load_rows(out)
@@ -185,6 +189,7 @@ def textsim_run(params: Dict[str, Any], pages: int) -> Dict[str, Any]:
         textsim.compare = saved
     copies = different = 0
     per: Dict[str, str] = {}
+    pending = ""
     for line in out.getvalue().splitlines():
         if "copies_duplicate=" in line:
             f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv and kv.split("=", 1)[0] in
@@ -227,8 +232,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-textsim", action="store_true", help="leave bench/textsim.py out")
     ap.add_argument("--textsim-pages", type=int, default=150)
     ap.add_argument("--json", default="", help="also write every figure here")
+    ap.add_argument("--merge", nargs="*", default=[],
+                    help="print the table of figures --json wrote (runs split over processes); nothing is run")
     args = ap.parse_args(argv)
-    checks = ["none"] + [c for c in args.checks if c != "none"]
+    if args.merge:
+        merged: Dict[str, Dict[str, Any]] = {}
+        for path in args.merge:
+            with open(path, encoding="utf-8") as fh:
+                merged.update(json.load(fh))
+        return table(merged, [c for c in CHECKS if c in merged], [s for s in args.sets if s in merged["none"]])
+    checks = args.checks  # "none" (the shipped decision) is the table's reference: leave it out only to --merge
     for c in checks:
         if c not in CHECKS:
             ap.error(f"unknown check {c!r}: {' '.join(CHECKS)}")
@@ -251,19 +264,24 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.no_textsim:
                 figures[check]["textsim"] = textsim_run(params, args.textsim_pages)
                 print(f"# {check} textsim: {figures[check]['textsim']}", file=sys.stderr, flush=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(figures, fh, indent=1)
+        if args.json:  # after each check: a long run stopped half-way keeps what it did
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(figures, fh, indent=1)
+    return table(figures, checks, args.sets) if "none" in figures else 0
+
+
+def table(figures: Dict[str, Dict[str, Any]], checks: List[str], sets: List[str]) -> int:
+    """Print the shipped figures, then per check the cells that change with it off."""
     base = figures["none"]
     print("| check | bench | shipped | check off |")
     print("| --- | --- | --- | --- |")
-    for name in args.sets:
+    for name in sets:
         print(f"| (none) | {name} | {fmt(base[name])} | |")
     if "textsim" in base:
         print(f"| (none) | textsim | copies {base['textsim']['copies']} different {base['textsim']['different']} | |")
-    for check in checks[1:]:
+    for check in (c for c in checks if c != "none"):
         changed = 0
-        for name in args.sets:
+        for name in sets:
             a, b = base[name], figures[check][name]
             if (a["f1"], a["lost"], a["false"], a["missed"]) != (b["f1"], b["lost"], b["false"], b["missed"]):
                 changed += 1
