@@ -202,19 +202,41 @@ def textsim_run(params: Dict[str, Any], pages: int) -> Dict[str, Any]:
     return {"copies": copies, "different": different, "per": per}
 
 
-def _cache_textsim_features() -> None:
-    """Compute each textsim page's features once for all the checks (they do not depend on them)."""
+def _cache_textsim(path: str) -> Callable[[], None]:
+    """Compute each textsim page's features once for all the checks, and each pair's text
+    measure (neither depends on the checks), kept in ``path`` for the next run; returns the
+    function that saves it."""
+    import hashlib
+    import pickle
+
     import textsim
 
-    cache: Dict[Tuple[str, int], Any] = {}
-    old = textsim.features
+    cache: Dict[Tuple[str, str], Any] = {}
+    if os.path.exists(path):
+        with open(path, "rb") as fh:
+            cache = pickle.load(fh)
+    old_features, old_sim = textsim.features, textsim.text_sim
 
     def features(url: str, html: str, params: Any) -> Any:
-        key = (url, hash(html))
+        key = (url, hashlib.blake2b(html.encode("utf-8", "replace"), digest_size=16).hexdigest())
         if key not in cache:
-            cache[key] = old(url, html, params)
+            cache[key] = old_features(url, html, params)
         return cache[key]
-    textsim.features = features
+
+    sims: Dict[Tuple[str, str], float] = {}
+
+    def text_sim(a: Any, b: Any, *args: Any, **kw: Any) -> float:
+        key = (a.url, b.url)
+        if key not in sims:
+            sims[key] = old_sim(a, b, *args, **kw)
+        return sims[key]
+    textsim.features, textsim.text_sim = features, text_sim
+
+    def save() -> None:
+        with open(path + ".tmp", "wb") as fh:
+            pickle.dump(cache, fh)
+        os.replace(path + ".tmp", path)
+    return save
 
 
 def fmt(s: Dict[str, Any]) -> str:
@@ -239,7 +261,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         merged: Dict[str, Dict[str, Any]] = {}
         for path in args.merge:
             with open(path, encoding="utf-8") as fh:
-                merged.update(json.load(fh))
+                for check, cells in json.load(fh).items():
+                    merged.setdefault(check, {}).update(cells)
         return table(merged, [c for c in CHECKS if c in merged], [s for s in args.sets if s in merged["none"]])
     checks = args.checks  # "none" (the shipped decision) is the table's reference: leave it out only to --merge
     for c in checks:
@@ -251,8 +274,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         t = time.process_time()
         feats[name] = features_of(args.kept, name, args.work, args.refeature)
         print(f"# features {name}: {time.process_time() - t:.1f} CPU s", file=sys.stderr, flush=True)
-    if not args.no_textsim:
-        _cache_textsim_features()
+    save_textsim = _cache_textsim(os.path.join(args.work, "textsim-features.pickle")) if not args.no_textsim else None
     figures: Dict[str, Dict[str, Any]] = {}
     for check in checks:
         figures[check] = {}
@@ -263,6 +285,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(f"# {check} {name}: {fmt(figures[check][name])}", file=sys.stderr, flush=True)
             if not args.no_textsim:
                 figures[check]["textsim"] = textsim_run(params, args.textsim_pages)
+                if save_textsim is not None:
+                    save_textsim()
                 print(f"# {check} textsim: {figures[check]['textsim']}", file=sys.stderr, flush=True)
         if args.json:  # after each check: a long run stopped half-way keeps what it did
             with open(args.json, "w", encoding="utf-8") as fh:
