@@ -196,8 +196,6 @@ _ITEM_CHECKS = (
     ("form check", "fields_veto",
      "a form field shows a different value on each page, on one of them what its URL asked for",
      "no form field shows what one page was asked for and the other lacks"),
-    ("query check", "query_veto", "the URLs give one query parameter a different word each",
-     "no query parameter names a different item on each side"),
 )
 
 
@@ -267,7 +265,7 @@ def _check_lines(d: PairDecision, params: DecisionParams) -> List[str]:
     """The checks that keep apart a pair a rule joined, each as a line (or why none applied)."""
     if d.text_measure == "identical":
         lines = ["checks: identical judged text: only the checks of what the pages call themselves apply"]
-        for name, veto, why, passed in _ITEM_CHECKS[:3]:
+        for name, veto, why, passed in _ITEM_CHECKS:
             lines.append(f"{name}: {why} (two items of one kind): keeps them apart" if getattr(d, veto)
                          else f"{name}: passed ({passed})")
         return lines

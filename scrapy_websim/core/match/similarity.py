@@ -22,7 +22,6 @@ import numpy as np
 from ..fingerprints import SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex, tokens
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
-from ..rules.signals import mask_tokens
 from ..types import MASK64, PageRecord, PairResult
 
 __all__ = [
@@ -45,7 +44,6 @@ __all__ = [
     "items_differ",
     "title_items_differ",
     "fields_differ",
-    "query_items_differ",
     "compare",
     "judge",
     "PairDecision",
@@ -510,21 +508,6 @@ def _query_pairs(query: str) -> List[Tuple[str, str]]:
     return pairs
 
 
-def query_items_differ(a: PageRecord, b: PageRecord) -> bool:
-    """Both URLs carry one query parameter with a different value on each, and the values are
-    words, not numbers or tokens (masked as the template fingerprint masks them, they still
-    differ): ``do=index&idx=science`` and ``&idx=business`` (a wiki's index opened at two
-    namespaces), ``from=F`` and ``from=N``. The URLs ask for two items; a copy of a page under
-    another spelling of its URL names the same value (case aside), and a session id, a cache
-    buster or a page number masks to one value."""
-    qa, qb = _query_items(a), _query_items(b)
-    for name in qa.keys() & qb.keys():
-        va, vb = qa[name], qb[name]
-        if va != vb and va and vb and mask_tokens(va) != mask_tokens(vb):
-            return True
-    return False
-
-
 def prose_lengths_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """True when both pages are mostly prose, the shorter has at least ``prose_len_min_chars`` of
     it and the shorter / longer prose length is below ``prose_min_len_ratio`` (the veto of
@@ -556,7 +539,6 @@ class PairDecision:
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
-    query_veto: bool = False  # the URLs ask for two items by one query parameter (:func:`query_items_differ`)
     same_words: bool = False  # the same shingles beyond the template on both (checks not applied)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
     own: Optional[OwnText] = None  # the exact shingle counts beyond the template (None: compared by MinHash)
@@ -697,8 +679,7 @@ def _vetoed(decision: PairDecision, a: PageRecord, b: PageRecord, params: Decisi
                          ("more_veto", lambda: says_much_more(a, b, own, params)),
                          ("items_veto", lambda: items_differ(a, b)),
                          ("title_items_veto", lambda: title_items_differ(a, b)),
-                         ("fields_veto", lambda: fields_differ(a, b)),
-                         ("query_veto", lambda: query_items_differ(a, b))):
+                         ("fields_veto", lambda: fields_differ(a, b))):
         if not vetoed or full:
             setattr(decision, flag, differ())
             vetoed = vetoed or getattr(decision, flag)
