@@ -114,11 +114,12 @@ def _thin_title(r: PageRecord) -> str:
 def status_class(code: str, status: Optional[int]) -> str:
     """The part of an E1/E3 page's status that is part of its template: digits are normalised
     away in the fingerprint, and a page that says only "Error 500" is not the 503 one, nor a
-    "forbidden" 403 the 404 of one frame. A "not found" answer is one class whatever its status,
-    404, 410 or 2xx (a soft 404): an application that answers one missing object with 404 and
-    another with 200 shows one not-found template."""
+    "forbidden" 403 the 404 of one frame. 404 and 410 are one class ("not found", "gone"). A 2xx
+    E3 page keeps its own: it may be a soft 404 of the not-found template, but also an error the
+    application shows in the same frame (a report that fails with a database error), which is
+    not the missing page's template."""
     value = int(status or 0)
-    if code == "E3" and (value in (404, 410) or 200 <= value <= 299):
+    if code == "E3" and value in (404, 410):
         return "notfound"
     return str(value)
 
