@@ -524,23 +524,27 @@ def test_a_reply_quoting_a_short_message_whole_is_another_message():
     assert similarity.compare(original, copy, template=templates.for_pair(original, copy)).is_duplicate
 
 
-def test_a_not_found_answer_is_one_template_for_404_and_410_not_for_an_error_of_its_frame():
-    """One application's not-found page, answered with 404 for one missing object and with 410
-    for another, is one error template; a 403 of the same frame is another, and so is an error
-    the application answers with 200 in the same frame (a failing report: a page of its own, not
-    the missing page's template)."""
-    missing = [_record(1, f"{SITE}/doc/tip/nosuch.md",
-                       ERROR.format(repo="site", desc="tracker", message="Document nosuch.md not found"), 404),
-               _record(2, f"{SITE}/info/deadbeef",
-                       ERROR.format(repo="site", desc="tracker", message="No such object: deadbeef"), 200),
-               _record(3, f"{SITE}/gone", ERROR.format(repo="site", desc="tracker", message="Gone: gone"), 410)]
-    forbidden = _record(4, f"{SITE}/archive/tip.zip",
-                        ERROR.format(repo="site", desc="tracker", message="Archives are not allowed"), 403)
+def test_a_not_found_answer_is_one_template_but_not_an_error_of_its_frame():
+    """One application's not-found page, answered with 404 for one missing object, 410 for
+    another and 200 (a soft 404) for a third, is one error template; a 403 of the same frame is
+    another, and so is an error the application answers with 200 in the same frame (a failing
+    report: a page of its own, not the missing page's template)."""
+    def page(i, path, message, status):
+        return _record(i, f"{SITE}{path}", ERROR.format(repo="site", desc="tracker", message=message), status)
+
+    missing = [page(1, "/doc/tip/nosuch.md", "No such document: nosuch.md in this repository", 404),
+               page(2, "/info/deadbeef", "No such check-in: deadbeef in this repository", 200),
+               page(3, "/gone", "Gone: gone", 410)]
+    forbidden = page(4, "/archive/tip.zip", "Archives are not allowed", 403)
     assert {special_label(p) for p in missing + [forbidden]} == {"E3"}
     _, names = _special_table(missing + [forbidden])
-    assert names[1] == names[3], "404 and 410 of one template: one template"
-    assert names[2] != names[1], "a 200 error page of the same frame: another"
+    assert names[1] == names[2] == names[3], "404, 410 and a soft 404 of one template: one template"
     assert names[4] != names[1], "a 403 of the same frame: another"
+    # another site: its 404s and a report that fails with a database error, in one frame
+    failing = page(5, "/report/7", "Report execution failed: OperationalError: no such column: milestone", 200)
+    _, names = _special_table([missing[0], missing[2], failing])
+    assert special_label(failing) == "E3" and names[1] == names[3]
+    assert names[5] != names[1], "an error page of the same frame answered with 200: another"
     assert assign.status_class("E3", 410) == assign.status_class("E3", 404) != assign.status_class("E3", 200)
 
 

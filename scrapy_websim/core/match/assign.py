@@ -317,6 +317,7 @@ def merge_similar_templates(table: PageTable, get: Callable[[int], PageRecord], 
             continue
         members.sort(key=lambda g: (-table.group_size[g], table.group_names[g]))
         joined += _join_alike(members, reps, text_min, rules.template_structure_similarity, target)
+    joined += _join_soft_404s(classes, reps, rules, target)
     if joined:
         remap = np.asarray(target, np.int64)
         groups = np.frombuffer(table.spec_group, np.int64)
@@ -362,6 +363,32 @@ def _join_alike(members: List[int], reps: Dict[int, PageRecord], text_min: float
         done.update(alike)
         joined += len(alike)
     return joined
+
+
+def _join_soft_404s(classes: Dict[Tuple[str, str, str], List[int]], reps: Dict[int, PageRecord], rules: Any,
+                    target: List[int]) -> int:
+    """A 2xx E3 template joins a 404/410 template of its scope when their own texts are as alike
+    as one login template's (``rules.template_text_similarity``), not merely their frame: a soft
+    404 that says what the 404 says about another missing thing ("No such check-in" beside "No
+    such document"), not an error the application shows in the same frame (a failing report)."""
+    moved: Dict[int, int] = {}
+    for (code, scope, status), soft in classes.items():
+        if code == "E3" and status.isdigit() and 200 <= int(status) <= 299:
+            hard = [g for g in classes.get(("E3", scope, "notfound"), ()) if target[g] == g]
+            for h in (g for g in soft if target[g] == g) if hard else ():
+                into = _first_alike(h, hard, reps, rules)
+                if into is not None:
+                    moved[h] = into
+    if moved:
+        target[:] = [moved.get(t, t) for t in target]
+    return len(moved)
+
+
+def _first_alike(h: int, groups: List[int], reps: Dict[int, PageRecord], rules: Any) -> Optional[int]:
+    """The first of ``groups`` whose template is alike to ``h``'s, own texts as alike as one
+    login template's."""
+    return next((g for g in groups if _templates_alike(reps[g], reps[h], rules.template_text_similarity,
+                                                       rules.template_structure_similarity)), None)
 
 
 def _templates_alike(a: PageRecord, b: PageRecord, text_min: float, structure_min: float) -> bool:
