@@ -318,3 +318,35 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
         return {r["url"]: r for r in rows}
     assert same(once, port) == same(every, results["all"][2])
     assert all(row["render_from"] == "" for row in every["data"]["urls"])
+
+
+COOKIES = ("<html><head><title>Cookies</title></head><body><p id=c>none</p><script>"
+           "document.getElementById('c').textContent = 'cookies ' + document.cookie.split('; ').sort().join(' and ');"
+           "</script></body></html>")
+LINKED = ("<html><head><title>Linked</title></head><body><p>A page whose answer names two related files.</p>"
+          "</body></html>")
+HEADERS = """
+access_log {log} hostlog;
+location = /linked.html {{
+    add_header Link "</a.css>; rel=preload; as=style"; add_header Link "</b.js>; rel=preload; as=script";
+}}
+location = /cookies.html {{ add_header Set-Cookie "first=1; Path=/"; add_header Set-Cookie "second=2; Path=/"; }}
+"""
+
+
+@pytest.mark.crawl
+@pytest.mark.skipif(not have("nginx"), reason="nginx not installed")
+def test_a_document_with_a_header_twice_is_given_to_the_browser_or_fetched_again(tmp_path):
+    """A fetched document goes to the browser with one value per header name: two Link headers
+    joined (a newline in a fulfilled header stalled the page until its timeout); a document
+    that sets two cookies is fetched by the browser itself (its cookies cannot be joined), and
+    both cookies are set."""
+    log = tmp_path / "hosts.log"
+    with nginx_server(locations=HEADERS.format(log=log), files={"linked.html": LINKED, "cookies.html": COOKIES},
+                      http="log_format hostlog '$server_addr $request_uri';") as base:
+        result, stats = _run(tmp_path, "crawl", [f"{base}/linked.html", f"{base}/cookies.html"])
+    rows = {r["url"].rsplit("/", 1)[1]: r for r in result["data"]["urls"]}
+    assert rows["linked.html"]["error"] == "" and rows["linked.html"]["title"] == "Linked", rows["linked.html"]
+    assert rows["cookies.html"]["error"] == "" and rows["cookies.html"]["excerpt"] == "cookies first=1 and second=2"
+    requested = _requests(log)
+    assert requested["127.0.0.1 /linked.html"] == 1 and requested["127.0.0.1 /cookies.html"] == 2, requested
