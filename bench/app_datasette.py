@@ -70,7 +70,6 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -140,10 +139,7 @@ def ensure_packages() -> Tuple[str, str]:
     (created and installed if missing)."""
     exes = (os.path.join(VENV, "bin", "datasette"), os.path.join(VENV, "bin", "sqlite_web"))
     if not all(os.path.exists(exe) for exe in exes):
-        print(f"installing {DATASETTE} {SQLITE_WEB} into {VENV}", flush=True)
-        if not os.path.exists(os.path.join(VENV, "bin", "pip")):
-            subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", DATASETTE, SQLITE_WEB], check=True)
+        appbench.pip_install(VENV, [DATASETTE, SQLITE_WEB])
     return exes
 
 

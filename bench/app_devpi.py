@@ -96,10 +96,7 @@ def venv_bin(name: str) -> str:
 def ensure_devpi() -> None:
     if os.path.exists(venv_bin("devpi-server")):
         return
-    print(f"installing {' '.join(DEVPI)} into {VENV}", flush=True)
-    if not os.path.exists(venv_bin("pip")):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([venv_bin("pip"), "install", "-q", *DEVPI], check=True)
+    appbench.pip_install(VENV, DEVPI)
 
 
 def normalized(name: str) -> str:

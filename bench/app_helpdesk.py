@@ -158,10 +158,7 @@ def ensure_helpdesk() -> None:
         if os.path.exists(venv_bin("python")) else None
     if probe is not None and probe.returncode == 0:
         return
-    print(f"installing {HELPDESK} into {VENV}", flush=True)
-    if not os.path.exists(venv_bin("pip")):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([venv_bin("pip"), "install", "-q", HELPDESK], check=True)
+    appbench.pip_install(VENV, [HELPDESK])
 
 
 def content(n: int) -> dict:

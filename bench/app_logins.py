@@ -153,10 +153,7 @@ def ensure_packages() -> str:
                        stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
     exe = os.path.join(VENV, "bin", "jupyter-lab")
     if not os.path.exists(exe):
-        print(f"installing {JUPYTERLAB} into {VENV}", flush=True)
-        if not os.path.exists(os.path.join(VENV, "bin", "pip")):
-            subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", JUPYTERLAB], check=True)
+        appbench.pip_install(VENV, [JUPYTERLAB])
     return exe
 
 

@@ -146,10 +146,7 @@ def venv_bin(name: str) -> str:
 def ensure_roundup() -> None:
     if os.path.exists(venv_bin("roundup-server")) and os.path.exists(venv_bin("roundup-admin")):
         return
-    print(f"installing {ROUNDUP} into {VENV}", flush=True)
-    if not os.path.exists(venv_bin("pip")):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([venv_bin("pip"), "install", "-q", ROUNDUP], check=True)
+    appbench.pip_install(VENV, [ROUNDUP])
 
 
 def roundup_admin(home: str, *argv: str) -> str:

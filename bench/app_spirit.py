@@ -133,10 +133,7 @@ def venv_bin(name: str) -> str:
 def ensure_spirit() -> None:
     if os.path.exists(venv_bin("spirit")):
         return
-    print(f"installing {SPIRIT} into {VENV}", flush=True)
-    if not os.path.exists(venv_bin("pip")):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([venv_bin("pip"), "install", "-q", SPIRIT], check=True)
+    appbench.pip_install(VENV, [SPIRIT])
 
 
 def content(n: int) -> dict:

@@ -307,10 +307,7 @@ def venv_bin(name: str) -> str:
 def ensure_wagtail() -> None:
     if os.path.exists(venv_bin("wagtail")):
         return
-    print(f"installing {WAGTAIL} into {VENV}", flush=True)
-    if not os.path.exists(venv_bin("pip")):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([venv_bin("pip"), "install", "-q", WAGTAIL], check=True)
+    appbench.pip_install(VENV, [WAGTAIL])
 
 
 def slugify(text: str) -> str:

@@ -42,10 +42,11 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 from itertools import combinations
-from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -62,6 +63,15 @@ UNKNOWN = "?"
 Truth = Dict[str, Tuple[str, Optional[str]]]
 #: Pairs of URLs (sorted) that count neither as true nor as false (see the module docstring).
 Arguable = Set[Tuple[str, str]]
+
+
+def pip_install(venv: str, packages: Sequence[str]) -> None:
+    """``packages`` installed with pip into the virtual environment ``venv`` (created when missing):
+    each application bench keeps its software in one of its own."""
+    print(f"installing {' '.join(packages)} into {venv}", flush=True)
+    if not os.path.exists(os.path.join(venv, "bin", "pip")):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", *packages], check=True)
 
 
 def site_truth(site, bases: Dict[str, str], family: Optional[List[int]] = None) -> Tuple[Truth, Dict[str, str]]:
