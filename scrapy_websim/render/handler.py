@@ -456,7 +456,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
             return _reused(request, response, hops, render, hosts)
         # after redirects the browser requests the hops itself; so it does a document that sets
         # several cookies (a tab takes one value per header name from a fulfilled response)
-        served = None if hops or _fulfil_headers(response) is None else response
+        served = None if hops or len(response.headers.getlist(b"Set-Cookie")) > 1 else response
         if not claimed:
             return _without_served_tls(await self._render_request(request, spider, served), served)
         new_state, kept, judged = NEVER, None, False
@@ -989,16 +989,14 @@ def _is_main_navigation(page: Any, pw_request: Any) -> bool:
         return False
 
 
-def _fulfil_headers(response: Response) -> Optional[dict]:
+def _fulfil_headers(response: Response) -> dict:
     """The headers the browser is given with a fetched document: one value per name (several
-    joined by ", ", as HTTP allows: a newline in a fulfilled header stalls the navigation), none
-    of the connection's own; None when the document sets several cookies (they cannot be joined)."""
+    joined by ", ", as HTTP allows: a newline in a fulfilled header stalls the navigation; a
+    document that sets several cookies, which cannot be joined, is not given), none of the
+    connection's own."""
     headers = {}
     for name, values in response.headers.items():
         key = name.decode("latin-1")
-        if key.lower() in _HOP_HEADERS:
-            continue
-        if key.lower() == "set-cookie" and len(values) > 1:
-            return None
-        headers[key] = ", ".join(v.decode("latin-1") for v in values)
+        if key.lower() not in _HOP_HEADERS:
+            headers[key] = ", ".join(v.decode("latin-1") for v in values)
     return headers
