@@ -210,6 +210,45 @@ def test_a_first_render_is_judged_only_when_a_second_page_with_its_key_comes():
     asyncio.run(scenario())
 
 
+def test_scripts_seen_doing_the_same_on_two_hosts_are_trusted_with_another_document():
+    """A page whose scripts change it is rendered twice (on two hosts) before others take its
+    render; once a script set did the same on two hosts, a first render of another document
+    running those very scripts is taken at once. Scripts seen doing differently are never trusted."""
+    from scrapy_websim.core.served import script_set
+    from scrapy_websim.render.handler import _settle
+
+    def page(title, text, scripts):
+        return f"<html><head><title>{title}</title>{scripts}</head><body><p>{text}</p></body></html>"
+
+    theme = '<script src="../_static/theme.js"></script><script>var host = "a:8000";</script>'
+    first = page("Intro", "An introduction to the tool.", theme)
+    other = page("Usage", "How to use the tool, with examples.", theme)
+    elsewhere = page("Usage", "How to use the tool, with examples.",
+                     '<script src="/docs/_static/theme.js?v=2"></script><script>var host = "a:8000";</script>')
+    # the same file under another host and depth, the host's own name masked in inline code
+    assert script_set(first, "http://a:8000/docs/x/intro.html", ("a:8000", "a")) == script_set(
+        other.replace("a:8000", "b:9000"), "http://b:9000/docs/y/usage.html", ("b:9000", "b"))
+    assert script_set(first, "http://a:8000/docs/x/intro.html") != script_set(elsewhere, "http://a:8000/docs/x/u.html")
+    assert script_set(page("T", "No code here.", '<script type="application/ld+json">{}</script>'), "http://a/") == b""
+    assert script_set(page("T", "A handler.", "").replace("<p>", '<p onclick="go()">'), "http://a/") != b""
+
+    def render(html, url="http://a:8000/docs/x/intro.html"):
+        changed = html.replace("</p>", " Shown by a script.</p>")
+        return Render(url, ("a:8000", "a"), {"html": changed, "title": html.split("<title>")[1].split("<")[0]},
+                      served=html)
+
+    share = RenderShare()
+    first_render = render(first)
+    assert _settle(first_render, share) == CANDIDATE and not share.trusts(first_render.scripts)
+    share.found(first_render.scripts, True)  # a second render on another host said the same
+    assert _settle(render(other, "http://a:8000/docs/x/usage.html"), share) == SHARED
+    assert _settle(render(elsewhere, "http://a:8000/docs/x/u.html"), share) == CANDIDATE  # other code
+    share.found(first_render.scripts, False)  # once seen doing differently: never again
+    share.found(first_render.scripts, True)
+    assert _settle(render(other, "http://a:8000/docs/x/usage.html"), share) == CANDIDATE
+    assert not share.trusts(b"")
+
+
 # --- a crawl of three hosts ---
 
 DEFAULT_PAGE = ("<html><head><title>Welcome to <!--# echo var=\"host\" --></title>"
@@ -293,17 +332,20 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     # the login page: rendered on two hosts, which said the same, then taken by the third
     logins = [f"http://{h}:{port}/login.html" for h in HOSTS]
     assert sum(1 for u in logins if not rows[u]["render_from"]) == 2
-    # the router's two views: each path rendered on two hosts and taken by the third, never by the
-    # other path's pages (one document, but the script shows another view)
+    # the router's two views: rendered on two hosts and taken by the third, never by the other
+    # path's pages (one document, but the script shows another view); the view whose render is
+    # judged second may be taken after one render, its scripts seen doing the same on two hosts
+    views = {}
     for view in ("alpha", "beta"):
         urls = [f"http://{h}:{port}/app/{view}" for h in HOSTS]
-        assert sum(1 for u in urls if not rows[u]["render_from"]) == 2, [rows[u]["render_from"] for u in urls]
+        views[view] = sum(1 for u in urls if not rows[u]["render_from"])
         assert all(rows[u]["render_from"] in ("", *urls) for u in urls)
         assert all(rows[u]["excerpt"].startswith(view.capitalize() + " view") for u in urls)
-    # the renders: the default page once, the shell three times, the login and each view twice; the
-    # text file never
-    assert once_stats.get("websim/renders") == 10, once_stats
-    assert once_stats.get("websim/renders_reused") == 8, once_stats
+    assert sorted(views.values()) in ([1, 2], [2, 2]), views
+    # the renders: the default page once, the shell three times, the login twice, the views three
+    # or four times; the text file never
+    assert once_stats.get("websim/renders") == 6 + sum(views.values()), once_stats
+    assert once_stats.get("websim/renders_reused") == 12 - sum(views.values()), once_stats
     assert once_stats.get("websim/renders_not_needed") == 3, once_stats
     assert every_stats.get("websim/renders") == 21 and "websim/renders_reused" not in every_stats
     # the hosts saw one request per document (the redirect's hop included)

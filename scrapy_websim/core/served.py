@@ -15,7 +15,9 @@ instead of being rendered again. Two tests decide it:
   next page with the key, whose scripts are the same, is taken as rendered the same. A page
   whose scripts changed it without fetching data is taken as rendered the same once two renders
   on two hosts say the same (:func:`page_signature`; the handler decides, see
-  ``scrapy_websim/render/once.py``). A shell that fills itself with data it fetches, a page that
+  ``scrapy_websim/render/once.py``); once two renders have shown a set of scripts
+  (:func:`script_set`) doing the same on two hosts, another document running that very set is
+  taken after one render. A shell that fills itself with data it fetches, a page that
   redirects itself: pages with its key are always rendered.
 
 Masking is deliberately narrow: a version number, a count or a word is never masked, so two
@@ -30,12 +32,13 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Iterable, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from .features import parse_html
 from .page.visible import visible_text
 
-__all__ = ["spellings", "masked_body", "page_signature", "response_key", "renders_as_served", "swap_host"]
+__all__ = ["spellings", "masked_body", "page_signature", "response_key", "renders_as_served", "script_set",
+           "swap_host"]
 
 #: Placeholder of a masked span (not a byte a page can hold in text: a NUL).
 _MASK = b"\x00"
@@ -177,6 +180,42 @@ def page_signature(html: str, hosts: Iterable[str] = ()) -> bytes:
     title = doc.find(".//title") if doc is not None else None
     text = " ".join(_words(doc)) + "\x01" + (title.text_content() if title is not None else "")
     return hashlib.blake2b(masked_body(text.encode("utf-8"), hosts), digest_size=16).digest()
+
+
+#: ``<script type>`` values a browser runs (an absent or empty type is JavaScript too).
+_SCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript", "text/ecmascript",
+                           "application/ecmascript"})
+
+
+def script_set(html: str, url: str, hosts: Iterable[str] = ()) -> bytes:
+    """The code a document runs, as a digest: in document order, each script's URL (resolved
+    against ``url``, its scheme and host left out: another host's copy runs the same file) or
+    its inline text (the host's own name masked), and each inline event handler. ``b""`` for a
+    document that runs no script. Data blocks (JSON, templates) are left out: they are part of
+    the document, which the response key already compares."""
+    doc = parse_html(html)
+    if doc is None:
+        return b""
+    digest = hashlib.blake2b(digest_size=20)
+    count = 0
+    for el in doc.iter():
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag == "script":
+            if (el.get("type") or "").strip().lower() not in _SCRIPT_TYPES:
+                continue
+            src = (el.get("src") or "").strip()
+            if src:
+                parts = urlsplit(urljoin(url, src))
+                digest.update(b"s" + (parts.path + "?" + parts.query).encode("utf-8", "replace") + b"\x01")
+            else:
+                digest.update(b"i" + masked_body((el.text or "").encode("utf-8", "replace"), hosts) + b"\x01")
+            count += 1
+        for name, value in el.attrib.items() if tag else ():
+            if name.lower().startswith("on"):
+                handler = masked_body(value.encode("utf-8", "replace"), hosts)
+                digest.update(b"e" + name.lower().encode() + b"=" + handler + b"\x01")
+                count += 1
+    return digest.digest() if count else b""
 
 
 def swap_host(html: str, old: Sequence[str], new: Sequence[str]) -> str:

@@ -47,7 +47,7 @@ from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDown
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.config_values import ConfigError, Network, proxy_parts
 from scrapy_websim.core.features import parse_html
-from scrapy_websim.core.served import page_signature, renders_as_served, response_key, spellings, swap_host
+from scrapy_websim.core.served import page_signature, renders_as_served, response_key, script_set, spellings, swap_host
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
@@ -462,7 +462,8 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         new_state, kept, judged = NEVER, None, False
         try:
             rendered = await self._render_request(request, spider, served)
-            new_state, kept = _judge(request, response, rendered, hosts, render if state == CANDIDATE else None)
+            new_state, kept = _judge(request, response, rendered, hosts, render if state == CANDIDATE else None,
+                                     self.share)
             judged = True
             return _without_served_tls(rendered, served)
         finally:
@@ -478,7 +479,7 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         while True:
             state, render = self.share.known(key)
             if state == UNJUDGED and render is not None:
-                state = _settle(render)
+                state = _settle(render, self.share)
                 self.share.settle(key, state, render)
             if render is not None and render.scripted and not scoped and _where(render.url) != where:
                 scoped = True
@@ -833,12 +834,13 @@ def _capture_method(request: Any) -> Any:
 
 
 def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, ...],
-           candidate: Optional[Render]) -> Tuple[str, Optional[Render]]:
+           candidate: Optional[Render], share: Optional[RenderShare] = None) -> Tuple[str, Optional[Render]]:
     """What pages with this response's key do from now on and the render kept for them. A first
     render is kept ``UNJUDGED`` with the document it was given (:func:`_settle` judges it when a
     second page with the key comes); a second one (``candidate``: the first, whose script changed
-    the page without fetching data) shares the first when it says the same. Never shared: a page
-    that went elsewhere, a failed capture, two renders that differ."""
+    the page without fetching data) shares the first when it says the same, and ``share`` learns
+    whether the first's scripts did the same on two hosts. Never shared: a page that went
+    elsewhere, a failed capture, two renders that differ."""
     cap = _shareable_capture(request, fetched, rendered)
     if cap is None:
         return NEVER, None
@@ -853,21 +855,25 @@ def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str
                     scripted_data=cap.get("data_requests") != 0)
     if candidate is not None:
         same = not render.scripted_data and _signature(render) == _signature(candidate)
+        if share is not None:
+            share.found(candidate.scripts, same)
         return (SHARED, candidate) if same else (NEVER, None)
     return UNJUDGED, render
 
 
-def _settle(render: Render) -> str:
+def _settle(render: Render, share: Optional[RenderShare] = None) -> str:
     """A first render, judged: ``SHARED`` when it says what its HTML says; when its script
-    changed the page without fetching data, ``CANDIDATE`` (a second render on another host tells);
-    else ``NEVER``."""
+    changed the page without fetching data, ``CANDIDATE`` (a second render on another host
+    tells), or ``SHARED`` at once when ``share`` has seen its very scripts do the same on two
+    hosts (with another document); else ``NEVER``."""
     html = render.capture.get("html") or ""
     if renders_as_served(render.served, html, _served_title(render.served), render.capture.get("title")):
         return SHARED
     if render.scripted_data:
         return NEVER
     render.scripted = True
-    return CANDIDATE
+    render.scripts = script_set(render.served, render.url, render.hosts)
+    return SHARED if share is not None and share.trusts(render.scripts) else CANDIDATE
 
 
 def _signature(render: Render) -> bytes:

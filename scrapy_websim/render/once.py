@@ -5,9 +5,11 @@ The handler fetches a page's document with Scrapy's client first
 (:func:`scrapy_websim.core.served.response_key`) is the key of a page rendered before takes that
 render when it said what its HTML says (:func:`~scrapy_websim.core.served.renders_as_served`), or
 when a script changed the page without fetching data and a second render, on another host, said
-the same; any other is rendered, with its document served to the browser from the fetch (the host sees one
-request for it). :class:`RenderShare` holds the renders by key, bounded in bytes (the least recently
-used go first), and makes requests with a key being rendered wait for that render rather than
+the same (or the very same scripts did so with another document: the share remembers which script
+sets were seen doing the same on two hosts, and which were not); any other is rendered, with its
+document served to the browser from the fetch (the host sees one request for it).
+:class:`RenderShare` holds the renders by key, bounded in bytes (the least recently used go
+first), and makes requests with a key being rendered wait for that render rather than
 render it too. Renders that do not fit in memory go to files in a temporary directory (bounded
 in bytes too, and only while the disk keeps a reserve free); a render that fits nowhere is dropped
 and made again when a page needs it.
@@ -33,6 +35,8 @@ __all__ = ["CANDIDATE", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
 MAX_BYTES = 64 * 1024 * 1024
 #: Keys remembered as "must render" (a marker of a few dozen bytes each).
 MAX_KEYS = 200_000
+#: Script sets remembered as doing the same on two hosts, or not (20 bytes each).
+MAX_SCRIPT_SETS = 10_000
 #: Bytes of renders kept in files once memory is full (a fleet's first renders of its things,
 #: a site crawl's unjudged ones); 0: none.
 MAX_SPILL_BYTES = 1024 * 1024 * 1024
@@ -65,6 +69,9 @@ class Render:
     #: its script changed what its HTML says: pages at another path or query may show another
     #: view of the same document (a client-side router), so only its own path and query take it
     scripted: bool = False
+    #: the code its document runs (:func:`~scrapy_websim.core.served.script_set`), once it is
+    #: known to have changed the page
+    scripts: bytes = b""
 
     @property
     def size(self) -> int:
@@ -102,6 +109,8 @@ class RenderShare:
         self._spill_bytes = 0
         self._dir: Optional[str] = None
         self._spill_failed = False
+        #: script sets two renders on two hosts showed doing the same (True) or not (False)
+        self._script_sets: "OrderedDict[bytes, bool]" = OrderedDict()
 
     def known(self, key: bytes) -> Tuple[str, Optional[Render]]:
         """``(state, render)`` of ``key``; ``("", None)`` for a key never rendered (or whose
@@ -167,6 +176,21 @@ class RenderShare:
         self._known[key] = (state, render if state != NEVER else None)
         if state != NEVER:
             self._remember(key, render)
+
+    def trusts(self, scripts: bytes) -> bool:
+        """Whether two renders on two hosts showed ``scripts`` doing the same, and none showed
+        them differ: a first render of another document running them is taken as is."""
+        return bool(scripts) and self._script_sets.get(scripts, False)
+
+    def found(self, scripts: bytes, same: bool) -> None:
+        """Two renders of one document running ``scripts`` said the same (``same``) or not; once
+        they differ, the set is never trusted again."""
+        if not scripts:
+            return
+        self._script_sets[scripts] = same and self._script_sets.get(scripts, True)
+        self._script_sets.move_to_end(scripts)
+        while len(self._script_sets) > MAX_SCRIPT_SETS:
+            self._script_sets.popitem(last=False)
 
     def close(self) -> None:
         """Remove the files of spilled renders (the share keeps working in memory)."""
