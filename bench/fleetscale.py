@@ -43,8 +43,11 @@ URL count per origin varies (seeded); the list is shuffled (seed 7).
 **Truth** (written here per URL): a group key (URLs of one key show the same thing) and the
 expected rule label (``None`` for content; ``?`` not scored: a documentation page of under 400
 characters, thin or content, and the package mirrors' pages). ``distinct`` is the number of
-groups of HTML answers; the non-HTML URLs (``robots.txt``, the consoles' JSON) are apart: websim
-does not cluster non-HTML answers (they take part in rules only) and never renders them.
+groups of HTML answers; ``must_render`` the renders no rule of the issue avoids: one per distinct
+thing, and every page of the shells that fetch their content (the consoles, Verdaccio: the issue
+has them rendered on every host, their data could differ); the non-HTML URLs (``robots.txt``,
+the consoles' JSON) are apart: websim does not cluster non-HTML answers (they take part in
+rules only) and never renders them.
 
 **Measured**, same list, same machine, one after the other: websim at its defaults
 (``python -m scrapy_websim.cli -l urls.txt -O result-default.json --features-file ...``),
@@ -668,6 +671,18 @@ def distinct(truth: Truth) -> int:
     return len({truth[u][0] for u in scored(truth)})
 
 
+#: Groups of pages whose document is a shell that fetches what it shows (the consoles, Verdaccio's
+#: pages): the issue has every such page rendered, its data could differ per host.
+SHELL_GROUPS = ("console", "verdaccio-", "npm:")
+
+
+def must_render(truth: Truth) -> int:
+    """The renders the issue's rules leave no way around: one per distinct thing, every page of a
+    shell that fetches its content (each host's data could differ)."""
+    sizes = collections.Counter(truth[u][0] for u in scored(truth))
+    return sum(n if g.startswith(SHELL_GROUPS) else 1 for g, n in sizes.items())
+
+
 def score_run(truth: Truth, rows: Dict[str, dict], verbose: bool = False) -> Dict[str, float]:
     urls = scored(truth)
     pred = {u: rows[u]["cluster_id"] for u in urls if u in rows}
@@ -856,7 +871,8 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
     if not render_all and not args.no_render_all:
         notes.append("this websim has no --render-all: only the default crawl is measured")
     summary: Dict[str, object] = {"urls": len(urls), "origins": len({u.split("/")[2] for u in urls}),
-                                  "distinct": distinct(truth), "non_html": len(urls) - len(scored(truth))}
+                                  "distinct": distinct(truth), "must_render": must_render(truth),
+                                  "non_html": len(urls) - len(scored(truth))}
     pps: Dict[str, float] = {}
     for name, extra in runs:
         out, feats = os.path.join(workdir, f"result-{name}.json"), os.path.join(workdir, f"features-{name}.jsonl")
@@ -878,6 +894,7 @@ def fleet_run(truth: Truth, urls: List[str], listing: str, workdir: str, nginx: 
         key = name.replace("-", "_")
         summary.update({f"{key}_pps": f"{pps[name]:.2f}", f"{key}_renders": done,
                         f"{key}_renders_per_distinct": f"{done / max(1, distinct(truth)):.2f}",
+                        f"{key}_renders_beyond_must_pct": f"{100.0 * (done / max(1, must_render(truth)) - 1):.1f}",
                         f"{key}_f1": f"{sc['f1']:.4f}",
                         f"{key}_lost": sc["lost"], f"{key}_cpu_s": f"{res['cpu']:.0f}",
                         f"{key}_peak_mb": f"{res['peak_mb']:.0f}"})
