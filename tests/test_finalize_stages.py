@@ -92,3 +92,16 @@ def test_stages_one_by_one_compose_to_run():
     got = _rows(result.url_rows(), rows.cluster_rows(clusters), meta)
     assert got == _rows(expected.url_rows(), expected.cluster_rows(), expected.meta)
     assert [r["id"] for r in got[0]] == list(range(1, 9))
+
+
+def test_meta_names_every_check_that_keeps_a_pair_apart_with_the_run_thresholds():
+    """``meta.decision.not_when`` says in words each check beyond rules 1 and 2, with this run's
+    thresholds (a check turned off says so)."""
+    lines = finalize.not_when(WebsimParams.from_settings({}))
+    names = [line.split(":")[0] for line in lines]
+    assert names == ["heading", "prose length", "says much more", "item", "title item", "form",
+                     "identical text, another name", "short item", "templated"]
+    assert "> 500 shingles" in lines[2] and "0.85" in lines[-1] and "200 characters" in lines[-2]
+    off = WebsimParams.from_settings({"WEBSIM_PARAMS": {"decision.max_more_shingles": 0,
+                                                        "decision.rule1_templated": 0.9}})
+    assert finalize.not_when(off)[2] == "says much more: off" and "0.9 is needed" in finalize.not_when(off)[-1]

@@ -266,10 +266,7 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
                      f"one page's own text forgiven; SimHash: {d.rule1_text}) and (structure >= {d.rule1_structure} "
                      f"or visual >= {d.rule1_visual})",
             "rule2": f"visual >= {d.rule2_visual} and text >= {d.rule2_min_jaccard}",
-            "not_when": f"judged texts differ and: h1 headings share < {d.heading_min_jaccard} of their words (unless "
-                        f"both pages have one title that holds half the words of one h1), or "
-                        f"both are mostly prose and the shorter has >= {d.prose_len_min_chars} characters of it, "
-                        f"< {d.prose_min_len_ratio} of the longer's",
+            "not_when": not_when(params),
             "structure_measure": d.structure_measure,
         },
         # the same thresholds as numbers, for 'websim explain' (which decides a pair as this run did)
@@ -279,6 +276,27 @@ def summary(store: FeatureStore, n_eligible: int, kinds: Sequence[str], params: 
         "templates": (templates or template.Templates(params=params.template)).summary(),
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def not_when(params: WebsimParams) -> List[str]:
+    """The checks that keep a pair apart though rules 1 or 2 hold, in words (docs/decision.md,
+    "Which bench needs which check")."""
+    d, c = params.decision, params.cluster
+    return [
+        f"heading: both pages' judged texts differ and their h1 headings share < {d.heading_min_jaccard} of their "
+        "words (unless both have one title that holds half the words of one h1)",
+        f"prose length: both are mostly prose and the shorter has >= {d.prose_len_min_chars} characters of it, "
+        f"< {d.prose_min_len_ratio} of the longer's",
+        f"says much more: one page has > {d.max_more_shingles} shingles beyond the template and the noise "
+        "allowance that the other lacks" if d.max_more_shingles else "says much more: off",
+        "item: one page names in its title or h1 a word of its URL that the other's URL, title and h1 lack",
+        "title item: the titles are one frame around a different item (pages named by number)",
+        "form: a field both pages show holds another value on each, the value one URL asked for",
+        "identical text, another name: two pages with one judged text apart when the item, title item or form "
+        "check says they are two items (an exact copy's key holds its heading)",
+        f"short item: a page under {c.min_text_len} characters that is an item of its site joins exact copies only",
+        f"templated: beyond a template that was most of both pages, text >= {d.rule1_templated} is needed",
+    ]
 
 
 def unclustered(store: FeatureStore, params: WebsimParams, why: str,
