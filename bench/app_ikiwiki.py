@@ -5,20 +5,23 @@ recent changes, the CGI's sign-in page and ikiwiki's own "missing page" 404.
 
 Held aside: run once the design is settled, its first figures reported as they came.
 
-Installs Debian's ``ikiwiki`` (a wiki compiler, Perl) with the Perl modules its CGI needs and
-``apache2`` if missing. The wiki's source is a git repository (ikiwiki's ``git`` back end, its
-pages committed in a few steps with their own dates); ``ikiwiki --setup`` compiles it into static
-HTML (``usedirs``: a page ``PATH`` is ``/PATH/``, the file ``/PATH/index.html``) and writes the
-``ikiwiki.cgi`` wrapper. Two Apache servers (``mod_cgid``) on 127.0.0.1 serve the same compiled
-tree and run the same CGI: the second is a mirror. ``ErrorDocument 404 /ikiwiki.cgi`` with
-ikiwiki's ``404`` plugin: a missing page is answered by ikiwiki, not by Apache. The wiki lives in
-a directory of its own under the system's temporary directory (the Apache workers, which drop
-root, must read it), removed at the end. Its pages, none of them generated prose:
+Installs Debian's ``ikiwiki`` (a wiki compiler, Perl) with the Perl modules its CGI needs, a C
+compiler (ikiwiki compiles its CGI wrapper) and ``apache2`` if missing. The wiki's source is a
+git repository (ikiwiki's ``git`` back end, its pages committed in a few steps with their own
+dates); ``ikiwiki --setup`` compiles it into static HTML (``usedirs``: a page ``PATH`` is
+``/PATH/``, the file ``/PATH/index.html``) and writes the ``ikiwiki.cgi`` wrapper. Two Apache
+servers (``mod_cgid``) on 127.0.0.1 serve the same compiled tree and run the same CGI: the second
+is a mirror. ``ErrorDocument 404 /ikiwiki.cgi`` with ikiwiki's ``404`` plugin: a missing page is
+answered by ikiwiki, not by Apache. The wiki lives in a directory of its own under the system's
+temporary directory (the Apache workers, which drop root, must read it), removed at the end. Its
+pages (real text but for the uploader pages' one template and the section pages' few lines):
 
 - ``packages/NAME``: one page per Debian binary package installed here with a long description
   (``--packages``, spread over the alphabet): its synopsis, its description, section, priority,
-  version and maintainer's name. Library packages and their ``-dev`` or ``-doc`` siblings often
-  share a description but for a sentence or the name: such pages differ by little and are
+  version and maintainer's name. A library and its siblings often share a description but for a
+  sentence or the name (``libpango-1.0-0``, ``libpangocairo-1.0-0`` and ``libpangoft2-1.0-0``
+  differ by the name and the synopsis; ``libcurl4`` and ``libcurl3-gnutls`` by a sentence): a
+  few such families are taken whole when installed. Such pages differ by little and are
   different pages;
 - ``changelogs/SOURCE``: the newest uploads of a source package's Debian changelog;
 - ``blog/posts/...``: one post per upload of those changelogs (``--posts``): one to three of its
@@ -77,13 +80,17 @@ from app_roundup import check_texts  # noqa: E402
 from scrapy_websim.testing import servers  # noqa: E402
 
 NAME = "ikiwiki"
-#: Debian packages: ikiwiki, what its CGI and its git back end load, the web server
-PACKAGES = ("ikiwiki", "libcgi-formbuilder-perl", "libcgi-session-perl", "libcgi-pm-perl", "libtimedate-perl",
-            "apache2", "git")
-NEEDED = ("/usr/bin/ikiwiki", "/usr/share/perl5/CGI/FormBuilder.pm", "/usr/share/perl5/CGI/Session.pm",
-          "/usr/share/perl5/Date/Parse.pm", "/usr/sbin/apache2", "/usr/lib/apache2/modules/mod_cgid.so")
+#: Debian packages: ikiwiki, the compiler of its CGI wrapper, what its CGI and its git back end load, the server
+PACKAGES = ("ikiwiki", "gcc", "libc6-dev", "libcgi-formbuilder-perl", "libcgi-session-perl", "libcgi-pm-perl",
+            "libtimedate-perl", "apache2", "git")
+NEEDED = ("/usr/bin/ikiwiki", "/usr/bin/cc", "/usr/share/perl5/CGI.pm", "/usr/share/perl5/CGI/FormBuilder.pm",
+          "/usr/share/perl5/CGI/Session.pm", "/usr/share/perl5/Date/Parse.pm", "/usr/sbin/apache2",
+          "/usr/lib/apache2/modules/mod_cgid.so")
 #: source packages whose changelog uploads are the blog's posts
 SOURCES = ("curl", "openssh", "systemd", "coreutils", "apache2", "nginx", "openssl", "vim", "sqlite3", "git")
+#: binary packages that share their long description but for a sentence or the name, taken when installed
+FAMILIES = (("liblua5.1-0", "liblua5.3-0"), ("libpango-1.0-0", "libpangocairo-1.0-0", "libpangoft2-1.0-0"),
+            ("libcurl3-gnutls", "libcurl3-nss", "libcurl4"), ("libxml2", "libxml2-dev"), ("jq", "libjq1"))
 #: pages of ikiwiki's base wiki in the truth
 BASEWIKI = ("ikiwiki/formatting", "ikiwiki/markdown", "ikiwiki/wikilink", "ikiwiki/pagespec", "ikiwiki/directive",
             "ikiwiki/subpage", "shortcuts", "templates", "smileys")
@@ -152,7 +159,8 @@ def ensure_packages() -> None:
 
 def installed_packages(n: int) -> List[Dict[str, str]]:
     """``n`` installed binary packages with a long description of 300+ characters, spread evenly
-    over the alphabet: name, synopsis, description (paragraphs), section, priority, version, maintainer."""
+    over the alphabet, and the installed ones of ``FAMILIES``: name, synopsis, description
+    (paragraphs), section, priority, version, maintainer."""
     with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as fh:
         stanzas = fh.read().split("\n\n")
     found: Dict[str, Dict[str, str]] = {}
@@ -179,7 +187,9 @@ def installed_packages(n: int) -> List[Dict[str, str]]:
                                     "maintainer": fields.get("Maintainer", "").split("<")[0].strip()}
     names = sorted(found)
     step = max(1.0, len(names) / n)
-    return [found[names[int(i * step)]] for i in range(min(n, len(names)))]
+    chosen = {names[int(i * step)] for i in range(min(n, len(names)))}
+    chosen.update(name for family in FAMILIES for name in family if name in found)
+    return [found[name] for name in sorted(chosen)]
 
 
 def md(text: str) -> str:
