@@ -74,6 +74,14 @@ if [ "$what" = bench ]; then
   [ -f /usr/share/tomcat10/bin/catalina.sh ] || need_apt+=(tomcat10)
   [ -d /usr/share/tomcat10-admin/manager ] || need_apt+=(tomcat10-admin)
   [ -d /usr/share/doc/apache2-doc/manual ] || need_apt+=(apache2-doc)
+  # bench/app_ikiwiki.py: ikiwiki, the C compiler that builds its CGI wrapper, the Perl modules its CGI and its
+  # git back end load (Apache above serves it)
+  command -v ikiwiki >/dev/null 2>&1 || need_apt+=(ikiwiki)
+  command -v cc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+  [ -f /usr/share/perl5/CGI.pm ] || need_apt+=(libcgi-pm-perl)
+  [ -f /usr/share/perl5/CGI/FormBuilder.pm ] || need_apt+=(libcgi-formbuilder-perl)
+  [ -f /usr/share/perl5/CGI/Session.pm ] || need_apt+=(libcgi-session-perl)
+  [ -f /usr/share/perl5/Date/Parse.pm ] || need_apt+=(libtimedate-perl)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
