@@ -1,12 +1,87 @@
 """Clusters and labels of a crawl of a real Nagios 4 web interface over a monitored fleet of its own.
 
     python bench/app_nagios.py [--check] [-v] [--keep DIR]
+    python bench/appbench.py DIR [--refeature]   # re-score a kept crawl with the current code
 
 Held aside: run once the design is settled, its first figures reported as they came.
 
-DOCSTRING-TRUTH
-"""
+Installs Debian's ``nagios4-core``, ``nagios4-cgi`` (4.4.6), ``monitoring-plugins-basic`` and
+lighttpd if missing (``scripts/setup.sh bench`` does too) and stops the system services they start.
+Nagios runs in the foreground as a child process (its own process group) on a configuration of its
+own: 42 hosts in seven hostgroups (web, database, mail, DNS, storage, application, office), each on
+an address of its own, 127.0.0.10 to 127.0.0.51, each with four services, all checked once at start
+by real plugins (forced through Nagios's external command file; the next checks are an hour away):
 
+- the host check: ``check_tcp`` on the address and a port where a lighttpd of the bench (the
+  "monitored server") listens on every host's address but four: those hosts are DOWN
+  ("Connection refused");
+- ``PING``: ``check_ping`` to the address (loopback: OK, the round trip differs per check);
+- ``Disk /`` and ``Load``: ``check_dummy`` with a state and a line per host (free space, load
+  averages: a few WARNING and CRITICAL), and so are ``DNS``, ``RAID`` (one degraded array) and
+  ``Uptime`` (one switch waiting for firmware);
+- ``HTTP`` (web hosts): ``check_http`` of the host's site on the monitored server (two sites
+  missing: 404, WARNING); ``App status`` (application hosts): ``check_http`` of a readiness file
+  that must say "ready" (two draining: CRITICAL); ``MySQL`` and ``SMTP``: ``check_tcp``.
+
+The CGIs (``/usr/lib/cgi-bin/nagios4``) are served by two lighttpd processes on two ports of
+127.0.0.1 (a fleet of two over one Nagios) as Debian's Apache configuration lays them out:
+``/nagios4/cgi-bin/`` and its alias ``/cgi-bin/nagios4/``, the style sheets and images. The CGI
+configuration switches authentication off (``use_authentication=0``, every page "Logged in as
+nagiosadmin"), and, as Debian's Apache configuration does, the command CGI ``cmd.cgi`` asks for HTTP
+digest authentication. Every page prints times that change between requests ("Last Updated", check
+times, durations): noise a copy must survive.
+
+The truth (``{url: (group, label)}``, content label ``None``; about 500 URLs, about 370 groups):
+
+- one group per host's page (``extinfo.cgi?type=1&host=H``) and per service's page
+  (``extinfo.cgi?type=2&host=H&service=S``): pages of one template that differ by a host name,
+  a service name and a status line, 210 of them; per host's services list (``status.cgi?host=H``,
+  every other host); per hostgroup view (``status.cgi?hostgroup=G`` in the styles overview,
+  detail, summary, grid and host detail, and the same for ``all`` but its service detail) and per
+  hostgroup's page (``extinfo.cgi?type=5``); the service list of all hosts (``status.cgi``, its
+  first 100 rows), the service and host problems; the tactical overview, the process and
+  performance information, the scheduling queue; the configuration listings (hosts, services,
+  hostgroups, contacts, contact groups, time periods, commands) and one host's configuration
+  (``config.cgi?type=hosts&expand=H``, every other chosen host); for the hosts with a problem and
+  a few without, their alert history, their availability report or trends, the alert histogram
+  of some, the notifications of every other host with a problem; the history and the
+  notifications of all hosts, the notifications of a contact, the event log, the status map and
+  the event summary's report form;
+- the variants, each in its page's group: the second port; the ``/cgi-bin/nagios4/`` alias;
+  the parameters in another order (``extinfo.cgi?host=H&type=1``, ``?service=S&host=H&type=2``);
+  a service name spelled ``Disk%20/`` rather than ``Disk+%2F``; ``utm_source``; the defaults
+  made explicit or left out (``status.cgi`` for ``status.cgi?host=all``, ``limit=100``, which
+  changes only the links' query strings; ``status.cgi?hostgroup=G`` for its overview style;
+  ``extinfo.cgi`` for ``extinfo.cgi?type=0``);
+- special pages, one group per template and status, whatever name the message echoes: ``E3``:
+  extinfo.cgi's answer for a host, service or hostgroup it does not know (200, "It appears as
+  though you do not have permission to view information for this host... If you believe this is
+  an error, ...": Nagios answers an unknown name with its authorisation message, a soft 404, not
+  a WAF's wall), status.cgi's overview of a hostgroup it does not know (200, "Sorry, but host
+  group 'x' doesn't seem to exist..." under the status frame, its totals all zero), lighttpd's
+  404 (an unknown CGI or file) and its 403 (a directory without an index: ``/nagios4/`` itself,
+  whose ``index.php`` this bench does not run, and the images and style sheets); ``L1``: the
+  command CGI's 401 with ``WWW-Authenticate: Digest`` (every ``cmd.cgi`` link: the forms to
+  re-schedule a check, acknowledge a problem, schedule a downtime).
+
+Left out as arguable: what the CGIs answer with an empty result and no error words for a name they
+do not know (``status.cgi?host=x``: "Results 1 - 0 of 0 Matching Services"; the history,
+notifications, availability and trends of an unknown host: a report with nothing in it) and the
+grid and summary styles of an unknown hostgroup (the same sentence under other headings and other
+links: one template or three?); the empty lists (comments, downtimes, network outages: an answer
+or a thin page?); ``config.cgi`` without a type or with an unknown one (the form to choose one: the
+same page, or a soft 404?); ``status.cgi?hostgroup=all&style=detail`` (the list of
+``status.cgi?host=all`` under another heading); an availability report with its log entries
+(``show_log_entries``: the report plus a table); the front page (``index.php``, a PHP frame set that
+this bench does not serve); the JSON, WML and VRML CGIs and the images the trends, histogram and
+map CGIs draw (not HTML pages). Setup takes well under a minute; ``--check`` fetches every URL once
+(plain HTTP, no browser): statuses per label, content groups whose pages differ in more than times,
+groups that show the same text, the titles of the special pages. Last line (see
+``bench/appbench.py``):
+
+    set=nagios urls=N groups=G dup_share=D missing=M precision=P recall=R f1=F false_pairs=K
+    missed_pairs=K lost=L rules=right/special (pct) content_as_junk=J
+"""
 from __future__ import annotations
 
 import argparse
@@ -35,7 +110,7 @@ NAGIOS = "/usr/sbin/nagios4"
 CGI_BIN = "/usr/lib/cgi-bin/nagios4"
 HTDOCS = "/usr/share/nagios4/htdocs"
 PLUGINS = "/usr/lib/nagios/plugins"
-PACKAGES = ("nagios4-core", "nagios4-cgi", "monitoring-plugins-basic", "monitoring-plugins-standard", "lighttpd")
+PACKAGES = ("nagios4-core", "nagios4-cgi", "monitoring-plugins-basic", "lighttpd")
 
 #: hostgroup -> (alias, its hosts); each host gets an address 127.0.0.N of its own
 GROUPS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
@@ -453,7 +528,10 @@ def check(truth: appbench.Truth) -> str:
     seen: Dict[str, str] = {}
     for group, by_url in texts.items():
         if len(set(by_url.values())) > 1:
-            odd.append(f"  group {group} shows {len(set(by_url.values()))} different texts: {', '.join(by_url)}")
+            first, *others = set(by_url.values())
+            at = min(next((i for i, (x, y) in enumerate(zip(first, o)) if x != y), len(first)) for o in others)
+            odd.append(f"  group {group} shows {len(others) + 1} different texts ({first[max(0, at - 40):at + 40]!r}"
+                       f" ...): {', '.join(by_url)}")
         for text in set(by_url.values()):
             if seen.setdefault(text, group) != group:
                 odd.append(f"  groups {seen[text]} and {group} show the same text")
