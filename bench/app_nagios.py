@@ -43,8 +43,8 @@ The truth (``{url: (group, label)}``, content label ``None``; about 500 URLs, ab
   performance information, the scheduling queue; the configuration listings (hosts, services,
   hostgroups, contacts, contact groups, time periods, commands) and one host's configuration
   (``config.cgi?type=hosts&expand=H``, every other chosen host); for the hosts with a problem and
-  a few without, their alert history, their availability report or trends, the alert histogram
-  of some, the notifications of every other host with a problem; the history and the
+  a few without, their availability report or trends and the alert histogram of some; the alert
+  history of each host with a problem and the notifications of every other one; the history and the
   notifications of all hosts, the notifications of a contact, the event log, the status map and
   the event summary's report form;
 - the variants, each in its page's group: the second port; the ``/cgi-bin/nagios4/`` alias;
@@ -66,9 +66,11 @@ The truth (``{url: (group, label)}``, content label ``None``; about 500 URLs, ab
 
 Left out as arguable: what the CGIs answer with an empty result and no error words for a name they
 do not know (``status.cgi?host=x``: "Results 1 - 0 of 0 Matching Services"; the history,
-notifications, availability and trends of an unknown host: a report with nothing in it) and the
-grid and summary styles of an unknown hostgroup (the same sentence under other headings and other
-links: one template or three?); the empty lists (comments, downtimes, network outages: an answer
+notifications, availability and trends of an unknown host: a report with nothing in it); the
+alert history of a host without alerts (the process's start and nothing else, as for an unknown
+host: the same empty report with another name in its heading); the grid and summary styles of an
+unknown hostgroup (the same sentence under other headings and other links: one template or
+three?); the empty lists (comments, downtimes, network outages: an answer
 or a thin page?); ``config.cgi`` without a type or with an unknown one (the form to choose one: the
 same page, or a soft 404?); ``status.cgi?hostgroup=all&style=detail`` (the list of
 ``status.cgi?host=all`` under another heading); an availability report with its log entries
@@ -469,8 +471,9 @@ def truth_of(base: str, mirror: str) -> appbench.Truth:
     for k, host in enumerate(chosen):
         if k % 2 == 0:
             add(f"config-host:{host}", None, f"{cgi}/config.cgi?type=hosts&expand={host}")
-        add(f"history:{host}", None, f"{cgi}/history.cgi?host={host}",
-            *([f"{mcgi}/history.cgi?host={host}"] if k % 5 == 0 else []))
+        if host in problems:  # a host without alerts has a history of the process's start only: left out
+            add(f"history:{host}", None, f"{cgi}/history.cgi?host={host}",
+                *([f"{mcgi}/history.cgi?host={host}"] if k % 5 == 0 else []))
         if k % 2 == 1:
             add(f"avail:{host}", None, f"{cgi}/avail.cgi?host={host}")
         else:
