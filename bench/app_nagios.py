@@ -6,7 +6,8 @@
 Held aside: run once the design is settled, its first figures reported as they came.
 
 Installs Debian's ``nagios4-core``, ``nagios4-cgi`` (4.4.6), ``monitoring-plugins-basic`` and
-lighttpd if missing (``scripts/setup.sh bench`` does too) and stops the system services they start.
+lighttpd if missing (``scripts/setup.sh bench`` does too) and stops the system services they start
+(Nagios, and exim4, which comes with Nagios's mail client).
 Nagios runs in the foreground as a child process (its own process group) on a configuration of its
 own: 42 hosts in seven hostgroups (web, database, mail, DNS, storage, application, office), each on
 an address of its own, 127.0.0.10 to 127.0.0.51, each with four services, all checked once at start
@@ -156,8 +157,9 @@ def ensure_packages() -> None:
         print("installing " + " ".join(PACKAGES), flush=True)
         subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES], check=True,
                        stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    # the packages start (or would start) Nagios, Apache and lighttpd as system services: the bench runs its own
-    for service in ("nagios4", "apache2", "lighttpd"):
+    # the packages start (or would start) Nagios, Apache, lighttpd and the mail server that bsd-mailx pulls in
+    # (exim4) as system services: the bench runs its own Nagios and lighttpd, and needs no mail server
+    for service in ("nagios4", "apache2", "lighttpd", "exim4"):
         subprocess.run(["service", service, "stop"], capture_output=True, check=False)
 
 

@@ -84,8 +84,9 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server, tinyproxy, mariadb, tomcat10 and nagios4 start system services on install; the tests and benches start their own
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop; service nagios4 stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy, mariadb, tomcat10 and nagios4 (and exim4, which its mail client pulls in) start
+    # system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop; service nagios4 stop; service exim4 stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
