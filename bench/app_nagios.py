@@ -89,8 +89,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import grp
 import hashlib
 import os
+import pwd
 import random
 import re
 import signal
@@ -282,20 +284,23 @@ def setup(tmp: str, port: int) -> Dict[str, str]:
     paths = {k: os.path.join(tmp, f) for k, f in (("main", "nagios.cfg"), ("objects", "objects.cfg"),
                                                   ("cgi", "cgi.cfg"), ("cmd", "nagios.cmd"),
                                                   ("status", "status.dat"), ("log", "nagios.log"))}
+    for stale in ("cmd", "status", "log"):  # a kept directory's last run: Nagios starts afresh
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(paths[stale])
     with open(paths["objects"], "w", encoding="utf-8") as fh:
         fh.write(objects_cfg(port))
     main = {
         "log_file": paths["log"], "cfg_file": paths["objects"],
         "object_cache_file": f"{tmp}/objects.cache", "precached_object_file": f"{tmp}/objects.precache",
         "status_file": paths["status"], "status_update_interval": 2,
-        # the bench runs as root; Nagios would otherwise drop to a user that cannot read the bench's directory
-        "nagios_user": "root", "nagios_group": "root",
+        # Nagios started by root drops to this user: the bench's own, who can write the bench's directory
+        "nagios_user": pwd.getpwuid(os.getuid()).pw_name, "nagios_group": grp.getgrgid(os.getgid()).gr_name,
         "check_external_commands": 1, "command_file": paths["cmd"], "lock_file": f"{tmp}/nagios.lock",
         "temp_file": f"{tmp}/nagios.tmp", "temp_path": tmp, "log_archive_path": f"{tmp}/archives",
         "check_result_path": f"{tmp}/checkresults", "query_socket": f"{tmp}/nagios.qh",
         "retain_state_information": 0, "use_syslog": 0, "log_initial_states": 1, "enable_notifications": 1,
         "date_format": "iso8601", "illegal_macro_output_chars": "`~$&|'\"<>",
-        "check_for_updates": 0, "bare_update_check": 1,
+        "check_for_updates": 0,
     }
     with open(paths["main"], "w", encoding="utf-8") as fh:
         fh.write("".join(f"{k}={v}\n" for k, v in main.items()))
