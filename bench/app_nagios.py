@@ -28,8 +28,9 @@ The CGIs (``/usr/lib/cgi-bin/nagios4``) are served by two lighttpd processes on 
 127.0.0.1 (a fleet of two over one Nagios) as Debian's Apache configuration lays them out:
 ``/nagios4/cgi-bin/`` and its alias ``/cgi-bin/nagios4/``, the style sheets and images. The CGI
 configuration switches authentication off (``use_authentication=0``, every page "Logged in as
-nagiosadmin"), and, as Debian's Apache configuration does, the command CGI ``cmd.cgi`` asks for HTTP
-digest authentication. Every page prints times that change between requests ("Last Updated", check
+nagiosadmin") and the "Page Tour" (its box embeds a YouTube player in every page: no page may
+reach past 127.0.0.1); as Debian's Apache configuration does, the command CGI ``cmd.cgi`` asks
+for HTTP digest authentication. Every page prints times that change between requests ("Last Updated", check
 times, durations): noise a copy must survive.
 
 The truth (``{url: (group, label)}``, content label ``None``; about 500 URLs, about 370 groups):
@@ -310,6 +311,8 @@ def setup(tmp: str, port: int) -> Dict[str, str]:
         "default_user_name": "nagiosadmin", "refresh_rate": 90, "result_limit": 100, "escape_html_tags": 1,
         "action_url_target": "_blank", "notes_url_target": "_blank", "lock_author_names": 1,
         "navbar_search_for_addresses": 1, "navbar_search_for_aliases": 1,
+        # no "Page Tour": its box embeds a YouTube player on every page, and no page may reach past 127.0.0.1
+        "enable_page_tour": 0,
     }
     with open(paths["cgi"], "w", encoding="utf-8") as fh:
         fh.write("".join(f"{k}={v}\n" for k, v in cgi.items()))
