@@ -399,7 +399,7 @@ def build(args: argparse.Namespace, tmp: str) -> Iterator[appbench.Truth]:
                                  "realm": REALM}
     modules = ("mod_setenv", "mod_cgi", "mod_auth", "mod_authn_file")
     # the monitored server listens on 127.0.0.1 too (lighttpd_server's own socket), on another port
-    with servers.lighttpd_server(monitored_config(port), files=site_files()) as _monitored, \
+    with servers.lighttpd_server(monitored_config(port), files=site_files()), \
             nagios(tmp, paths), \
             servers.lighttpd_server(cgi_config, modules=modules) as base, \
             servers.lighttpd_server(cgi_config, modules=modules) as mirror:
