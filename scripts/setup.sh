@@ -70,6 +70,10 @@ if [ "$what" = bench ]; then
   command -v mhonarc >/dev/null 2>&1 || need_apt+=(mhonarc)
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx)
   [ -f /usr/share/iso-codes/json/iso_3166-1.json ] || need_apt+=(iso-codes)
+  # bench/app_nagios.py: Nagios 4's CGIs (under lighttpd, above) over a Nagios of its own, checked by the basic plugins
+  [ -x /usr/sbin/nagios4 ] || need_apt+=(nagios4-core)
+  [ -x /usr/lib/cgi-bin/nagios4/status.cgi ] || need_apt+=(nagios4-cgi)
+  [ -x /usr/lib/nagios/plugins/check_http ] || need_apt+=(monitoring-plugins-basic)
   # bench/fleetscale.py: Tomcat 10 and its manager application, the Apache manual on Apache's doc hosts
   [ -f /usr/share/tomcat10/bin/catalina.sh ] || need_apt+=(tomcat10)
   [ -d /usr/share/tomcat10-admin/manager ] || need_apt+=(tomcat10-admin)
@@ -88,8 +92,9 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-    # apache2, nginx, redis-server, tinyproxy, mariadb and tomcat10 start system services on install; the tests and benches start their own
-    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop) >/dev/null 2>&1 || true
+    # apache2, nginx, redis-server, tinyproxy, mariadb, tomcat10 and nagios4 (and exim4, which its mail client pulls in) start
+    # system services on install; the tests and benches start their own
+    (service apache2 stop; service nginx stop; service redis-server stop; service tinyproxy stop; service lighttpd stop; service mariadb stop; service tomcat10 stop; service nagios4 stop; service exim4 stop) >/dev/null 2>&1 || true
   else
     echo "setup: missing ${need_apt[*]}." >&2
     echo "  Install them with your package manager (Debian/Ubuntu: sudo apt-get install ${need_apt[*]})," >&2
