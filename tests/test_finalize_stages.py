@@ -100,7 +100,7 @@ def test_meta_names_every_check_that_keeps_a_pair_apart_with_the_run_thresholds(
     lines = finalize.not_when(WebsimParams.from_settings({}))
     names = [line.split(":")[0] for line in lines]
     assert names == ["heading", "prose length", "says much more", "item", "title item", "form",
-                     "identical text, another name", "short item", "templated"]
+                     "title", "identical text, another name", "short item", "templated"]
     assert "> 500 shingles" in lines[2] and "0.85" in lines[-1] and "200 characters" in lines[-2]
     off = WebsimParams.from_settings({"WEBSIM_PARAMS": {"decision.max_more_shingles": 0,
                                                         "decision.rule1_templated": 0.9}})

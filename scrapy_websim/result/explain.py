@@ -198,6 +198,7 @@ def _decision_data(d: similarity.PairDecision, decision: DecisionParams) -> Dict
         "heading_sim": d.heading, "title_names_heading": d.title_names_heading, "heading_veto": d.heading_veto,
         "prose_lengths": list(d.prose_lengths), "prose_veto": d.prose_veto, "more_veto": d.more_veto,
         "items_veto": d.items_veto, "title_items_veto": d.title_items_veto, "fields_veto": d.fields_veto,
+        "titles_veto": d.titles_veto,
         "duplicate": d.result.is_duplicate, "rule": d.result.rule,
         "template_share": [d.own.template_share(0), d.own.template_share(1)] if d.own else None,
         "shared_shingles": d.own.both if d.own else None,

@@ -400,6 +400,45 @@ def items_differ(a: PageRecord, b: PageRecord) -> bool:
     return _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a)
 
 
+#: A word of a title: a run of letters and digits (a run of CJK characters is one word).
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def _own_title_words(record: PageRecord) -> set:
+    """The words of a page's ``<title>`` without the host name (and port) of its URL, numbers as
+    one word (``Page 2`` and ``Page 3`` share theirs), single letters left out."""
+    title = record.title or ""
+    try:
+        parts = urlsplit(record.final_url or record.url or "")
+        echoed = (parts.netloc.rpartition("@")[2], parts.hostname or "")
+    except ValueError:
+        echoed = ("", "")
+    for spelling in echoed:
+        if spelling and spelling.lower() in title.lower():
+            title = re.sub(r"(?<!\w)" + re.escape(spelling) + r"(?!\w)", " ", title, flags=re.I)
+    return {_DIGIT_RUN.sub("0", w) for w in _TITLE_WORD.findall(title.lower()) if len(w) > 1 or not w.isascii()}
+
+
+#: Words of its own one page's title must hold beyond the other's to name another page.
+TITLE_OWN_WORDS = 3
+
+
+def titles_differ(a: PageRecord, b: PageRecord) -> bool:
+    """The titles name two pages: both pages have one and the two share no word, or one holds
+    :data:`TITLE_OWN_WORDS` words or more that the other lacks. A page names what it is in its
+    title, and a copy of it (a mirror, a URL variant, a noisy response) keeps that title; a word
+    a server's noise swaps, a number, the host's own name do not count. Two pages of one template
+    whose texts are mostly alike but whose titles say different things are two pages: a commit
+    (titled by its subject and the repository) and the diff of a range of commits around it
+    (titled by the repository alone), which shows most of the commit's changes but not its
+    message. The same rows sorted another way ("... sorted by name") say the same words and
+    are never checked (:func:`_same_words`)."""
+    ta, tb = _own_title_words(a), _own_title_words(b)
+    if not ta or not tb:
+        return False
+    return not ta & tb or max(len(ta - tb), len(tb - ta)) >= TITLE_OWN_WORDS
+
+
 def _fields(record: PageRecord) -> dict:
     fields = record.signals.get("fields") if isinstance(record.signals, dict) else None
     return fields if isinstance(fields, dict) else {}
@@ -539,6 +578,7 @@ class PairDecision:
     items_veto: bool = False  # the item check (:func:`items_differ`) keeps the pair apart
     title_items_veto: bool = False  # the titles name two items in one frame (:func:`title_items_differ`)
     fields_veto: bool = False  # a form field shows what each page was asked for (:func:`fields_differ`)
+    titles_veto: bool = False  # the titles share no word (:func:`titles_differ`)
     same_words: bool = False  # the same shingles beyond the template on both (checks not applied)
     checked: bool = False  # the vetoes were looked at (a rule fired, or judge(full=True))
     own: Optional[OwnText] = None  # the exact shingle counts beyond the template (None: compared by MinHash)
@@ -679,7 +719,8 @@ def _vetoed(decision: PairDecision, a: PageRecord, b: PageRecord, params: Decisi
                          ("more_veto", lambda: says_much_more(a, b, own, params)),
                          ("items_veto", lambda: items_differ(a, b)),
                          ("title_items_veto", lambda: title_items_differ(a, b)),
-                         ("fields_veto", lambda: fields_differ(a, b))):
+                         ("fields_veto", lambda: fields_differ(a, b)),
+                         ("titles_veto", lambda: titles_differ(a, b))):
         if not vetoed or full:
             setattr(decision, flag, differ())
             vetoed = vetoed or getattr(decision, flag)
