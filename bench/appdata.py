@@ -137,8 +137,16 @@ def paragraphs(body: str, share: float = 1.0) -> List[str]:
 
 
 def clone(dest: str, bare: bool = False) -> str:
-    """A single-branch clone of this repository (its checked-out branch) at ``dest``."""
+    """A single-branch clone of this repository (its checked-out branch) at ``dest``. A checkout
+    on a detached HEAD (a worktree at a commit) gives a clone with no branch, whose commits a
+    repository browser that reads branches (Trac's git connector) does not know: the clone's
+    HEAD then becomes a ``main`` branch."""
     subprocess.run(["git", "clone", "-q", "--single-branch", *(["--bare"] if bare else []), REPO, dest], check=True)
+    branches = subprocess.run(["git", "-C", dest, "for-each-ref", "refs/heads"], capture_output=True, text=True,
+                              check=True).stdout
+    if not branches.strip():
+        subprocess.run(["git", "-C", dest, "update-ref", "refs/heads/main", "HEAD"], check=True)
+        subprocess.run(["git", "-C", dest, "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
     return dest
 
 
