@@ -742,3 +742,50 @@ def test_pages_whose_titles_name_two_pages_are_not_duplicates():
     welcome = _at(_rendered(4, one), "http://127.0.0.1/", one)
     other = _at(_rendered(5, two), "http://127.0.0.2/", two)
     assert not titles_differ(welcome, other)
+
+
+def test_pages_whose_text_names_the_item_their_url_asks_for_are_not_duplicates():
+    """A monitoring application's hostgroup pages: one title ("Extended Information") and no h1 on
+    every page, the same command links, and the group's name only in the text ("Hostgroup Web
+    servers (web)"). Each names in its text what its URL asks for, in words the other page never
+    has: two pages. A copy on a mirror port (and one with the time it was made) names its group
+    in the same words and stays its duplicate; a page that names no word of its URL is not kept
+    apart by it."""
+    from scrapy_websim.core.match.similarity import items_differ
+
+    def group(name, alias, stamp="05:49:19"):
+        commands = "".join(f"<tr><td><a href='cmd.cgi?cmd_typ={i}'>{what} for all {kind} in this hostgroup</a>"
+                           "</td></tr>"
+                           for i, (what, kind) in enumerate(
+                               (w, k) for w in ("Schedule downtime", "Enable notifications", "Disable notifications",
+                                                "Enable active checks", "Disable active checks")
+                               for k in ("hosts", "services")))
+        return ("<html><head><title>Extended Information</title></head><body>"
+                "<div class='infoBoxTitle'>Hostgroup Information</div>"
+                f"<div>Last Updated: Fri Nov 27 {stamp} UTC 2026</div><div>Updated every 90 seconds</div>"
+                "<a href='status.cgi'>View Status Detail For This Hostgroup</a> "
+                "<a href='status.cgi?style=overview'>View Status Overview For This Hostgroup</a>"
+                f"<div class='dataTitle'>Hostgroup</div><div class='dataTitle'>{alias}</div>"
+                f"<div class='dataTitle'>({name})</div><div class='commandTitle'>Hostgroup Commands</div>"
+                f"<table>{commands}</table></body></html>")
+
+    def fetched(i, url, html):
+        from scrapy_websim.core.features import FeatureParams, compute_features
+        from scrapy_websim.core.types import PageRecord
+
+        r = PageRecord(id=i, url=url, final_url=url, status_code=200, content_type="text/html", html_len=len(html),
+                       title="Extended Information")
+        compute_features(r, html, b"", FeatureParams())
+        return r
+
+    base = "http://127.0.0.1:8080/nagios4/cgi-bin/extinfo.cgi?type=5&hostgroup="
+    web = fetched(1, base + "web", group("web", "Web servers"))
+    storage = fetched(2, base + "storage", group("storage", "Storage arrays"))
+    copy = fetched(3, base.replace(":8080", ":8081") + "web", group("web", "Web servers", stamp="05:51:02"))
+    assert compare(web, replace(storage, signals={**storage.signals, "iu": {}})).is_duplicate  # without it: one page
+    assert items_differ(web, storage) and not compare(web, storage).is_duplicate
+    assert not items_differ(web, copy) and compare(web, copy).is_duplicate
+    # the same pages under URLs that name nothing they say: nothing to tell them apart by
+    plain = [fetched(4, "http://127.0.0.1:8080/hostgroup?id=11", group("web", "Web servers")),
+             fetched(5, "http://127.0.0.1:8080/hostgroup?id=12", group("storage", "Storage arrays"))]
+    assert not items_differ(*plain) and compare(*plain).is_duplicate

@@ -147,6 +147,9 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     heading = first_heading(doc)
     if heading:
         record.signals["h1"] = heading
+    named = fingerprints.item_shingles(tokens, fingerprints.url_words(record.final_url or record.url))
+    if named:
+        record.signals["iu"] = named
     fields = shown_fields(doc)
     if fields:
         record.signals["fields"] = fields

@@ -18,7 +18,8 @@ import re
 import zlib
 from collections import Counter
 from functools import lru_cache
-from typing import List, Literal, Optional, Tuple
+from typing import Dict, List, Literal, Optional, Tuple
+from urllib.parse import unquote_plus, urlsplit
 
 import numpy as np
 
@@ -26,6 +27,8 @@ from .types import MASK64
 
 __all__ = [
     "CJK_CHARS",
+    "item_shingles",
+    "url_words",
     "blake2b64",
     "blake2b_digest",
     "tokens",
@@ -173,6 +176,47 @@ def _mix(h: np.ndarray) -> np.ndarray:
     h = (h ^ (h >> np.uint64(30))) * _M1
     h = (h ^ (h >> np.uint64(27))) * _M2
     return h ^ (h >> np.uint64(31))
+
+
+#: Punctuation that separates the words of a URL (``fn.simd_gt.html``, ``Owl_(bird)``).
+_URL_PUNCT = re.compile(r"[/_\-+.=&:;,~!$'()*@?#]+")
+
+
+def url_words(url: str) -> set:
+    """The words of what a URL asks for: path segments, query values and fragment (not the
+    scheme, host or port: a mirror's), split at punctuation (``fn.simd_gt.html``,
+    ``Owl_(bird)``, ``%E7%8C%AB`` give their words); single letters are left out (a mirror's
+    ``/b/`` directory, ``n``: not what a page is about)."""
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return set()
+    text = unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
+    return {w for w in tokens(_URL_PUNCT.sub(" ", text)) if len(w) > 1 or not w.isascii() or w.isdigit()}
+
+
+#: Words of its URL a page's item shingles are kept for, and shingles a word.
+ITEM_WORDS, ITEM_WORD_SHINGLES = 8, 6
+
+
+def item_shingles(toks: List[str], words: set, size: int = SHINGLE_TOKENS) -> Dict[str, List[int]]:
+    """Where a page's text names what its URL asks for: for each word of ``words`` (its URL's,
+    numbers left out) found among ``toks`` (its text's :func:`tokens`), the 32-bit values (as
+    :func:`shingle_set` keeps them) of the shingles around its first occurrences. Two pages that
+    each name an item of their own URL, in words the other's text never has around it, are
+    about two items (``core.match.similarity.items_differ``)."""
+    want = {w for w in words if not w.isdigit()}
+    out: Dict[str, set] = {}
+    n = len(toks)
+    for i, tok in enumerate(toks):
+        if tok not in want or len(out.get(tok, ())) >= ITEM_WORD_SHINGLES:
+            continue
+        if tok not in out and len(out) >= ITEM_WORDS:
+            continue
+        found = out.setdefault(tok, set())
+        for start in range(max(0, i - size + 1), min(i, max(0, n - size)) + 1):
+            found.update(int(v) for v in shingle_set(shingle_hashes_of_tokens(toks[start:start + size], size)))
+    return {w: sorted(v)[:ITEM_WORD_SHINGLES] for w, v in sorted(out.items())}
 
 
 def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:

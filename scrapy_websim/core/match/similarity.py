@@ -15,11 +15,19 @@ import math
 import re
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
-from urllib.parse import parse_qsl, unquote_plus, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
-from ..fingerprints import SHINGLE_SET_MAX, decode_shingle_set, hamming, jaccard_estimate, minhash_from_hex, tokens
+from ..fingerprints import (
+    SHINGLE_SET_MAX,
+    decode_shingle_set,
+    hamming,
+    jaccard_estimate,
+    minhash_from_hex,
+    tokens,
+    url_words,
+)
 from ..page.lcs import lcs_similarity
 from ..params.match import DecisionParams
 from ..types import MASK64, PageRecord, PairResult
@@ -349,23 +357,13 @@ def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
     return False
 
 
-_URL_PUNCT = re.compile(r"[/_\-+.=&:;,~!$'()*@?#]+")
 _WORD_JOINERS = re.compile(r"[_\-]+")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def _request_words(record: PageRecord) -> set:
-    """The words of what a page's URL asks for: path segments, query values and fragment (not
-    the scheme, host or port: a mirror's), split at punctuation (``fn.simd_gt.html``,
-    ``Owl_(bird)``, ``%E7%8C%AB`` give their words); single letters are left out (a mirror's
-    ``/b/`` directory, ``n``: not what a page is about)."""
-    url = record.final_url or record.url or ""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return set()
-    text = unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
-    return {w for w in tokens(_URL_PUNCT.sub(" ", text)) if len(w) > 1 or not w.isascii() or w.isdigit()}
+    """The words of what a page's URL asks for (:func:`~scrapy_websim.core.fingerprints.url_words`)."""
+    return url_words(record.final_url or record.url or "")
 
 
 def _about(record: PageRecord) -> Tuple[str, set]:
@@ -397,7 +395,25 @@ def items_differ(a: PageRecord, b: PageRecord) -> bool:
     if own_a == own_b:
         return False
     about_a, about_b = _about(a), _about(b)
-    return _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a)
+    if _names_own_item(own_a, own_b, about_a, about_b) or _names_own_item(own_b, own_a, about_b, about_a):
+        return True
+    return _text_names_own_item(a, own_a - own_b, b) and _text_names_own_item(b, own_b - own_a, a)
+
+
+def _text_names_own_item(a: PageRecord, words: set, b: PageRecord) -> bool:
+    """``a``'s text names one of ``words`` (of its URL, not of ``b``'s) in shingles that ``b``'s
+    text never has (``signals["iu"]``, :func:`~scrapy_websim.core.fingerprints.item_shingles`):
+    a page whose title and heading are the application's ("Extended Information") says what it
+    is about in its text ("Hostgroup Web servers (web)"); a copy says it in the same words."""
+    named = a.signals.get("iu") if isinstance(a.signals, dict) else None
+    other = decode_shingle_set(b.shingle_set)
+    if not named or not other.shape[0]:
+        return False
+    for word in words:
+        values = named.get(word)
+        if values and not np.isin(np.asarray(values, np.uint32), other).any():
+            return True
+    return False
 
 
 #: A word of a title: a run of letters and digits (a run of CJK characters is one word).
