@@ -144,6 +144,17 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
         doc, record.title, params.rules, url=record.final_url or record.url, masked=masked)
     record.fingerprint_shingles = fingerprints.encode_shingle_set(fingerprints.shingle_set(
         fingerprints.shingle_hashes(template_text[:TEMPLATE_TEXT_CHARS]))[:fingerprints.TEMPLATE_SHINGLES])
+    heading = _what_it_names(record, doc, tokens)
+    record.excerpt = digest.excerpt(main_text)
+    record.content_digest = digest.content_digest(doc, main_text, record.title, heading, record.tag_paths,
+                                                  record.phash)
+    return main_text
+
+
+def _what_it_names(record: PageRecord, doc: Any, tokens: list) -> str:
+    """What a page says it is: its first h1, the form fields it shows filled in, the shingles
+    where its text names a word of its URL (``signals``: ``h1``, ``fields``, ``iu``); returns
+    the h1."""
     heading = first_heading(doc)
     if heading:
         record.signals["h1"] = heading
@@ -153,10 +164,7 @@ def compute_features(record: PageRecord, html: str, screenshot: Any, params: Fea
     fields = shown_fields(doc)
     if fields:
         record.signals["fields"] = fields
-    record.excerpt = digest.excerpt(main_text)
-    record.content_digest = digest.content_digest(doc, main_text, record.title, heading, record.tag_paths,
-                                                  record.phash)
-    return main_text
+    return heading
 
 
 #: What similar rule templates are compared by (``PageRecord.fingerprint_shingles``): the

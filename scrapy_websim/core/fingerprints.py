@@ -207,16 +207,17 @@ def item_shingles(toks: List[str], words: set, size: int = SHINGLE_TOKENS) -> Di
     about two items (``core.match.similarity.items_differ``)."""
     want = {w for w in words if not w.isdigit()}
     out: Dict[str, set] = {}
-    n = len(toks)
     for i, tok in enumerate(toks):
-        if tok not in want or len(out.get(tok, ())) >= ITEM_WORD_SHINGLES:
-            continue
-        if tok not in out and len(out) >= ITEM_WORDS:
-            continue
-        found = out.setdefault(tok, set())
-        for start in range(max(0, i - size + 1), min(i, max(0, n - size)) + 1):
-            found.update(int(v) for v in shingle_set(shingle_hashes_of_tokens(toks[start:start + size], size)))
+        if tok in want and len(out.get(tok, ())) < ITEM_WORD_SHINGLES and (tok in out or len(out) < ITEM_WORDS):
+            out.setdefault(tok, set()).update(_shingles_around(toks, i, size))
     return {w: sorted(v)[:ITEM_WORD_SHINGLES] for w, v in sorted(out.items())}
+
+
+def _shingles_around(toks: List[str], i: int, size: int) -> List[int]:
+    """The 32-bit values of the ``size``-token shingles of ``toks`` that hold token ``i``."""
+    first, last = max(0, i - size + 1), min(i, max(0, len(toks) - size))
+    return [int(v) for start in range(first, last + 1)
+            for v in shingle_set(shingle_hashes_of_tokens(toks[start:start + size], size))]
 
 
 def shingle_hashes(text: str, size: int = SHINGLE_TOKENS) -> np.ndarray:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from .features import parse_html
@@ -199,23 +199,28 @@ def script_set(html: str, url: str, hosts: Iterable[str] = ()) -> bytes:
     digest = hashlib.blake2b(digest_size=20)
     count = 0
     for el in doc.iter():
-        tag = el.tag if isinstance(el.tag, str) else ""
-        if tag == "script":
-            if (el.get("type") or "").strip().lower() not in _SCRIPT_TYPES:
-                continue
-            src = (el.get("src") or "").strip()
-            if src:
-                parts = urlsplit(urljoin(url, src))
-                digest.update(b"s" + (parts.path + "?" + parts.query).encode("utf-8", "replace") + b"\x01")
-            else:
-                digest.update(b"i" + masked_body((el.text or "").encode("utf-8", "replace"), hosts) + b"\x01")
+        if not isinstance(el.tag, str):
+            continue
+        for part in _code_of(el, url, hosts):
+            digest.update(part + b"\x01")
             count += 1
-        for name, value in el.attrib.items() if tag else ():
-            if name.lower().startswith("on"):
-                handler = masked_body(value.encode("utf-8", "replace"), hosts)
-                digest.update(b"e" + name.lower().encode() + b"=" + handler + b"\x01")
-                count += 1
     return digest.digest() if count else b""
+
+
+def _code_of(el: Any, url: str, hosts: Iterable[str]) -> List[bytes]:
+    """What element ``el`` runs: a script's URL path or masked inline text, its event handlers."""
+    parts = []
+    if el.tag == "script" and (el.get("type") or "").strip().lower() in _SCRIPT_TYPES:
+        src = (el.get("src") or "").strip()
+        if src:
+            where = urlsplit(urljoin(url, src))
+            parts.append(b"s" + (where.path + "?" + where.query).encode("utf-8", "replace"))
+        else:
+            parts.append(b"i" + masked_body((el.text or "").encode("utf-8", "replace"), hosts))
+    for name, value in el.attrib.items():
+        if name.lower().startswith("on"):
+            parts.append(b"e" + name.lower().encode() + b"=" + masked_body(value.encode("utf-8", "replace"), hosts))
+    return parts
 
 
 def swap_host(html: str, old: Sequence[str], new: Sequence[str]) -> str:

@@ -283,10 +283,15 @@ def _check_lines(d: PairDecision, params: DecisionParams) -> List[str]:
     for name, veto, why, passed in _ITEM_CHECKS:
         lines.append(f"{name}: {why} (two items of one kind): keeps them apart" if getattr(d, veto)
                      else f"{name}: passed ({passed})")
-    lines.append("title check: the titles name two pages (they share no word, or one has words of its own): "
-                 "keeps them apart" if d.titles_veto else
-                 "title check: passed (the titles share their words, give or take two, or a page has none)")
+    lines.append(_title_line(d))
     return lines
+
+
+def _title_line(d: PairDecision) -> str:
+    if d.titles_veto:
+        return ("title check: the titles name two pages (they share no word, or one has words of its own): "
+                "keeps them apart")
+    return "title check: passed (the titles share their words, give or take two, or a page has none)"
 
 
 def _heading_line(d: PairDecision, params: DecisionParams) -> str:

@@ -423,16 +423,21 @@ _TITLE_WORD = re.compile(r"\w+")
 def _own_title_words(record: PageRecord) -> set:
     """The words of a page's ``<title>`` without the host name (and port) of its URL, numbers as
     one word (``Page 2`` and ``Page 3`` share theirs), single letters left out."""
-    title = record.title or ""
+    title = _without_own_host(record.title or "", record.final_url or record.url or "")
+    return {_DIGIT_RUN.sub("0", w) for w in _TITLE_WORD.findall(title.lower()) if len(w) > 1 or not w.isascii()}
+
+
+def _without_own_host(text: str, url: str) -> str:
+    """``text`` with the host name and ``host:port`` of ``url`` taken out where they are whole words."""
     try:
-        parts = urlsplit(record.final_url or record.url or "")
+        parts = urlsplit(url)
         echoed = (parts.netloc.rpartition("@")[2], parts.hostname or "")
     except ValueError:
-        echoed = ("", "")
+        return text
     for spelling in echoed:
-        if spelling and spelling.lower() in title.lower():
-            title = re.sub(r"(?<!\w)" + re.escape(spelling) + r"(?!\w)", " ", title, flags=re.I)
-    return {_DIGIT_RUN.sub("0", w) for w in _TITLE_WORD.findall(title.lower()) if len(w) > 1 or not w.isascii()}
+        if spelling and spelling.lower() in text.lower():
+            text = re.sub(r"(?<!\w)" + re.escape(spelling) + r"(?!\w)", " ", text, flags=re.I)
+    return text
 
 
 #: Words of its own one page's title must hold beyond the other's to name another page.
