@@ -62,7 +62,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -246,11 +246,7 @@ def latest_versions(base: str) -> Dict[Tuple[str, str], str]:
 def truth_of(rels: List[dict], base: str, mirror: str) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for u in urls:
-            u = u if u.startswith("http") else base + u
-            assert u not in truth, u
-            truth[u] = (group, label)
+    add = appbench.truth_adder(truth, base)
 
     latest = latest_versions(base)
     q = urllib.parse.quote

@@ -255,11 +255,7 @@ def marks(path: str) -> Dict[str, str]:
 def truth_of(site: dict, base: str, mirror: str, n_checkins: int) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *paths: str) -> None:
-        for p in paths:
-            url = p if p.startswith("http") else base + p
-            assert url not in truth, url
-            truth[url] = (group, label)
+    add = appbench.truth_adder(truth, base)
 
     q = urllib.parse.quote_plus
     # check-ins: Fossil's hash of each chosen git commit

@@ -67,7 +67,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -309,11 +309,7 @@ def tag_counts(posts: List[dict]) -> collections.Counter:
 def truth_of(pages: Dict[str, List[str]], posts: List[dict], base: str, mirror: str) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for u in urls:
-            u = u if u.startswith("http") else base + u
-            assert u not in truth, u
-            truth[u] = (group, label)
+    add = appbench.truth_adder(truth, base)
 
     tags = [f"tags/{t}" for t, n in sorted(tag_counts(posts).items()) if n >= 3]
     content = ["", "packages", "changelogs", "people", "blog", "recentchanges", *BASEWIKI, *tags,

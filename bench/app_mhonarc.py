@@ -63,7 +63,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -237,10 +237,7 @@ def setup(tmp: str, n_devel: int, n_changes: int) -> Dict[str, Dict[str, List[st
 def truth_of(archive: Dict[str, Dict[str, List[str]]], base: str, mirror: str) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for u in urls:
-            assert u not in truth, u
-            truth[u] = (group, label)
+    add = appbench.truth_adder(truth)
 
     k = 0
     for key, files in archive.items():

@@ -101,7 +101,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -412,10 +412,7 @@ def truth_of(base: str, mirror: str) -> appbench.Truth:
     truth: appbench.Truth = {}
     cgi, alt, mcgi = f"{base}/nagios4/cgi-bin", f"{base}/cgi-bin/nagios4", f"{mirror}/nagios4/cgi-bin"
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for url in urls:
-            assert url not in truth, url
-            truth[url] = (group, label)
+    add = appbench.truth_adder(truth)
 
     def q(name: str) -> str:  # as Nagios's own links spell a name ("Disk+%2F")
         return urllib.parse.quote_plus(name)

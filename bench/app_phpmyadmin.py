@@ -77,7 +77,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -333,11 +333,7 @@ def fetch(url: str, timeout: float = 10.0) -> servers.Fetched:
 def truth_of(counts: Dict[str, int], base: str, mirror: str, login: str, httpauth: str) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for u in urls:
-            u = u if u.startswith("http") else f"{base}/{u}"
-            assert u not in truth, u
-            truth[u] = (group, label)
+    add = appbench.truth_adder(truth, base + "/")
 
     q = urllib.parse.quote
     k = 0

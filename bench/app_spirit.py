@@ -57,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -197,11 +197,7 @@ def runserver(site: dict, log: str):
 def truth_of(site: dict, base: str, mirror: str) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *urls: str) -> None:
-        for u in urls:
-            u = u if u.startswith("http") else base + u
-            assert u not in truth, u
-            truth[u] = (group, label)
+    add = appbench.truth_adder(truth, base)
 
     topics = site["topics"]
     for k, t in enumerate(topics):

@@ -344,11 +344,7 @@ def tracd(env: str, htpasswd: str, log: str) -> Iterator[str]:
 def truth_of(site: dict, base: str, mirror: str, n_changesets: int) -> appbench.Truth:
     truth: appbench.Truth = {}
 
-    def add(group: str, label: Optional[str], *paths: str) -> None:
-        for p in paths:
-            url = p if p.startswith("http") else base + p
-            assert url not in truth, url
-            truth[url] = (group, label)
+    add = appbench.truth_adder(truth, base)
 
     q = urllib.parse.quote
     items = site["tickets"]

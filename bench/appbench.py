@@ -116,6 +116,17 @@ def crawl(urls: Iterable[str], workdir: str, extra: Iterable[str] = (), threads:
     return load_rows(out)
 
 
+def truth_adder(truth: Truth, base: str = "") -> Callable[..., None]:
+    """``add(group, label, *urls)``: each URL (a path is put after ``base``) into ``truth`` once
+    (a URL listed twice is a bench's error)."""
+    def add(group: str, label: Optional[str], *urls: str) -> None:
+        for u in urls:
+            url = u if u.startswith("http") else base + u
+            assert url not in truth, url
+            truth[url] = (group, label)
+    return add
+
+
 def load_rows(path: str) -> Dict[str, dict]:
     with open(path, encoding="utf-8") as fh:
         return {row["url"]: row for row in json.load(fh)["urls"]}
