@@ -349,14 +349,7 @@ def nagios(tmp: str, paths: Dict[str, str], timeout: float = 150.0) -> Iterator[
         time.sleep(3)  # the status file written once more, with every state as it settled
         yield
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        servers.stop_group(proc, 20)
         log.close()
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "htpasswd_line",
     "lighttpd_server",
     "nginx_server",
+    "stop_group",
 ]
 
 
@@ -80,6 +81,19 @@ def _stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a server started in a process group of its own (``start_new_session``): SIGTERM to
+    the group, SIGKILL after ``grace`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
 
 
 def _write_files(root: str, files: Mapping[str, str]) -> None:
@@ -134,14 +148,7 @@ def app_server(argv: Sequence[str], port: int, log: str, ready_path: str = "/", 
             time.sleep(0.2)
         yield base
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        stop_group(proc)
 
 
 @contextlib.contextmanager
