@@ -78,8 +78,7 @@ CHECKS: Dict[str, Tuple[str, Dict[str, Any], List[Tuple[Any, str, Callable[[Any]
                     [(similarity, "title_items_differ", lambda old: _never)]),
     "fields": ("the form check (similarity.fields_differ), also on identical text", {},
                [(similarity, "fields_differ", lambda old: _never)]),
-    "titles": ("the title check (similarity.titles_differ)", {},
-               [(similarity, "titles_differ", lambda old: _never)]),
+    "titles": ("the title check (decision.title_own_words)", {"decision.title_own_words": 0}, []),
     "identical_checks": ("the item/title-item/form checks on pages of identical judged text "
                          "(similarity._names_two_items)", {},
                          [(similarity, "_names_two_items", lambda old: _never)]),

@@ -331,7 +331,7 @@ def test_explain_agrees_with_the_clustering_of_the_scan(scans):
     assert "decision: duplicates (rule1)" in proc.stdout
     # a threshold given on the command line is the one used
     loose = explain(site + "/stable", site + "/article", "-s", "WEBSIM_TEXT_JACCARD_THRESHOLD=0",
-                    "-s", 'WEBSIM_PARAMS={"decision.heading_min_jaccard": 0}')
+                    "-s", 'WEBSIM_PARAMS={"decision.heading_min_jaccard": 0, "decision.title_own_words": 0}')
     assert loose["decision"]["text_threshold"] == 0 and loose["duplicate"] is True
     assert loose["clustered"] == "apart" and loose["agrees"] is None
     bad = run_websim(["explain", result, site + "/article", site + "/nope", "--features", features],

@@ -102,6 +102,7 @@ def test_meta_names_every_check_that_keeps_a_pair_apart_with_the_run_thresholds(
     assert names == ["heading", "prose length", "says much more", "item", "title item", "form",
                      "title", "identical text, another name", "short item", "templated"]
     assert "> 500 shingles" in lines[2] and "0.85" in lines[-1] and "200 characters" in lines[-2]
-    off = WebsimParams.from_settings({"WEBSIM_PARAMS": {"decision.max_more_shingles": 0,
+    off = WebsimParams.from_settings({"WEBSIM_PARAMS": {"decision.max_more_shingles": 0, "decision.title_own_words": 0,
                                                         "decision.rule1_templated": 0.9}})
     assert finalize.not_when(off)[2] == "says much more: off" and "0.9 is needed" in finalize.not_when(off)[-1]
+    assert finalize.not_when(off)[6] == "title: off" and ">= 3 words" in lines[6]

@@ -293,7 +293,7 @@ def not_when(params: WebsimParams) -> List[str]:
         "title item: the titles are one frame around a different item (pages named by number)",
         "form: a field both pages show holds another value on each, the value one URL asked for",
         f"title: both pages' judged texts differ and their titles (host and numbers left out) share no word, or "
-        f"one has >= {similarity.TITLE_OWN_WORDS} words the other lacks",
+        f"one has >= {d.title_own_words} words the other lacks" if d.title_own_words else "title: off",
         "identical text, another name: two pages with one judged text apart when the item, title item or form "
         "check says they are two items (an exact copy's key holds its heading)",
         f"short item: a page under {c.min_text_len} characters that is an item of its site joins exact copies only",

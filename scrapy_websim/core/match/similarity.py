@@ -440,13 +440,9 @@ def _without_own_host(text: str, url: str) -> str:
     return text
 
 
-#: Words of its own one page's title must hold beyond the other's to name another page.
-TITLE_OWN_WORDS = 3
-
-
-def titles_differ(a: PageRecord, b: PageRecord) -> bool:
+def titles_differ(a: PageRecord, b: PageRecord, params: DecisionParams = DEFAULT_DECISION_PARAMS) -> bool:
     """The titles name two pages: both pages have one and the two share no word, or one holds
-    :data:`TITLE_OWN_WORDS` words or more that the other lacks. A page names what it is in its
+    ``params.title_own_words`` words or more that the other lacks (0: never). A page names what it is in its
     title, and a copy of it (a mirror, a URL variant, a noisy response) keeps that title; a word
     a server's noise swaps, a number, the host's own name do not count. Two pages of one template
     whose texts are mostly alike but whose titles say different things are two pages: a commit
@@ -454,10 +450,12 @@ def titles_differ(a: PageRecord, b: PageRecord) -> bool:
     (titled by the repository alone), which shows most of the commit's changes but not its
     message. The same rows sorted another way ("... sorted by name") say the same words and
     are never checked (:func:`_same_words`)."""
+    if params.title_own_words <= 0:
+        return False
     ta, tb = _own_title_words(a), _own_title_words(b)
     if not ta or not tb:
         return False
-    return not ta & tb or max(len(ta - tb), len(tb - ta)) >= TITLE_OWN_WORDS
+    return not ta & tb or max(len(ta - tb), len(tb - ta)) >= params.title_own_words
 
 
 def _fields(record: PageRecord) -> dict:
@@ -741,7 +739,7 @@ def _vetoed(decision: PairDecision, a: PageRecord, b: PageRecord, params: Decisi
                          ("items_veto", lambda: items_differ(a, b)),
                          ("title_items_veto", lambda: title_items_differ(a, b)),
                          ("fields_veto", lambda: fields_differ(a, b)),
-                         ("titles_veto", lambda: titles_differ(a, b))):
+                         ("titles_veto", lambda: titles_differ(a, b, params))):
         if not vetoed or full:
             setattr(decision, flag, differ())
             vetoed = vetoed or getattr(decision, flag)

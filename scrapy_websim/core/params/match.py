@@ -87,6 +87,11 @@ class DecisionParams(Params):
     #: check'). 0 = off
     max_more_shingles: int = param(500, "int [0, 1000000]",
                                    "decision: shingles beyond the noise allowance one page may say more")
+    #: two pages whose titles share no word, or of which one holds this many title words or more
+    #: that the other lacks (host, numbers and single letters left out), name two pages: a copy
+    #: keeps its page's title (docs/decision.md, 'The title check'). 0 = off
+    title_own_words: int = param(3, "int [0, 1000]",
+                                 "decision: title words of its own that make a page another page (0 = off)")
 
     def validate(self) -> "DecisionParams":
         if self.structure_measure not in STRUCTURE_MEASURES:  # the message users and tests know
