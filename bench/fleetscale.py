@@ -43,9 +43,9 @@ URL count per origin varies (seeded); the list is shuffled (seed 7).
 **Truth** (written here per URL): a group key (URLs of one key show the same thing) and the
 expected rule label (``None`` for content; ``?`` not scored: a documentation page of under 400
 characters, thin or content, and the package mirrors' pages). ``distinct`` is the number of
-groups of HTML answers; ``must_render`` the renders no rule of the issue avoids: one per distinct
-thing, and every page of the shells that fetch their content (the consoles, Verdaccio: the issue
-has them rendered on every host, their data could differ); the non-HTML URLs (``robots.txt``,
+groups of HTML answers; ``must_render`` the renders no rule avoids: one per distinct thing, and
+every page of the shells that fetch their content (the consoles, Verdaccio: such a page is
+rendered on every host, its data could differ); the non-HTML URLs (``robots.txt``,
 the consoles' JSON) are apart: websim does not cluster non-HTML answers (they take part in
 rules only) and never renders them.
 
@@ -672,13 +672,13 @@ def distinct(truth: Truth) -> int:
 
 
 #: Groups of pages whose document is a shell that fetches what it shows (the consoles, Verdaccio's
-#: pages): the issue has every such page rendered, its data could differ per host.
+#: pages): such a page is rendered on every host, its data could differ per host.
 SHELL_GROUPS = ("console", "verdaccio-", "npm:")
 
 
 def must_render(truth: Truth) -> int:
-    """The renders the issue's rules leave no way around: one per distinct thing, every page of a
-    shell that fetches its content (each host's data could differ)."""
+    """The renders no rule avoids: one per distinct thing, every page of a shell that fetches its
+    content (each host's data could differ)."""
     sizes = collections.Counter(truth[u][0] for u in scored(truth))
     return sum(n if g.startswith(SHELL_GROUPS) else 1 for g, n in sizes.items())
 

@@ -326,17 +326,7 @@ def heading_sim(a: PageRecord, b: PageRecord) -> Optional[float]:
 def _own_heading(record: PageRecord) -> str:
     """The page's first h1 without the host name (and port) of its URL, which a server echoes."""
     h1 = record.signals.get("h1", "") if isinstance(record.signals, dict) else ""
-    if not h1:
-        return ""
-    try:
-        parts = urlsplit(record.final_url or record.url or "")
-        host, netloc = parts.hostname or "", parts.netloc.rpartition("@")[2]
-    except ValueError:
-        return h1
-    for echoed in (netloc, host):
-        if echoed and echoed.lower() in h1.lower():
-            h1 = re.sub(re.escape(echoed), " ", h1, flags=re.I)
-    return h1
+    return _without_own_host(h1, record.final_url or record.url or "", whole_words=False) if h1 else ""
 
 
 def title_names_heading(a: PageRecord, b: PageRecord) -> bool:
@@ -427,8 +417,9 @@ def _own_title_words(record: PageRecord) -> set:
     return {_DIGIT_RUN.sub("0", w) for w in _TITLE_WORD.findall(title.lower()) if len(w) > 1 or not w.isascii()}
 
 
-def _without_own_host(text: str, url: str) -> str:
-    """``text`` with the host name and ``host:port`` of ``url`` taken out where they are whole words."""
+def _without_own_host(text: str, url: str, whole_words: bool = True) -> str:
+    """``text`` with the ``host:port`` and host name of ``url`` taken out (where they are whole
+    words, or anywhere with ``whole_words`` False)."""
     try:
         parts = urlsplit(url)
         echoed = (parts.netloc.rpartition("@")[2], parts.hostname or "")
@@ -436,7 +427,10 @@ def _without_own_host(text: str, url: str) -> str:
         return text
     for spelling in echoed:
         if spelling and spelling.lower() in text.lower():
-            text = re.sub(r"(?<!\w)" + re.escape(spelling) + r"(?!\w)", " ", text, flags=re.I)
+            pattern = re.escape(spelling)
+            if whole_words:
+                pattern = r"(?<!\w)" + pattern + r"(?!\w)"
+            text = re.sub(pattern, " ", text, flags=re.I)
     return text
 
 
