@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_websim.core.served import masked_body, renders_as_served, response_key, spellings, swap_host
-from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, UNJUDGED, Render, RenderShare
+from scrapy_websim.render.once import CANDIDATE, DATA, NEVER, SHARED, UNJUDGED, Render, RenderShare
 from scrapy_websim.testing.crawl import SAME, crawl
 from scrapy_websim.testing.servers import have, nginx_server
 
@@ -210,6 +210,44 @@ def test_a_first_render_is_judged_only_when_a_second_page_with_its_key_comes():
     asyncio.run(scenario())
 
 
+def test_a_shell_whose_data_can_be_fetched_again_is_keyed_by_its_data():
+    """A render whose script filled the page in from data it fetched is ``DATA`` when every data
+    request can be fetched again (same origin, GET, not redirected, bounded): each page with its
+    key is keyed by its own host's answers too, and one with the same answers takes it as a
+    script's render without data (a second render on another host confirms it)."""
+    from scrapy_websim.render.handler import _same_data, _settle
+    from scrapy_websim.render.pagedata import MAX_DATA_BYTES, data_key
+
+    a, b = "http://10.0.0.1:8080/console", "http://10.0.0.2:8080/console"
+    answers_a = [("http://10.0.0.1:8080/api/host.json", 200, "application/json", b'{"name": "10.0.0.1", "pool": "a"}')]
+    answers_b = [("http://10.0.0.2:8080/api/host.json", 200, "application/json", b'{"name": "10.0.0.2", "pool": "a"}')]
+    data_a = data_key(answers_a, a)
+    assert data_a is not None and data_a == data_key(answers_b, b)  # the host's own name masked
+    assert data_a[0][0] == "/api/host.json"
+    assert data_key([(u, s, t, body.replace(b'"a"', b'"b"')) for u, s, t, body in answers_b], b) != data_a
+    assert data_key([(u, 404, t, body) for u, s, t, body in answers_b], b) != data_a
+    assert data_key([("http://cdn.example/x.json", 200, "application/json", b"{}")], a) is None  # another origin
+    assert data_key([(answers_a[0][0], 200, "text/plain", b"x" * (MAX_DATA_BYTES + 1))], a) is None
+    assert data_key(answers_a + [(answers_a[0][0], 200, "application/json", b"{}")], a) is None  # polled: changes
+
+    served = "<html><head><title>Console</title></head><body><div id=app>Loading</div><script>go()</script></body></html>"
+    filled = served.replace("Loading", "Host 10.0.0.1 of pool a")
+
+    def render(data):
+        return Render(a, ("10.0.0.1:8080", "10.0.0.1"), {"html": filled, "title": "Console"}, served=served,
+                      scripted_data=True, data=data)
+
+    assert _settle(render(None)) == NEVER  # data that cannot be fetched again: every page rendered
+    first = render(data_a)
+    assert _settle(first) == DATA and first.scripted and first.scripts
+    assert _settle(first, data_checked=True) == CANDIDATE  # the key scoped by the data: as without data
+    share = RenderShare()
+    share.found(first.scripts, True)
+    assert _settle(render(data_a), share, data_checked=True) == SHARED
+    assert _same_data(render(data_a), first) and not _same_data(render(None), first)
+    assert not _same_data(render(data_key(answers_a[:0], a)), first)
+
+
 def test_scripts_seen_doing_the_same_on_two_hosts_are_trusted_with_another_document():
     """A page whose scripts change it is rendered twice (on two hosts) before others take its
     render; once a script set did the same on two hosts, a first render of another document
@@ -257,11 +295,13 @@ DEFAULT_PAGE = ("<html><head><title>Welcome to <!--# echo var=\"host\" --></titl
                 "Further configuration is required before this host serves anything.</p>"
                 "<p>Generated <!--# echo var=\"date_local\" --> for <!--# echo var=\"host\" -->.</p>"
                 "</body></html>")
-# one shell on every host; its script fills in what the host's own data says
+# one shell on every host; its script fills in what the host's own data says (``/data``: each
+# host's own; ``/fleet``: the same on every host, the host's own name in it)
 SHELL = ("<html><head><title>Console</title></head><body><div id=app>Loading</div><script>"
          "fetch('/data').then(r => r.text()).then(t => { document.getElementById('app').innerHTML = "
          "'<h1>Console of ' + t + '</h1><p>' + ('Sensor readings of ' + t + ' for today. ').repeat(12) + '</p>'; });"
          "</script></body></html>")
+TWIN = SHELL.replace("/data", "/fleet").replace("Console", "Fleet")
 # a login page whose script turns its labels into placeholders, fetching nothing: the same on every
 # host, but not what its HTML says
 LOGIN = ("<html><head><title>Sign in</title></head><body><form><label for=u>Username</label><input id=u>"
@@ -278,10 +318,15 @@ ROUTER = ("<html><head><title>Router</title></head><body><div id=view>Loading</d
 LOCATIONS = """
 ssi on;
 access_log {log} hostlog;
-location = /data {{ default_type text/plain; return 200 "unit $server_addr"; }}
+location = /data {{ default_type text/plain; return 200 "unit $unit"; }}
+location = /fleet {{ default_type text/plain; return 200 "pool-a served by $server_addr"; }}
 location = /go {{ return 302 /index.html; }}
 location /app/ {{ try_files /router.html =404; }}
 """
+
+
+HTTP = ("log_format hostlog '$server_addr $request_uri';\n"
+        "map $server_addr $unit { 127.0.0.1 north; 127.0.0.2 south; default east; }")
 
 
 def _run(tmp_path: Path, name: str, urls, extra=()):
@@ -305,17 +350,16 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     for name, extra in (("once", ()), ("all", ("--render-all",))):
         locations = LOCATIONS.format(log=logs[name])
         files = {"index.html": DEFAULT_PAGE, "shell.html": SHELL, "login.html": LOGIN,
-                 "notes.txt": "plain text notes\n" * 20, "router.html": ROUTER}
-        with nginx_server(locations=locations, files=files,
-                          http="log_format hostlog '$server_addr $request_uri';", addresses=HOSTS) as base:
+                 "notes.txt": "plain text notes\n" * 20, "router.html": ROUTER, "twin.html": TWIN}
+        with nginx_server(locations=locations, files=files, http=HTTP, addresses=HOSTS) as base:
             port = base.rsplit(":", 1)[1]
-            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html", "app/alpha", "app/beta")
+            paths = ("index.html", "shell.html", "notes.txt", "go", "login.html", "app/alpha", "app/beta", "twin.html")
             urls = [f"http://{host}:{port}/{path}" for path in paths for host in HOSTS]
             results[name] = (*_run(tmp_path, name, urls, extra), port)
     (once, once_stats, port), (every, every_stats, _) = results["once"], results["all"]
 
     rows = {r["url"]: r for r in once["data"]["urls"]}
-    assert len(rows) == 21
+    assert len(rows) == 24
     index = [f"http://{h}:{port}/index.html" for h in HOSTS]
     go = [f"http://{h}:{port}/go" for h in HOSTS]
     # the default page with its token, date and host name: rendered once, taken by the other five
@@ -325,10 +369,19 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     assert all(rows[u]["render_from"] == own[0] for u in index + go if u != own[0])
     for host, url in zip(HOSTS, index):
         assert rows[url]["title"] == f"Welcome to {host}" and rows[url]["status_code"] == 200
-    # the shell whose script fills in per-host data: rendered on every host, and it says so
+    # the shell whose script fills in each host's own data: rendered on every host, and it says so
     shells = [f"http://{h}:{port}/shell.html" for h in HOSTS]
     assert all(rows[u]["render_from"] == "" for u in shells)
-    assert len({rows[u]["excerpt"] for u in shells}) == 3
+    assert {rows[u]["excerpt"].split(" Sensor")[0] for u in shells} == {"Console of unit north", "Console of unit south",
+                                                                        "Console of unit east"}
+    # the shell whose data is the same on every host once its host's name is masked: rendered on
+    # two hosts (the second tells whether the scripts do the same with the same data), taken by the
+    # third, which names its own host
+    twins = [f"http://{h}:{port}/twin.html" for h in HOSTS]
+    assert sum(1 for u in twins if not rows[u]["render_from"]) == 2
+    assert all(rows[u]["render_from"] in ("", *twins) for u in twins)
+    for host, url in zip(HOSTS, twins):
+        assert rows[url]["excerpt"].startswith(f"Fleet of pool-a served by {host} Sensor"), rows[url]["excerpt"]
     # the login page: rendered on two hosts, which said the same, then taken by the third
     logins = [f"http://{h}:{port}/login.html" for h in HOSTS]
     assert sum(1 for u in logins if not rows[u]["render_from"]) == 2
@@ -343,16 +396,21 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
         assert all(rows[u]["excerpt"].startswith(view.capitalize() + " view") for u in urls)
     assert sorted(views.values()) in ([1, 2], [2, 2]), views
     # the renders: the default page once, the shell three times, the login twice, the views three
-    # or four times; the text file never
-    assert once_stats.get("websim/renders") == 6 + sum(views.values()), once_stats
-    assert once_stats.get("websim/renders_reused") == 12 - sum(views.values()), once_stats
+    # or four times, the twin shell twice; the text file never
+    assert once_stats.get("websim/renders") == 8 + sum(views.values()), once_stats
+    assert once_stats.get("websim/renders_reused") == 13 - sum(views.values()), once_stats
     assert once_stats.get("websim/renders_not_needed") == 3, once_stats
-    assert every_stats.get("websim/renders") == 21 and "websim/renders_reused" not in every_stats
-    # the hosts saw one request per document (the redirect's hop included)
+    assert once_stats.get("websim/data_checked") == 4, once_stats  # the second and third page of each shell
+    assert every_stats.get("websim/renders") == 24 and "websim/renders_reused" not in every_stats
+    # the hosts saw one request per document (the redirect's hop included); a shell's data once
+    # for its render and once for the check of a page that was not first
     requested = _requests(logs["once"])
     for host in HOSTS:
-        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html", "/app/alpha", "/app/beta"):
+        for path in ("/index.html", "/shell.html", "/notes.txt", "/go", "/login.html", "/app/alpha", "/app/beta",
+                     "/twin.html"):
             assert requested[f"{host} {path}"] == (2 if path == "/index.html" else 1), (host, path, requested)
+    assert sum(requested[f"{host} /data"] for host in HOSTS) == 5, requested
+    assert sum(requested[f"{host} /fleet"] for host in HOSTS) == 4, requested
     # the same result as rendering every page (another nginx, on another port)
     def same(result, port):
         rows = [json.loads(json.dumps({k: r[k] for k in SAME}).replace(f":{port}", ":PORT"))

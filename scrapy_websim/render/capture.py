@@ -31,6 +31,7 @@ import mmh3
 from scrapy_websim.config import WebsimConfig
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.guard import BLOCKED_HEADER, ERROR_HEADER, failure_for, guard_reason
+from scrapy_websim.render.pagedata import DataLog
 from scrapy_websim.render.scan import add_cookies, cdp_session, tls_state, watch_tls
 
 logger = logging.getLogger(__name__)
@@ -230,9 +231,11 @@ class NetworkTracker:
         #: requests for data a script made (XHR, fetch, event streams, WebSockets): a page that made
         #: none shows what its document and its static files say
         self.data_requests = 0
+        #: the answers to those requests, when they can be fetched again (render/pagedata.py)
+        self.data_log = DataLog()
         page.on("request", self._on_request)
         page.on("websocket", self._on_websocket)
-        page.on("requestfinished", self._on_done)
+        page.on("requestfinished", self._on_finished)
         page.on("requestfailed", self._on_failed)
         page.on("response", self._on_response)
         self._page_ref = weakref.ref(page)
@@ -249,6 +252,7 @@ class NetworkTracker:
         self.failed_navigation = None
         self.blocked = {}
         self.data_requests = 0
+        self.data_log.reset()
 
     def _main_navigation(self, request: Any) -> bool:
         page = self._page_ref()
@@ -256,6 +260,7 @@ class NetworkTracker:
 
     def _on_websocket(self, _websocket: Any) -> None:
         self.data_requests += 1
+        self.data_log.not_checkable()
 
     def _on_request(self, request: Any) -> None:
         self.in_flight.add(id(request))
@@ -270,10 +275,17 @@ class NetworkTracker:
         with contextlib.suppress(Exception):  # a request without a type (a detached frame's)
             if request.resource_type in _DATA_TYPES:
                 self.data_requests += 1
+                self.data_log.requested(request)
 
     def _on_done(self, request: Any) -> None:
         self.in_flight.discard(id(request))
         self.last_activity = time.monotonic()
+
+    def _on_finished(self, request: Any) -> None:
+        self._on_done(request)
+        with contextlib.suppress(Exception):
+            if request.resource_type in _DATA_TYPES:
+                self.data_log.finished(request)
 
     def _on_failed(self, request: Any) -> None:
         self._on_done(request)
@@ -466,8 +478,7 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
     failed = navigation_failure(page, tracker)  # a meta refresh or a script navigated on, and failed
     if failed is not None:
         return _failed(result, failed, tracker)
-    # the page's own requests for data, counted before websim's favicon fetch below
-    result["data_requests"] = tracker.data_requests if tracker is not None else -1
+    result.update(await _page_data(page, tracker))  # before websim's favicon fetch below
     try:
         result["title"] = await page.title()
         result["timings"] = await page.evaluate(_TIMINGS_JS)
@@ -488,6 +499,16 @@ async def capture(page: Any, options: CaptureOptions) -> Dict[str, Any]:
         except Exception:  # noqa: BLE001
             pass
     return result
+
+
+async def _page_data(page: Any, tracker: Optional[NetworkTracker]) -> Dict[str, Any]:
+    """The page's own requests for data: how many (-1: not followed), and when there were some,
+    their answers when they can be fetched again (render/pagedata.py; else None)."""
+    if tracker is None:
+        return {"data_requests": -1}
+    if not tracker.data_requests:
+        return {"data_requests": 0}
+    return {"data_requests": tracker.data_requests, "data": await tracker.data_log.data(page.url)}
 
 
 def recheck(page: Any, result: Any) -> None:

@@ -51,7 +51,9 @@ from scrapy_websim.core.served import page_signature, renders_as_served, respons
 from scrapy_websim.core.types import is_html_type
 from scrapy_websim.render.capture import EMPTY_ERROR_FAILURE, capture, note_blocked, recheck, short_error
 from scrapy_websim.render.guard import GuardProxy, bind_local
-from scrapy_websim.render.once import CANDIDATE, NEVER, SHARED, UNJUDGED, Render, RenderShare
+from scrapy_websim.render.once import CANDIDATE, DATA, NEVER, SHARED, UNJUDGED, Render, RenderShare
+from scrapy_websim.render.pagedata import PageData, data_key
+from scrapy_websim.render.pagedata import where as _where
 from scrapy_websim.render.tabs import TabPool
 
 logger = logging.getLogger(__name__)
@@ -449,8 +451,9 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         if response.status in _REDIRECTS:  # a redirect the fetch did not follow: the browser follows it
             return await self._render_request(request, spider)
         hosts = spellings(response.url)
-        key = response_key(response.status, _header(response, "Content-Type"), response.body, hosts)
-        key, state, render, claimed = await self._claim(key, _where(response.url))
+        claim = _Claim(response_key(response.status, _header(response, "Content-Type"), response.body, hosts),
+                       response.url)
+        state, render, claimed = await self._claim(claim)
         if state == SHARED and render is not None:
             self.stats.inc_value("websim/renders_reused")
             return _reused(request, response, hops, render, hosts)
@@ -463,34 +466,72 @@ class WebsimPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         try:
             rendered = await self._render_request(request, spider, served)
             new_state, kept = _judge(request, response, rendered, hosts, render if state == CANDIDATE else None,
-                                     self.share)
+                                     self.share, claim.data)
             judged = True
             return _without_served_tls(rendered, served)
         finally:
-            self.share.finish(key, new_state, kept, judged)
+            self.share.finish(claim.key, new_state, kept, judged)
 
-    async def _claim(self, key: bytes, where: str) -> Tuple[bytes, str, Optional[Render], bool]:
-        """What is known of ``key`` once no other request is rendering it (an unjudged render
-        judged now), and whether this request claimed its render: ``(key, state, render,
-        claimed)``. A document whose script changed it is keyed by its path and query too
-        (``where``): another path may be another view of it."""
+    async def _claim(self, claim: "_Claim") -> Tuple[str, Optional[Render], bool]:
+        """What is known of ``claim.key`` once no other request is rendering it (an unjudged
+        render judged now), and whether this request claimed its render: ``(state, render,
+        claimed)``; ``claim.key`` may change on the way (:meth:`_rescope`)."""
         assert self.share is not None
-        scoped = False
         while True:
-            state, render = self.share.known(key)
+            state, render = self.share.known(claim.key)
             if state == UNJUDGED and render is not None:
-                state = _settle(render, self.share)
-                self.share.settle(key, state, render)
-            if render is not None and render.scripted and not scoped and _where(render.url) != where:
-                scoped = True
-                key = hashlib.blake2b(key + b"\x02" + where.encode("utf-8"), digest_size=20).digest()
+                state = _settle(render, self.share, data_checked=claim.data is not None)
+                self.share.settle(claim.key, state, render)
+            if await self._rescope(claim, state, render):
                 continue
             if state == SHARED and render is not None or state == NEVER:
-                return key, state, render, False  # NEVER: its renders differ, every page with the key is rendered
-            if self.share.begin(key):
-                return key, state, render, True
-            if not await self.share.wait(key, self.page_budget + self.http_timeout):
-                return key, state, render, False  # waited for as long as a page may take: render it too
+                return state, render, False  # NEVER: its renders differ, every page with the key is rendered
+            if self.share.begin(claim.key):
+                return state, render, True
+            if not await self.share.wait(claim.key, self.page_budget + self.http_timeout):
+                return state, render, False  # waited for as long as a page may take: render it too
+
+    async def _rescope(self, claim: "_Claim", state: str, render: Optional[Render]) -> bool:
+        """Whether the page's key is another now: a document whose script changed it is keyed by
+        its path and query too (another path may be another view of it), and one whose script
+        filled it in from data (``DATA``) by its own host's answers to the same data requests
+        too (a page whose data cannot be fetched so is rendered: its key is made its own)."""
+        if render is None:
+            return False
+        if render.scripted and not claim.scoped and _where(render.url) != claim.where:
+            claim.scoped = True
+            claim.key = _subkey(claim.key, b"\x02", claim.where.encode("utf-8"))
+            return True
+        return state == DATA and claim.data is None and await self._scope_by_data(claim, render)
+
+    async def _scope_by_data(self, claim: "_Claim", render: Render) -> bool:
+        """``claim.key`` scoped by the page's own answers to the data requests of ``render``."""
+        assert self.share is not None
+        if render.data is None:
+            return False
+        data = await self._page_data(render.data, claim.url)
+        self.stats.inc_value("websim/data_checked")
+        claim.data = data if data is not None else ()
+        claim.key = _subkey(claim.key, b"\x03", repr(claim.data).encode("utf-8"))
+        if data == render.data:
+            self.share.adopt(claim.key, render)
+        return True
+
+    async def _page_data(self, data: PageData, url: str) -> Optional[PageData]:
+        """This page's host's answers to the data requests of ``data`` (keyed as ``data`` is),
+        fetched with Scrapy's client; None when one could not be fetched or was redirected."""
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        answers = []
+        for path in (p for p, _ in data):
+            try:
+                fetched = await self._fetch(Request(origin + path, headers={"Accept": "*/*"}))
+            except FetchTimeout:
+                return None
+            if fetched is None or fetched[1]:
+                return None
+            response = fetched[0]
+            answers.append((response.url, response.status, _header(response, "Content-Type"), response.body))
+        return data_key(answers, url)
 
     async def _fetch(self, request: Any) -> Optional[Tuple[Response, List[str]]]:
         """The document of ``request`` by Scrapy's client, redirects followed (the browser's
@@ -834,13 +875,15 @@ def _capture_method(request: Any) -> Any:
 
 
 def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str, ...],
-           candidate: Optional[Render], share: Optional[RenderShare] = None) -> Tuple[str, Optional[Render]]:
+           candidate: Optional[Render], share: Optional[RenderShare] = None,
+           data: Optional[PageData] = None) -> Tuple[str, Optional[Render]]:
     """What pages with this response's key do from now on and the render kept for them. A first
     render is kept ``UNJUDGED`` with the document it was given (:func:`_settle` judges it when a
     second page with the key comes); a second one (``candidate``: the first, whose script changed
-    the page without fetching data) shares the first when it says the same, and ``share`` learns
-    whether the first's scripts did the same on two hosts. Never shared: a page that went
-    elsewhere, a failed capture, two renders that differ."""
+    the page without fetching data, or fetched the same data) shares the first when it says the
+    same, and ``share`` learns whether the first's scripts did the same on two hosts. Never shared:
+    a page that went elsewhere, a failed capture, two renders that differ, a render whose scripts
+    fetched other data than ``data`` (the answers its key was made of)."""
     cap = _shareable_capture(request, fetched, rendered)
     if cap is None:
         return NEVER, None
@@ -849,31 +892,47 @@ def _judge(request: Any, fetched: Response, rendered: Response, hosts: Tuple[str
         served_html = fetched.text
     except AttributeError:
         return NEVER, None
-    kept = {k: v for k, v in cap.items() if k not in ("timings", "tls", "stable_ms", "stable_early", "data_requests")}
-    kept["html"] = html
-    render = Render(url=rendered.url, hosts=hosts, capture=kept, served=served_html,
-                    scripted_data=cap.get("data_requests") != 0)
+    render = _kept_render(rendered.url, hosts, cap, html, served_html)
+    if data is not None and render.data != data:
+        return NEVER, None
     if candidate is not None:
-        same = not render.scripted_data and _signature(render) == _signature(candidate)
+        same = _same_data(render, candidate) and _signature(render) == _signature(candidate)
         if share is not None:
             share.found(candidate.scripts, same)
         return (SHARED, candidate) if same else (NEVER, None)
     return UNJUDGED, render
 
 
-def _settle(render: Render, share: Optional[RenderShare] = None) -> str:
+def _kept_render(url: str, hosts: Tuple[str, ...], cap: dict, html: str, served_html: str) -> Render:
+    kept = {k: v for k, v in cap.items() if k not in _NOT_KEPT}
+    kept["html"] = html
+    return Render(url=url, hosts=hosts, capture=kept, served=served_html,
+                  scripted_data=cap.get("data_requests") != 0, data=cap.get("data"))
+
+
+def _settle(render: Render, share: Optional[RenderShare] = None, data_checked: bool = False) -> str:
     """A first render, judged: ``SHARED`` when it says what its HTML says; when its script
-    changed the page without fetching data, ``CANDIDATE`` (a second render on another host
-    tells), or ``SHARED`` at once when ``share`` has seen its very scripts do the same on two
-    hosts (with another document); else ``NEVER``."""
-    html = render.capture.get("html") or ""
-    if renders_as_served(render.served, html, _served_title(render.served), render.capture.get("title")):
-        return SHARED
-    if render.scripted_data:
-        return NEVER
-    render.scripted = True
-    render.scripts = script_set(render.served, render.url, render.hosts)
+    changed the page without fetching data (or ``data_checked``: the page's own data is the
+    render's), ``CANDIDATE`` (a second render on another host tells), or ``SHARED`` at once when
+    ``share`` has seen its very scripts do the same on two hosts (with another document); when
+    its script fetched data that can be fetched again, ``DATA`` (each page's data is checked);
+    else ``NEVER``."""
+    if not render.scripted:
+        html = render.capture.get("html") or ""
+        if renders_as_served(render.served, html, _served_title(render.served), render.capture.get("title")):
+            return SHARED
+        if render.scripted_data and render.data is None:
+            return NEVER
+        render.scripted = True
+        render.scripts = script_set(render.served, render.url, render.hosts)
+    if render.scripted_data and not data_checked:
+        return DATA
     return SHARED if share is not None and share.trusts(render.scripts) else CANDIDATE
+
+
+def _same_data(render: Render, candidate: Render) -> bool:
+    """Whether a second render's scripts fetched nothing, or the very data of the first's."""
+    return not render.scripted_data or render.data is not None and render.data == candidate.data
 
 
 def _signature(render: Render) -> bytes:
@@ -932,10 +991,29 @@ def _without_served_tls(rendered: Response, fetched: Optional[Response]) -> Resp
     return rendered.replace(flags=flags, certificate=fetched.certificate)
 
 
-def _where(url: str) -> str:
-    """A URL's path and query: what a script may read of its location besides the host."""
-    parts = urlsplit(url)
-    return (parts.path or "/") + ("?" + parts.query if parts.query else "")
+@dataclass
+class _Claim:
+    """A page's way to its render: its response key (scoped on the way by its path and query, and
+    by its data), its URL, and the data its key was scoped by (``()``: its data could not be
+    fetched)."""
+
+    key: bytes
+    url: str
+    scoped: bool = False
+    data: Optional[PageData] = None
+
+    @property
+    def where(self) -> str:
+        return _where(self.url)
+
+
+def _subkey(key: bytes, kind: bytes, what: bytes) -> bytes:
+    return hashlib.blake2b(key + kind + what, digest_size=20).digest()
+
+
+#: Capture entries a kept render leaves out (the page's own timings and certificate, the wait's
+#: figures, its data requests: the record of a page that takes the render has its own).
+_NOT_KEPT = frozenset({"timings", "tls", "stable_ms", "stable_early", "data_requests", "data"})
 
 
 def _url_key(url: str) -> Tuple[str, str, int, str, str]:

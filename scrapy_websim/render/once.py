@@ -29,7 +29,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CANDIDATE", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
+__all__ = ["CANDIDATE", "DATA", "NEVER", "SHARED", "UNJUDGED", "Render", "RenderShare"]
 
 #: Bytes of renders kept (HTML and screenshot); a fleet shows a few hundred things.
 MAX_BYTES = 64 * 1024 * 1024
@@ -49,8 +49,11 @@ DISK_RESERVE = 2 * 1024 * 1024 * 1024
 #: or a script fetched data); render once more (the first render's script changed what the HTML
 #: says without fetching data: a second render on another host tells whether it always does the same);
 #: judge the first render, kept with the document it was given, when a second page with the key
-#: comes (most keys of a site crawl never see a second page: their render is never judged).
-SHARED, NEVER, CANDIDATE, UNJUDGED = "shared", "never", "candidate", "unjudged"
+#: comes (most keys of a site crawl never see a second page: their render is never judged);
+#: check the data first (the first render's script filled the page in from data it fetched, all of
+#: it fetchable again: a page with the key is keyed by its own host's answers to those requests too,
+#: and pages whose data is the first's take the first render as a script's render without data).
+SHARED, NEVER, CANDIDATE, UNJUDGED, DATA = "shared", "never", "candidate", "unjudged", "data"
 
 
 @dataclass
@@ -72,6 +75,9 @@ class Render:
     #: the code its document runs (:func:`~scrapy_websim.core.served.script_set`), once it is
     #: known to have changed the page
     scripts: bytes = b""
+    #: the data its scripts fetched, when all of it can be fetched again
+    #: (:class:`~scrapy_websim.render.pagedata.DataLog`); None when it cannot (or none was fetched)
+    data: Optional[Tuple[Tuple[str, bytes], ...]] = None
 
     @property
     def size(self) -> int:
@@ -176,6 +182,12 @@ class RenderShare:
         self._known[key] = (state, render if state != NEVER else None)
         if state != NEVER:
             self._remember(key, render)
+
+    def adopt(self, key: bytes, render: Render) -> None:
+        """``render`` is the first render of ``key`` too, unless ``key`` is known already (a page
+        whose data is that of the render's own page)."""
+        if key not in self._known and key not in self._pending:
+            self._put(key, UNJUDGED, render)
 
     def trusts(self, scripts: bytes) -> bool:
         """Whether two renders on two hosts showed ``scripts`` doing the same, and none showed
