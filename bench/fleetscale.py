@@ -44,8 +44,11 @@ URL count per origin varies (seeded); the list is shuffled (seed 7).
 expected rule label (``None`` for content; ``?`` not scored: a documentation page of under 400
 characters, thin or content, and the package mirrors' pages). ``distinct`` is the number of
 groups of HTML answers; ``must_render`` the renders no rule avoids: one per distinct thing, and
-every page of the shells that fetch their content (the consoles, Verdaccio: such a page is
-rendered on every host, its data could differ); the non-HTML URLs (``robots.txt``,
+for the shells that fetch their content (the consoles, Verdaccio) one per path and query and
+host's data (a console's not-found view at ``/login`` and at ``/.env`` are one thing but two
+renders: a client-side router could show anything at either; two consoles with their own data are
+two renders; the twins, and the Verdaccio pair on one storage, serve the same data);
+``--spa-twins N`` makes N twins (a fleet of one client-rendered appliance); the non-HTML URLs (``robots.txt``,
 the consoles' JSON) are apart: websim does not cluster non-HTML answers (they take part in
 rules only) and never renders them.
 
@@ -279,8 +282,10 @@ class Pools:
         return out
 
 
-def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed: int = 5) -> List[Origin]:
-    """The origins with their profiles and URLs (paths, groups, labels); addresses come later."""
+def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed: int = 5,
+         twins: int = SPA_TWINS) -> List[Origin]:
+    """The origins with their profiles and URLs (paths, groups, labels); addresses come later.
+    ``twins``: console hosts that serve the same data (a fleet of one appliance)."""
     rng = random.Random(seed)
     ok = set(servers_ok)
     col = 1 if mix == "fleet" else 2
@@ -289,7 +294,7 @@ def plan(n_urls: int, n_origins: int, mix: str, servers_ok: Iterable[str], seed:
     if mix == "fleet" and "verdaccio" in ok and n_urls >= 400 and n_origins >= 40:
         fixed += [Origin("verdaccio", 0), Origin("verdaccio", 0)]
     if mix == "fleet" and "spa-dash" in weights and n_origins >= 40:
-        fixed += [Origin("spa-twin", 0) for _ in range(SPA_TWINS)]
+        fixed += [Origin("spa-twin", 0) for _ in range(twins)]
     counts = apportion(n_origins - len(fixed), weights)
     origins = fixed + [Origin(p, 0) for p, c in counts.items() for _ in range(c)]
     rng.shuffle(origins)
@@ -677,10 +682,25 @@ SHELL_GROUPS = ("console", "verdaccio-", "npm:")
 
 
 def must_render(truth: Truth) -> int:
-    """The renders no rule avoids: one per distinct thing, every page of a shell that fetches its
-    content (each host's data could differ)."""
-    sizes = collections.Counter(truth[u][0] for u in scored(truth))
-    return sum(n if g.startswith(SHELL_GROUPS) else 1 for g, n in sizes.items())
+    """The renders no rule avoids: one per distinct thing; a shell that fetches its content once
+    per path and query and host data (the twin consoles serve the same data, as do the Verdaccio
+    pair on one storage; every other console its own: one of their pages is never another host's
+    page without rendering it)."""
+    shared = {host(u): "twin" for u in truth if truth[u][0].startswith("console:twin")}
+    shared.update({host(u): "verdaccio" for u in truth if truth[u][0].startswith(("verdaccio-", "npm:"))})
+    things = set()
+    for u in scored(truth):
+        group = truth[u][0]
+        if group.startswith(SHELL_GROUPS):
+            parts = urllib.parse.urlsplit(u)
+            things.add((group, parts.path + "?" + parts.query, shared.get(host(u), host(u))))
+        else:
+            things.add((group, "", ""))
+    return len(things)
+
+
+def host(url: str) -> str:
+    return urllib.parse.urlsplit(url).netloc
 
 
 def score_run(truth: Truth, rows: Dict[str, dict], verbose: bool = False) -> Dict[str, float]:
@@ -806,6 +826,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="set up, fetch every URL once, print what answered; no crawl")
     ap.add_argument("--memory", action="store_true", help="the fast mix, websim at its defaults only: memory, files")
     ap.add_argument("--no-verdaccio", action="store_true", help="leave the Verdaccio pair out")
+    ap.add_argument("--spa-twins", type=int, default=SPA_TWINS,
+                    help=f"console hosts serving the same data, a fleet of one appliance (default {SPA_TWINS})")
     ap.add_argument("--no-render-all", action="store_true",
                     help="leave the --render-all crawl out: websim at its defaults and the bare crawl only")
     ap.add_argument("--websim-args", default="", help="options for every websim crawl (e.g. --websim-args='-t 64')")
@@ -835,7 +857,7 @@ def main() -> int:
             notes.append("tomcat10 could not be installed: its profile left out")
         if not args.no_verdaccio:
             ok.add("verdaccio")
-    origins = plan(n_urls, n_origins, "fast" if args.memory else "fleet", ok)
+    origins = plan(n_urls, n_origins, "fast" if args.memory else "fleet", ok, twins=args.spa_twins)
     if not fs.have_login_apps():
         raise SystemExit("phpmyadmin, roundcube-core, adminer and php-cli are needed (see bench/app_logins.py)")
     started = time.time()
