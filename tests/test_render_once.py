@@ -230,7 +230,8 @@ def test_a_shell_whose_data_can_be_fetched_again_is_keyed_by_its_data():
     assert data_key([(answers_a[0][0], 200, "text/plain", b"x" * (MAX_DATA_BYTES + 1))], a) is None
     assert data_key(answers_a + [(answers_a[0][0], 200, "application/json", b"{}")], a) is None  # polled: changes
 
-    served = "<html><head><title>Console</title></head><body><div id=app>Loading</div><script>go()</script></body></html>"
+    served = ("<html><head><title>Console</title></head><body><div id=app>Loading</div><script>go()</script>"
+              "</body></html>")
     filled = served.replace("Loading", "Host 10.0.0.1 of pool a")
 
     def render(data):
@@ -246,6 +247,51 @@ def test_a_shell_whose_data_can_be_fetched_again_is_keyed_by_its_data():
     assert _settle(render(data_a), share, data_checked=True) == SHARED
     assert _same_data(render(data_a), first) and not _same_data(render(None), first)
     assert not _same_data(render(data_key(answers_a[:0], a)), first)
+
+
+def test_the_data_log_keeps_only_requests_that_can_be_asked_again():
+    """The capture's data log (fed by Playwright's events) says None for a page with a request
+    that cannot be asked again: a POST, an event stream or WebSocket, a redirected request, more
+    than ``MAX_DATA_REQUESTS``, one that never finished; else the answers keyed."""
+    from types import SimpleNamespace
+
+    from scrapy_websim.render.pagedata import MAX_DATA_REQUESTS, DataLog
+
+    page = "http://10.0.0.1/app"
+
+    class Answer:
+        status, headers = 200, {"content-type": "application/json"}
+
+        async def body(self):
+            return b'{"ok": true}'
+
+    def request(url="http://10.0.0.1/api/a", method="GET", kind="fetch", redirected_from=None):
+        async def response():
+            return Answer()
+        return SimpleNamespace(url=url, method=method, resource_type=kind, redirected_from=redirected_from,
+                               response=response)
+
+    async def logged(*requests, finish=True):
+        log = DataLog()
+        for r in requests:
+            log.requested(r)
+            if finish:
+                log.finished(r)
+        return await log.data(page)
+
+    async def scenario():
+        ok = await logged(request(), request("http://10.0.0.1/api/b?x=1", kind="xhr"))
+        assert ok is not None and [p for p, _ in ok] == ["/api/a", "/api/b?x=1"]
+        assert await logged(request(method="POST")) is None
+        assert await logged(request(kind="eventsource")) is None
+        assert await logged(request(redirected_from=request())) is None
+        assert await logged(request(), finish=False) is None  # asked, never answered
+        assert await logged(*[request(f"http://10.0.0.1/api/{i}") for i in range(MAX_DATA_REQUESTS + 1)]) is None
+        assert await logged(request("http://10.0.0.9/api/a")) is None  # another origin
+        log = DataLog()
+        log.not_checkable()  # a WebSocket
+        assert await log.data(page) is None
+    asyncio.run(scenario())
 
 
 def test_scripts_seen_doing_the_same_on_two_hosts_are_trusted_with_another_document():
@@ -372,8 +418,8 @@ def test_each_distinct_page_is_rendered_once_and_results_equal_render_all(tmp_pa
     # the shell whose script fills in each host's own data: rendered on every host, and it says so
     shells = [f"http://{h}:{port}/shell.html" for h in HOSTS]
     assert all(rows[u]["render_from"] == "" for u in shells)
-    assert {rows[u]["excerpt"].split(" Sensor")[0] for u in shells} == {"Console of unit north", "Console of unit south",
-                                                                        "Console of unit east"}
+    assert {rows[u]["excerpt"].split(" Sensor")[0] for u in shells} == {
+        "Console of unit north", "Console of unit south", "Console of unit east"}
     # the shell whose data is the same on every host once its host's name is masked: rendered on
     # two hosts (the second tells whether the scripts do the same with the same data), taken by the
     # third, which names its own host
