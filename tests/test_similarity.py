@@ -789,3 +789,50 @@ def test_pages_whose_text_names_the_item_their_url_asks_for_are_not_duplicates()
     plain = [fetched(4, "http://127.0.0.1:8080/hostgroup?id=11", group("web", "Web servers")),
              fetched(5, "http://127.0.0.1:8080/hostgroup?id=12", group("storage", "Storage arrays"))]
     assert not items_differ(*plain) and compare(*plain).is_duplicate
+
+
+def test_a_number_that_is_part_of_a_name_in_the_url_names_the_item():
+    """Two host pages of a monitoring application whose hosts differ by a number only
+    (``web-ams-01``, ``web-ams-02``): one title, no h1, and the name only in the text. The number
+    is part of a name in the URL (a value with letters), so each page's text names its own item in
+    words the other never has: two pages. A copy of a host's page (another path, another time) is
+    still its duplicate, and a number that is a value of its own (``page=2``, a date path) is not
+    taken for a name."""
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.fingerprints import item_words
+    from scrapy_websim.core.match.similarity import items_differ
+    from scrapy_websim.core.types import PageRecord
+
+    assert {"web", "ams", "01"} <= item_words("http://h/cgi-bin/extinfo.cgi?type=1&host=web-ams-01")
+    assert "1" not in item_words("http://h/cgi-bin/extinfo.cgi?type=1&host=web-ams-01")
+    assert "2" not in item_words("http://h/list?page=2") and "11" not in item_words("http://h/2026/11/post")
+    assert "2" not in item_words("http://h/docs/v1.2/intro.html")
+
+    def host(name, stamp="08:41:45"):
+        services = "".join(f"<tr><td>{s}</td><td>OK</td><td>{s} check is fine and responds in time</td></tr>"
+                           for s in ("PING", "SSH", "HTTP", "HTTPS", "Disk /", "Load", "Users", "Swap"))
+        return ("<html><head><title>Extended Information</title></head><body>"
+                "<div class='infoBoxTitle'>Host Information</div>"
+                f"<div>Last Updated: Fri Nov 27 {stamp} UTC 2026</div><div>Updated every 90 seconds</div>"
+                f"<div class='data'>Host</div><div class='dataTitle'>{name}</div><div class='dataTitle'>({name})</div>"
+                "<div>Member of linux-servers web-servers</div><div>Host State: UP (for 0d 2h 13m 5s)</div>"
+                f"<table>{services}</table><div class='commandTitle'>Host Commands</div>"
+                "<a href='cmd.cgi?cmd_typ=55'>Schedule downtime for this host</a>"
+                "<a href='cmd.cgi?cmd_typ=25'>Disable active checks of this host</a></body></html>")
+
+    def fetched(i, url, html):
+        r = PageRecord(id=i, url=url, final_url=url, status_code=200, content_type="text/html", html_len=len(html),
+                       title="Extended Information")
+        compute_features(r, html, b"", FeatureParams())
+        return r
+
+    base = "http://127.0.0.1:8080/nagios4/cgi-bin/extinfo.cgi?type=1&host="
+    one = fetched(1, base + "web-ams-01", host("web-ams-01"))
+    two = fetched(2, base + "web-ams-02", host("web-ams-02"))
+    copy = fetched(3, base.replace("nagios4/cgi-bin", "cgi-bin/nagios4") + "web-ams-01",
+                   host("web-ams-01", stamp="08:43:02"))
+    assert items_differ(one, two) and not compare(one, two).is_duplicate
+    assert not items_differ(one, copy) and compare(one, copy).is_duplicate
+    # without the number as a word of the name, the two hosts were one page
+    names = {w: v for w, v in one.signals["iu"].items() if w != "01"}
+    assert compare(replace(one, signals={**one.signals, "iu": names}), two).is_duplicate

@@ -158,7 +158,7 @@ def _what_it_names(record: PageRecord, doc: Any, tokens: list) -> str:
     heading = first_heading(doc)
     if heading:
         record.signals["h1"] = heading
-    named = fingerprints.item_shingles(tokens, fingerprints.url_words(record.final_url or record.url))
+    named = fingerprints.item_shingles(tokens, fingerprints.item_words(record.final_url or record.url))
     if named:
         record.signals["iu"] = named
     fields = shown_fields(doc)

@@ -28,6 +28,7 @@ from .types import MASK64
 __all__ = [
     "CJK_CHARS",
     "item_shingles",
+    "item_words",
     "url_words",
     "blake2b64",
     "blake2b_digest",
@@ -197,15 +198,35 @@ def url_words(url: str) -> set:
 
 #: Words of its URL a page's item shingles are kept for, and shingles a word.
 ITEM_WORDS, ITEM_WORD_SHINGLES = 8, 6
+#: What splits a URL into the values a number may be part of the name of (not ``-`` or ``_``).
+_URL_VALUES = re.compile(r"[/?&=#.;,:~!$'()*@+\s]+")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def item_words(url: str) -> set:
+    """The words of a URL an item's text may name it by (:func:`item_shingles`): its
+    :func:`url_words` without numbers, but with a number that is part of a name, in a path
+    segment or query value that has letters too (``web-ams-01``, ``rack_12``, ``release-3``; not
+    ``page=2``, ``2026/11``, ``v1.2``'s ``2``): two hosts ``web-ams-01`` and ``web-ams-02`` differ by it."""
+    words = url_words(url)
+    out = {w for w in words if not w.isdigit()}
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return out
+    for value in _URL_VALUES.split(unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")):
+        if _LETTER.search(value):
+            out.update(w for w in tokens(_URL_PUNCT.sub(" ", value)) if w.isdigit() and w in words)
+    return out
 
 
 def item_shingles(toks: List[str], words: set, size: int = SHINGLE_TOKENS) -> Dict[str, List[int]]:
-    """Where a page's text names what its URL asks for: for each word of ``words`` (its URL's,
-    numbers left out) found among ``toks`` (its text's :func:`tokens`), the 32-bit values (as
+    """Where a page's text names what its URL asks for: for each word of ``words`` (its URL's
+    :func:`item_words`) found among ``toks`` (its text's :func:`tokens`), the 32-bit values (as
     :func:`shingle_set` keeps them) of the shingles around its first occurrences. Two pages that
     each name an item of their own URL, in words the other's text never has around it, are
     about two items (``core.match.similarity.items_differ``)."""
-    want = {w for w in words if not w.isdigit()}
+    want = set(words)
     out: Dict[str, set] = {}
     for i, tok in enumerate(toks):
         if tok in want and len(out.get(tok, ())) < ITEM_WORD_SHINGLES and (tok in out or len(out) < ITEM_WORDS):
