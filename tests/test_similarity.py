@@ -744,6 +744,18 @@ def test_pages_whose_titles_name_two_pages_are_not_duplicates():
     assert not titles_differ(welcome, other)
 
 
+def _extended_information(i, url, html):
+    """A page of a monitoring application fetched at ``url``: its features, the one title every
+    page of it has."""
+    from scrapy_websim.core.features import FeatureParams, compute_features
+    from scrapy_websim.core.types import PageRecord
+
+    r = PageRecord(id=i, url=url, final_url=url, status_code=200, content_type="text/html", html_len=len(html),
+                   title="Extended Information")
+    compute_features(r, html, b"", FeatureParams())
+    return r
+
+
 def test_pages_whose_text_names_the_item_their_url_asks_for_are_not_duplicates():
     """A monitoring application's hostgroup pages: one title ("Extended Information") and no h1 on
     every page, the same command links, and the group's name only in the text ("Hostgroup Web
@@ -769,15 +781,7 @@ def test_pages_whose_text_names_the_item_their_url_asks_for_are_not_duplicates()
                 f"<div class='dataTitle'>({name})</div><div class='commandTitle'>Hostgroup Commands</div>"
                 f"<table>{commands}</table></body></html>")
 
-    def fetched(i, url, html):
-        from scrapy_websim.core.features import FeatureParams, compute_features
-        from scrapy_websim.core.types import PageRecord
-
-        r = PageRecord(id=i, url=url, final_url=url, status_code=200, content_type="text/html", html_len=len(html),
-                       title="Extended Information")
-        compute_features(r, html, b"", FeatureParams())
-        return r
-
+    fetched = _extended_information
     base = "http://127.0.0.1:8080/nagios4/cgi-bin/extinfo.cgi?type=5&hostgroup="
     web = fetched(1, base + "web", group("web", "Web servers"))
     storage = fetched(2, base + "storage", group("storage", "Storage arrays"))
@@ -798,10 +802,8 @@ def test_a_number_that_is_part_of_a_name_in_the_url_names_the_item():
     words the other never has: two pages. A copy of a host's page (another path, another time) is
     still its duplicate, and a number that is a value of its own (``page=2``, a date path) is not
     taken for a name."""
-    from scrapy_websim.core.features import FeatureParams, compute_features
     from scrapy_websim.core.fingerprints import item_words
     from scrapy_websim.core.match.similarity import items_differ
-    from scrapy_websim.core.types import PageRecord
 
     assert {"web", "ams", "01"} <= item_words("http://h/cgi-bin/extinfo.cgi?type=1&host=web-ams-01")
     assert "1" not in item_words("http://h/cgi-bin/extinfo.cgi?type=1&host=web-ams-01")
@@ -820,12 +822,7 @@ def test_a_number_that_is_part_of_a_name_in_the_url_names_the_item():
                 "<a href='cmd.cgi?cmd_typ=55'>Schedule downtime for this host</a>"
                 "<a href='cmd.cgi?cmd_typ=25'>Disable active checks of this host</a></body></html>")
 
-    def fetched(i, url, html):
-        r = PageRecord(id=i, url=url, final_url=url, status_code=200, content_type="text/html", html_len=len(html),
-                       title="Extended Information")
-        compute_features(r, html, b"", FeatureParams())
-        return r
-
+    fetched = _extended_information
     base = "http://127.0.0.1:8080/nagios4/cgi-bin/extinfo.cgi?type=1&host="
     one = fetched(1, base + "web-ams-01", host("web-ams-01"))
     two = fetched(2, base + "web-ams-02", host("web-ams-02"))

@@ -188,12 +188,17 @@ def url_words(url: str) -> set:
     scheme, host or port: a mirror's), split at punctuation (``fn.simd_gt.html``,
     ``Owl_(bird)``, ``%E7%8C%AB`` give their words); single letters are left out (a mirror's
     ``/b/`` directory, ``n``: not what a page is about)."""
+    text = _asked(url)
+    return {w for w in tokens(_URL_PUNCT.sub(" ", text)) if len(w) > 1 or not w.isascii() or w.isdigit()}
+
+
+def _asked(url: str) -> str:
+    """A URL's path, query and fragment, unquoted ("" for a URL that does not parse)."""
     try:
         parts = urlsplit(url or "")
     except ValueError:
-        return set()
-    text = unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
-    return {w for w in tokens(_URL_PUNCT.sub(" ", text)) if len(w) > 1 or not w.isascii() or w.isdigit()}
+        return ""
+    return unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")
 
 
 #: Words of its URL a page's item shingles are kept for, and shingles a word.
@@ -210,11 +215,7 @@ def item_words(url: str) -> set:
     ``page=2``, ``2026/11``, ``v1.2``'s ``2``): two hosts ``web-ams-01`` and ``web-ams-02`` differ by it."""
     words = url_words(url)
     out = {w for w in words if not w.isdigit()}
-    try:
-        parts = urlsplit(url or "")
-    except ValueError:
-        return out
-    for value in _URL_VALUES.split(unquote_plus(f"{parts.path} {parts.query} {parts.fragment}")):
+    for value in _URL_VALUES.split(_asked(url)):
         if _LETTER.search(value):
             out.update(w for w in tokens(_URL_PUNCT.sub(" ", value)) if w.isdigit() and w in words)
     return out
